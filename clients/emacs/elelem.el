@@ -1,0 +1,329 @@
+;;; elelem.el --- elelem-lsp, a coding agent, through eglot  -*- lexical-binding: t; -*-
+
+;; Package-Requires: ((emacs "28.1") (eglot "1.9"))
+
+;;; Commentary:
+
+;; Bridges eglot to elelem-lsp: an eglot server class whose `eglot-execute-command' streams the
+;; turns of `elelem.ask' / `elelem.fix' (from the commands below or from `eglot-code-actions')
+;; into the *elelem* transcript, renders the `events' of the server's `$/progress' reports, answers
+;; `elelem/input' with the minibuffer, applies `workspace/applyEdit' (creating files too) as
+;; ordinary undoable buffer edits, and answers `workspace/configuration' from `elelem-settings'
+;; (which a folder's .dir-locals.el may set).
+;;
+;;   (require 'elelem)
+;;   (setq elelem-settings '(:provider "openai" :model "gpt-4o-mini"))
+;;   (elelem-setup)
+;;
+;; Commands: `elelem-ask' (the region, if active), `elelem-select-provider', `elelem-cancel',
+;; `elelem-reset', `elelem-transcript'.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'eglot)
+(require 'project)
+(require 'subr-x)
+
+(defgroup elelem nil "A coding agent in the editor (elelem-lsp)." :group 'tools)
+
+(defcustom elelem-server-command '("elelem-lsp" "serve")
+  "How to start the language server."
+  :type '(repeat string))
+
+(defcustom elelem-settings nil
+  "The `elelem' settings section, a plist: :provider :model :providers :execute
+:allowCommands :confirmEdits :workspacePlugins :maxSteps :temperature :maxTokens.
+Set it per folder in .dir-locals.el to give folders different providers."
+  :type 'plist)
+;;;###autoload
+(put 'elelem-settings 'safe-local-variable #'listp)
+
+(defcustom elelem-modes '(text-mode prog-mode)
+  "Major modes (and modes derived from them) whose buffers eglot hands to elelem-lsp when no
+earlier entry of `eglot-server-programs' claims them."
+  :type '(repeat symbol))
+
+(defface elelem-prompt-face '((t :inherit bold)) "A prompt in the transcript.")
+(defface elelem-thinking-face '((t :inherit shadow :slant italic)) "The model's thinking.")
+(defface elelem-tool-face '((t :inherit font-lock-function-name-face)) "A tool call.")
+(defface elelem-tool-ok-face '((t :inherit success)) "A tool that succeeded.")
+(defface elelem-error-face '((t :inherit error)) "A failed tool or turn.")
+(defface elelem-footer-face '((t :inherit shadow)) "The provider line ending a turn.")
+
+(defclass elelem-server (eglot-lsp-server) ()
+  :documentation "An eglot connection to elelem-lsp.")
+
+;;;; The transcript
+
+(defvar elelem--turns (make-hash-table :test #'equal)
+  "Running turns by progress token: a plist (:open KIND :said BOOL).")
+(defvar elelem--token-count 0)
+(defvar elelem-turn-done-hook nil
+  "Run with the command's result plist (or error message string) when a turn ends.")
+
+(define-derived-mode elelem-transcript-mode special-mode "elelem"
+  "The conversation with elelem, as it streams.")
+
+(defun elelem--transcript ()
+  "The transcript buffer."
+  (or (get-buffer "*elelem*")
+      (with-current-buffer (get-buffer-create "*elelem*")
+        (elelem-transcript-mode)
+        (current-buffer))))
+
+(defun elelem--write (text &optional face continue)
+  "Write TEXT at the end of the transcript in FACE, on the last line when CONTINUE."
+  (with-current-buffer (elelem--transcript)
+    (let ((inhibit-read-only t))
+      (goto-char (point-max))
+      (unless (or continue (bobp)) (insert "\n"))
+      (insert (if face (propertize text 'face face 'font-lock-face face) text)))
+    (dolist (window (get-buffer-window-list (current-buffer) nil t))
+      (set-window-point window (point-max)))))
+
+(defun elelem--format-arguments (arguments)
+  "A tool call's ARGUMENTS plist as `key=json' pairs."
+  (mapconcat (lambda (pair)
+               (let ((value (jsonrpc--json-encode (cadr pair))))
+                 (format "%s=%s" (substring (symbol-name (car pair)) 1)
+                         (if (> (length value) 120) (concat (substring value 0 117) "...") value))))
+             (seq-partition arguments 2) ", "))
+
+(defun elelem--start-turn (token heading)
+  "Begin the turn TOKEN in the transcript with HEADING."
+  (puthash token (list :open nil :said nil) elelem--turns)
+  (with-current-buffer (elelem--transcript)
+    (unless (bobp) (elelem--write "")))
+  (elelem--write (concat "> " (replace-regexp-in-string "\n" " " heading)) 'elelem-prompt-face)
+  (display-buffer (elelem--transcript) '(display-buffer-at-bottom (window-height . 0.3))))
+
+(defun elelem--render-events (token events)
+  "Render the EVENTS vector of one report of turn TOKEN."
+  (when-let ((turn (gethash token elelem--turns)))
+    (seq-doseq (event events)
+      (let ((kind (plist-get event :type)))
+        (pcase kind
+          ((or "saying" "thinking")
+           (let ((text (or (plist-get event :text) "")))
+             (unless (string-empty-p text)
+               (elelem--write text (and (equal kind "thinking") 'elelem-thinking-face)
+                              (equal (plist-get turn :open) kind))
+               (setq turn (plist-put turn :open kind))
+               (when (equal kind "saying") (setq turn (plist-put turn :said t))))))
+          ("doing"
+           (elelem--write (format "+ %s(%s)" (plist-get event :name)
+                                  (elelem--format-arguments (plist-get event :arguments)))
+                          'elelem-tool-face)
+           (setq turn (plist-put turn :open nil)))
+          ("result"
+           (if (eq (plist-get event :ok) t)
+               (elelem--write (format "  ok: %s" (plist-get event :name)) 'elelem-tool-ok-face)
+             (elelem--write (format "  failed: %s: %s" (plist-get event :name)
+                                    (or (plist-get event :error) "error"))
+                            'elelem-error-face))
+           (setq turn (plist-put turn :open nil))))))
+    (puthash token turn elelem--turns)))
+
+(defun elelem--finish-turn (token result)
+  "End turn TOKEN with RESULT: the command's result plist, or an error message string."
+  (let ((turn (gethash token elelem--turns)))
+    (remhash token elelem--turns)
+    (if (stringp result)
+        (elelem--write (concat "Error: " result) 'elelem-error-face)
+      (let ((reply (plist-get result :reply)) (error (plist-get result :error)))
+        (when (and (stringp reply) (not (string-empty-p reply))
+                   (not (plist-get turn :said)) (not (stringp error)))
+          (elelem--write reply))
+        (when (and (stringp error) (not (string-empty-p error)))
+          (elelem--write (if (string-prefix-p "Error:" error) error (concat "Error: " error))
+                         'elelem-error-face))
+        (when (eq (plist-get result :cancelled) t)
+          (elelem--write "[cancelled]" 'elelem-error-face))
+        (elelem--write (string-join
+                        (delq nil (list (plist-get result :provider) (plist-get result :model)
+                                        (when-let ((steps (plist-get result :steps)))
+                                          (format "%s steps" steps))))
+                        " · ")
+                       'elelem-footer-face)))
+    (run-hook-with-args 'elelem-turn-done-hook result)))
+
+;;;; The server side of the conversation
+
+(cl-defmethod eglot-handle-notification
+  ((_server elelem-server) (_method (eql $/progress)) &key token value)
+  "Render the events of elelem's reports; show the rolling message in the echo area."
+  (let ((kind (plist-get value :kind)))
+    (when (and (equal kind "report") (gethash token elelem--turns))
+      (elelem--render-events token (plist-get value :events)))
+    (when (and (plist-get value :message) (not (equal kind "end")))
+      (let ((message-log-max nil))
+        (message "elelem: %s" (plist-get value :message))))))
+
+(cl-defmethod eglot-handle-request
+  ((_server elelem-server) (_method (eql elelem/input)) &key prompt)
+  "The human provider: a line typed in the minibuffer, or null when dismissed."
+  (condition-case nil
+      (list :text (read-string (concat (or prompt "elelem") " ")))
+    (quit nil)))
+
+(defun elelem--uri-to-path (uri)
+  (if (fboundp 'eglot-uri-to-path) (eglot-uri-to-path uri) (eglot--uri-to-path uri)))
+
+(defun elelem--path-to-uri (path)
+  (if (fboundp 'eglot-path-to-uri) (eglot-path-to-uri path) (eglot--path-to-uri path)))
+
+(cl-defmethod eglot-handle-request
+  ((_server elelem-server) (_method (eql workspace/applyEdit)) &key edit &allow-other-keys)
+  "Apply the agent's edit without asking: CreateFile, then text edits, each undoable."
+  (condition-case err
+      (progn
+        (seq-doseq (change (plist-get edit :documentChanges))
+          (if (equal (plist-get change :kind) "create")
+              (let ((path (elelem--uri-to-path (plist-get change :uri)))
+                    (options (plist-get change :options)))
+                (unless (and (file-exists-p path)
+                             (eq (plist-get options :ignoreIfExists) t))
+                  (make-directory (file-name-directory path) t)
+                  (write-region "" nil path nil 'silent)))
+            (let* ((document (plist-get change :textDocument))
+                   (path (elelem--uri-to-path (plist-get document :uri))))
+              (with-current-buffer (find-file-noselect path)
+                (eglot--apply-text-edits (plist-get change :edits)
+                                         (plist-get document :version))))))
+        (cl-loop for (uri edits) on (plist-get edit :changes) by #'cddr
+                 do (with-current-buffer
+                        (find-file-noselect (elelem--uri-to-path (substring (symbol-name uri) 1)))
+                      (eglot--apply-text-edits edits)))
+        (list :applied t))
+    (error (list :applied :json-false :failureReason (error-message-string err)))))
+
+(defun elelem--settings-for (directory)
+  "`elelem-settings' as DIRECTORY's .dir-locals.el leave it."
+  (with-temp-buffer
+    (setq default-directory (file-name-as-directory directory))
+    (hack-dir-local-variables-non-file-buffer)
+    (or elelem-settings eglot--{})))
+
+(cl-defmethod eglot-initialization-options ((server elelem-server))
+  (elelem--settings-for (project-root (eglot--project server))))
+
+(cl-defmethod eglot-handle-request
+  ((server elelem-server) (_method (eql workspace/configuration)) &key items)
+  "The `elelem' section for each item's folder."
+  (apply #'vector
+         (mapcar (lambda (item)
+                   (let* ((scope (plist-get item :scopeUri))
+                          (path (and scope (elelem--uri-to-path scope))))
+                     (if (equal (plist-get item :section) "elelem")
+                         (elelem--settings-for
+                          (if (and path (file-directory-p path)) path
+                            (project-root (eglot--project server))))
+                       nil)))
+                 items)))
+
+(cl-defmethod eglot-execute-command ((server elelem-server) command arguments)
+  "Turns (`elelem.ask', `elelem.fix') run asynchronously with their stream in the transcript;
+other commands return the server's result."
+  (let ((name (format "%s" command)))
+    (if (not (member name '("elelem.ask" "elelem.fix")))
+        (cl-call-next-method)
+      (let* ((argument (copy-sequence (or (and (> (length arguments) 0) (aref arguments 0))
+                                          (list))))
+             (token (format "elelem.el/%d/%d" (emacs-pid) (cl-incf elelem--token-count))))
+        (setq argument (plist-put argument :progressToken token))
+        (elelem--start-turn token (or (plist-get argument :prompt)
+                                      (if (equal name "elelem.fix") "Fix" name)))
+        (jsonrpc-async-request
+         server :workspace/executeCommand (list :command name :arguments (vector argument))
+         :success-fn (lambda (result) (elelem--finish-turn token result))
+         :error-fn (lambda (error) (elelem--finish-turn token (or (plist-get error :message)
+                                                                  (format "%S" error))))
+         :timeout nil)
+        token))))
+
+;;;; Commands
+
+(defun elelem--server ()
+  "The elelem server of the current project; starts one if there is none."
+  (let ((current (eglot-current-server)))
+    (if (cl-typep current 'elelem-server)
+        current
+      (let ((project (or (project-current) (cons 'transient default-directory))))
+        (or (elelem--project-server project)
+            (let ((root (project-root project)))
+              ;; from a buffer no other server manages, so `eglot' replaces nothing
+              (with-temp-buffer
+                (setq default-directory root)
+                (eglot elelem-modes project 'elelem-server elelem-server-command "elelem"))
+              (or (elelem--project-server project)
+                  (user-error "elelem: the server did not start"))))))))
+
+(defun elelem--project-server (project)
+  (cl-find-if (lambda (server) (cl-typep server 'elelem-server))
+              (gethash project eglot--servers-by-project)))
+
+(defun elelem--uri ()
+  (and buffer-file-name (elelem--path-to-uri buffer-file-name)))
+
+(defun elelem--execute (command argument)
+  "Run elelem COMMAND with ARGUMENT (a plist; nil values left out) on the project's server."
+  (let ((present (cl-loop for (key value) on argument by #'cddr
+                          when value append (list key value))))
+    (eglot-execute-command (elelem--server) command (vector (or present eglot--{})))))
+
+;;;###autoload
+(defun elelem-ask (prompt &optional beg end)
+  "Ask elelem PROMPT; interactively, about the region when it is active (BEG END)."
+  (interactive
+   (let ((region (use-region-p)))
+     (list (read-string (if region "Ask elelem about the region: " "Ask elelem: "))
+           (and region (region-beginning)) (and region (region-end)))))
+  (let ((argument (list :prompt prompt)))
+    (when-let ((uri (elelem--uri)))
+      (setq argument (plist-put argument :uri uri))
+      (when (and beg end)
+        (setq argument (plist-put argument :range
+                                  (list :start (eglot--pos-to-lsp-position beg)
+                                        :end (eglot--pos-to-lsp-position end))))))
+    (elelem--execute 'elelem.ask argument)))
+
+;;;###autoload
+(defun elelem-select-provider (name)
+  "Use provider NAME in this project's folder; completes from `elelem.providers'."
+  (interactive
+   (let ((providers (elelem--execute 'elelem.providers (list :uri (elelem--uri)))))
+     (list (completing-read (format "elelem provider (now %s): " (plist-get providers :provider))
+                            (append (plist-get providers :available) nil) nil t))))
+  (elelem--execute 'elelem.selectProvider (list :name name :uri (elelem--uri)))
+  (message "elelem: provider %s" name))
+
+;;;###autoload
+(defun elelem-cancel ()
+  "Stop the running turn; the conversation keeps what was complete."
+  (interactive)
+  (elelem--execute 'elelem.cancel (list :uri (elelem--uri))))
+
+;;;###autoload
+(defun elelem-reset ()
+  "Start a new conversation in this project's folder."
+  (interactive)
+  (elelem--execute 'elelem.reset (list :uri (elelem--uri)))
+  (elelem--write "-- new conversation --" 'elelem-footer-face))
+
+;;;###autoload
+(defun elelem-transcript ()
+  "Show the transcript."
+  (interactive)
+  (pop-to-buffer (elelem--transcript)))
+
+;;;###autoload
+(defun elelem-setup ()
+  "Let eglot start elelem-lsp for buffers of `elelem-modes' no other server claims."
+  (setq eglot-server-programs
+        (append (cl-remove-if (lambda (entry) (eq (car-safe (cdr entry)) 'elelem-server))
+                              eglot-server-programs)
+                (list (cons elelem-modes (cons 'elelem-server elelem-server-command))))))
+
+(provide 'elelem)
+;;; elelem.el ends here

@@ -1,0 +1,361 @@
+--- elelem for Neovim: starts `elelem-lsp serve` through `vim.lsp.config`/`vim.lsp.enable` and
+--- bridges its `elelem.*` commands to `:Elelem*` commands, its `$/progress` stream to the
+--- transcript buffer and the statusline, and its `elelem/input` request to `vim.ui.input`.
+---
+---   require('elelem').setup({
+---     cmd = { 'elelem-lsp', 'serve' },
+---     settings = { provider = 'openai', model = 'gpt-4o-mini' },
+---   })
+
+local api = vim.api
+local selection = require('elelem.selection')
+local transcript = require('elelem.transcript')
+
+local M = {}
+
+local NAME = 'elelem'
+
+M.defaults = {
+  cmd = { 'elelem-lsp', 'serve' },
+  --- The `elelem` settings section (provider, model, providers, execute, allowCommands,
+  --- confirmEdits, workspacePlugins, maxSteps, temperature, maxTokens), or a function of the
+  --- workspace folder returning it.
+  settings = {},
+  --- Files or folders marking a workspace folder; else the current directory when the file is
+  --- under it, else the file's own directory.
+  root_markers = { '.agents', '.git' },
+  --- Filetypes to attach to; nil attaches to every file.
+  filetypes = nil,
+  --- Show the transcript when a turn starts.
+  show_transcript = true,
+}
+
+M.options = vim.deepcopy(M.defaults)
+
+local turns = {} --- @type table<string, {client_id: integer, bufnr: integer}>  by progress token
+local token_count = 0
+local last_target --- @type {client_id: integer, bufnr: integer}?
+local status_message = {} --- @type table<integer, string>  by client id, while a turn runs
+
+--- @param message string
+--- @param level integer?
+local function notify(message, level)
+  vim.notify('elelem: ' .. message, level or vim.log.levels.INFO)
+end
+
+--- @param bufnr integer
+--- @return vim.lsp.Client?
+local function attached_client(bufnr)
+  return vim.lsp.get_clients({ bufnr = bufnr, name = NAME })[1]
+end
+
+--- The client and file a command acts on: the current buffer's, else the last one used, else any
+--- running elelem client (without a file).
+--- @return vim.lsp.Client?, integer?
+local function target()
+  local bufnr = api.nvim_get_current_buf()
+  local client = attached_client(bufnr)
+  if client then
+    last_target = { client_id = client.id, bufnr = bufnr }
+    return client, bufnr
+  end
+  if last_target and api.nvim_buf_is_valid(last_target.bufnr) then
+    client = vim.lsp.get_client_by_id(last_target.client_id)
+    if client and not client:is_stopped() then
+      return client, last_target.bufnr
+    end
+  end
+  client = vim.lsp.get_clients({ name = NAME })[1]
+  if not client then
+    notify('no elelem-lsp server is running; open a file of a workspace first', vim.log.levels.ERROR)
+  end
+  return client, nil
+end
+
+--- The `uri` argument for a command about `bufnr`, if it is a file the client knows.
+--- @param client vim.lsp.Client
+--- @param bufnr integer?
+--- @return string?
+local function uri_of(client, bufnr)
+  if bufnr and vim.lsp.buf_is_attached(bufnr, client.id) then
+    return vim.uri_from_bufnr(bufnr)
+  end
+end
+
+--- Runs `workspace/executeCommand` with one object argument; `on_result(err, result)`.
+--- @param client vim.lsp.Client
+--- @param command string
+--- @param argument table
+--- @param bufnr integer?
+--- @param on_result fun(err: table?, result: any)?
+function M.execute(client, command, argument, bufnr, on_result)
+  local params = { command = command, arguments = { argument } }
+  client:request('workspace/executeCommand', params, function(err, result)
+    if on_result then
+      on_result(err, result)
+    elseif err then
+      notify(('%s failed: %s'):format(command, err.message), vim.log.levels.ERROR)
+    end
+  end, bufnr)
+end
+
+--- Runs one turn (`elelem.ask` or `elelem.fix`) with a progress token of ours, rendering its
+--- stream and outcome in the transcript.
+--- @param client vim.lsp.Client
+--- @param command 'elelem.ask'|'elelem.fix'
+--- @param argument table the command's argument, without progressToken
+--- @param bufnr integer?
+--- @param heading string what the transcript shows as the prompt
+function M.run_turn(client, command, argument, bufnr, heading)
+  token_count = token_count + 1
+  local token = ('elelem.nvim/%d/%d'):format(vim.fn.getpid(), token_count)
+  argument = vim.tbl_extend('force', argument, { progressToken = token })
+  turns[token] = { client_id = client.id, bufnr = bufnr }
+  local where = argument.range and bufnr and selection.describe(bufnr, argument.range) or nil
+  transcript.start_turn(token, heading, where)
+  if M.options.show_transcript then
+    transcript.show(false)
+  end
+  M.execute(client, command, argument, bufnr, function(err, result)
+    turns[token] = nil
+    transcript.finish_turn(token, err, result)
+    api.nvim_exec_autocmds('User', { pattern = 'ElelemTurnDone', modeline = false, data = { err = err, result = result } })
+  end)
+end
+
+--- Asks the agent. `opts.prompt` (asks with vim.ui.input when empty); `opts.range` (LSP range in
+--- the current buffer) to ask about a selection.
+--- @param opts {prompt: string?, range: lsp.Range?}
+function M.ask(opts)
+  local client, bufnr = target()
+  if not client then
+    return
+  end
+  local function send(prompt)
+    if not prompt or vim.trim(prompt) == '' then
+      return
+    end
+    local argument = { prompt = prompt, uri = uri_of(client, bufnr) }
+    if opts.range and argument.uri then
+      argument.range = opts.range
+    end
+    M.run_turn(client, 'elelem.ask', argument, bufnr, prompt)
+  end
+  if opts.prompt and opts.prompt ~= '' then
+    send(opts.prompt)
+  else
+    vim.ui.input({ prompt = opts.range and 'Ask elelem about the selection: ' or 'Ask elelem: ' }, send)
+  end
+end
+
+--- Switches the provider of the current file's workspace folder; picks from `elelem.providers`
+--- with vim.ui.select when `name` is empty.
+--- @param name string?
+--- @param model string?
+function M.select_provider(name, model)
+  local client, bufnr = target()
+  if not client then
+    return
+  end
+  local uri = uri_of(client, bufnr)
+  local function choose(choice)
+    if not choice then
+      return
+    end
+    M.execute(client, 'elelem.selectProvider', { name = choice, model = model, uri = uri }, bufnr, function(err)
+      if err then
+        notify(err.message, vim.log.levels.ERROR)
+      else
+        notify('provider ' .. choice .. (model and (' (' .. model .. ')') or ''))
+      end
+    end)
+  end
+  if name and name ~= '' then
+    return choose(name)
+  end
+  M.execute(client, 'elelem.providers', { uri = uri }, bufnr, function(err, result)
+    if err then
+      return notify(err.message, vim.log.levels.ERROR)
+    end
+    vim.ui.select(result.available or {}, {
+      prompt = ('elelem provider (now %s): '):format(result.provider or 'none'),
+      kind = 'elelem.provider',
+    }, choose)
+  end)
+end
+
+--- Provider names for command-line completion (asks the server, waits at most a second).
+--- @return string[]
+local function provider_names()
+  local client, bufnr = target()
+  if not client then
+    return {}
+  end
+  local reply = client:request_sync('workspace/executeCommand', {
+    command = 'elelem.providers',
+    arguments = { { uri = uri_of(client, bufnr) } },
+  }, 1000, bufnr)
+  return reply and reply.result and reply.result.available or {}
+end
+
+--- Stops the running turn of the current folder; the conversation keeps what was complete.
+function M.cancel()
+  local client, bufnr = target()
+  if client then
+    M.execute(client, 'elelem.cancel', { uri = uri_of(client, bufnr) }, bufnr)
+  end
+end
+
+--- Starts a new conversation in the current folder.
+function M.reset()
+  local client, bufnr = target()
+  if not client then
+    return
+  end
+  M.execute(client, 'elelem.reset', { uri = uri_of(client, bufnr) }, bufnr, function(err)
+    if err then
+      return notify(err.message, vim.log.levels.ERROR)
+    end
+    transcript.note('-- new conversation --')
+  end)
+end
+
+--- For the statusline: `elelem: <tail of the reply>` while a turn runs, else ''.
+---   vim.o.statusline = "%f %= %{v:lua.require'elelem'.status()}"
+--- @return string
+function M.status()
+  for _, message in pairs(status_message) do
+    return 'elelem: ' .. message
+  end
+  return ''
+end
+
+--- `$/progress` of elelem clients: the statusline for every turn, the transcript for ours.
+--- @param data {client_id: integer, params: {token: string|integer, value: table}}
+local function on_progress(data)
+  local client = vim.lsp.get_client_by_id(data.client_id)
+  if not client or client.name ~= NAME then
+    return
+  end
+  local value = data.params.value or {}
+  if value.kind == 'end' then
+    status_message[data.client_id] = nil
+  else
+    status_message[data.client_id] = (value.message or ''):gsub('%s+', ' ')
+  end
+  vim.cmd.redrawstatus({ bang = true })
+  if turns[data.params.token] and value.kind == 'report' then
+    transcript.render_events(data.params.token, value.events)
+  end
+end
+
+--- `elelem/input` (the human provider): a line typed by the user, or null when dismissed.
+local function on_input_request(_, params)
+  local co, is_main = coroutine.running()
+  if not co or is_main then
+    return vim.NIL
+  end
+  vim.ui.input({ prompt = (params and params.prompt or 'elelem') .. ' ' }, function(text)
+    vim.schedule(function()
+      coroutine.resume(co, text)
+    end)
+  end)
+  local text = coroutine.yield()
+  return text and { text = text } or vim.NIL
+end
+
+--- Code actions run `elelem.fix`/`elelem.ask` through here, so they stream into the transcript.
+local function client_command(command, ctx)
+  local client = assert(vim.lsp.get_client_by_id(ctx.client_id))
+  local argument = vim.deepcopy((command.arguments or {})[1] or {})
+  local heading = argument.prompt or command.title or command.command
+  M.run_turn(client, command.command, argument, ctx.bufnr, heading)
+end
+
+--- The workspace folder of a buffer.
+local function root_dir(bufnr, on_dir)
+  local root = vim.fs.root(bufnr, M.options.root_markers)
+  if root then
+    return on_dir(root)
+  end
+  local file = api.nvim_buf_get_name(bufnr)
+  local cwd = vim.fn.getcwd()
+  if file == '' or vim.startswith(vim.fs.normalize(file), vim.fs.normalize(cwd) .. '/') then
+    return on_dir(cwd)
+  end
+  on_dir(vim.fs.dirname(file))
+end
+
+--- @param opts table? see M.defaults
+function M.setup(opts)
+  M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+  local settings = M.options.settings
+  vim.lsp.config(NAME, {
+    cmd = M.options.cmd,
+    filetypes = M.options.filetypes,
+    root_dir = root_dir,
+    settings = type(settings) == 'table' and { elelem = settings } or {},
+    init_options = type(settings) == 'table' and settings or nil,
+    before_init = function(params, config)
+      if type(settings) == 'function' then
+        local folder = settings(config.root_dir)
+        config.settings = { elelem = folder }
+        params.initializationOptions = folder
+      end
+    end,
+    on_init = function(client)
+      local request = client.request
+      client.request = function(self, method, params, handler, bufnr)
+        if method == 'textDocument/codeAction' and type(params) == 'table' and params.range then
+          params = selection.lend_diagnostics(params, (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr)
+        end
+        return request(self, method, params, handler, bufnr)
+      end
+    end,
+    handlers = { ['elelem/input'] = on_input_request },
+    commands = { ['elelem.ask'] = client_command, ['elelem.fix'] = client_command },
+  })
+  vim.lsp.enable(NAME)
+
+  local group = api.nvim_create_augroup('elelem', { clear = true })
+  api.nvim_create_autocmd('LspProgress', {
+    group = group,
+    callback = function(ev)
+      on_progress(ev.data)
+    end,
+  })
+
+  api.nvim_create_user_command('ElelemAsk', function(cmd)
+    local range
+    if cmd.range > 0 then
+      local client = attached_client(0)
+      if not client then
+        return notify('this buffer is not a file of an elelem workspace', vim.log.levels.ERROR)
+      end
+      range = selection.range(0, cmd.line1, cmd.line2, client.offset_encoding)
+    end
+    M.ask({ prompt = cmd.args, range = range })
+  end, { nargs = '*', range = true, desc = 'Ask elelem (about the range, if given)' })
+
+  api.nvim_create_user_command('ElelemProvider', function(cmd)
+    M.select_provider(cmd.fargs[1], cmd.fargs[2])
+  end, {
+    nargs = '*',
+    desc = 'Choose the elelem provider [name] [model] of this workspace folder',
+    complete = function(lead, line)
+      if #vim.split(line, '%s+', { trimempty = false }) > 2 then
+        return {}
+      end
+      return vim.tbl_filter(function(name)
+        return vim.startswith(name, lead)
+      end, provider_names())
+    end,
+  })
+  api.nvim_create_user_command('ElelemCancel', M.cancel, { desc = 'Cancel the running elelem turn' })
+  api.nvim_create_user_command('ElelemReset', M.reset, { desc = 'Start a new elelem conversation' })
+  api.nvim_create_user_command('ElelemTranscript', function()
+    transcript.show(true)
+  end, { desc = 'Open the elelem transcript' })
+end
+
+return M

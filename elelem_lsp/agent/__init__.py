@@ -1,0 +1,2 @@
+"""The editor-agnostic core: provider contract, registry, session, toolbox and tools.
+It imports neither pygls nor lsprotocol."""

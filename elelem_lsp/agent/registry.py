@@ -1,0 +1,196 @@
+"""Provider registration and ``-p NAME`` resolution, as the elelem seeds define them.
+
+Plugins call ``elelem_lsp.configure(fn)``; ``fn`` receives the Config being
+loaded. Each workspace has its own Config, so one folder's plugins never leak
+into another's. Resolution: plugin files once, the registered name, then the
+package ``elelem_NAME``, then the seeds' two errors.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import importlib
+import importlib.util
+import inspect
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .messages import Provider, ProviderError
+
+log = logging.getLogger(__name__)
+
+Factory = Callable[..., Provider]
+Configurer = Callable[["Config"], None]
+
+_loading: contextvars.ContextVar["Config | _Recorder | None"] = contextvars.ContextVar(
+    "elelem_loading", default=None
+)
+_package_configurers: dict[str, list[Configurer]] = {}
+
+
+class UnknownProvider(ProviderError):
+    """No plugin, built-in or package provides the name."""
+
+
+@dataclass
+class PluginFailure:
+    path: str
+    error: str
+
+
+class _Recorder:
+    """Collects what a package's ``configure`` calls ask for, to replay on each Config."""
+
+    def __init__(self) -> None:
+        self.configurers: list[Configurer] = []
+
+
+def configure(fn: Configurer) -> Configurer:
+    """Register providers: ``fn(config)`` runs on the Config being loaded.
+
+    Usable as a decorator. Outside plugin loading it configures the process-wide
+    default Config.
+    """
+    target = _loading.get()
+    if isinstance(target, _Recorder):
+        target.configurers.append(fn)
+    else:
+        fn(target or default_config)
+    return fn
+
+
+@dataclass
+class Config:
+    """One place's providers: the factories registered so far and the plugins loaded."""
+
+    factories: dict[str, Factory] = field(default_factory=dict)
+    plugin_dirs: list[Path] = field(default_factory=list)
+    failures: list[PluginFailure] = field(default_factory=list)
+    loaded: bool = False
+    builtins: Callable[["Config"], None] | None = None
+
+    def __post_init__(self) -> None:
+        self.register_builtins()
+
+    def register_builtins(self) -> None:
+        from .stub import StubProvider
+
+        self.provider("stub", lambda **_: StubProvider())
+        if self.builtins:
+            self.builtins(self)
+
+    def provider(self, name: Any, factory: Factory | None = None) -> Any:
+        """Register ``factory`` under ``name``; a second registration replaces the first.
+
+        Without a factory it returns a decorator.
+        """
+        if factory is None:
+            return lambda f: self.provider(name, f)
+        self.factories[str(name)] = factory
+        return factory
+
+    def names(self) -> list[str]:
+        return sorted(self.factories, key=lambda n: (n != "stub", n))
+
+    def load_plugins(self) -> list[PluginFailure]:
+        """Run every ``*.py`` of the plugin folders once, in order, sorted within each."""
+        if self.loaded:
+            return self.failures
+        self.loaded = True
+        token = _loading.set(self)
+        try:
+            for folder in self.plugin_dirs:
+                for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+                    self._run_plugin(path)
+        finally:
+            _loading.reset(token)
+        return self.failures
+
+    def reload(self) -> list[PluginFailure]:
+        """Forget every registration and load the plugin files again, as ``/reload`` does."""
+        self.factories.clear()
+        self.failures = []
+        self.loaded = False
+        self.register_builtins()
+        return self.load_plugins()
+
+    def _run_plugin(self, path: Path) -> None:
+        name = f"elelem_plugin_{abs(hash(str(path.resolve())))}"
+        try:
+            spec = importlib.util.spec_from_file_location(name, path)
+            assert spec and spec.loader
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        except BaseException as error:  # a plugin may raise anything, even SystemExit
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            message = f"{type(error).__name__}: {error}"
+            log.warning("plugin %s failed: %s", path, message)
+            self.failures.append(PluginFailure(str(path), message))
+
+    def resolve(self, name: str) -> Factory:
+        """The factory for ``name``, following the seeds' resolution steps."""
+        name = str(name)
+        self.load_plugins()
+        if name in self.factories:
+            return self.factories[name]
+        package = f"elelem_{name.replace('-', '_')}"
+        if not self._import_package(package):
+            raise UnknownProvider(
+                f'unknown provider: "{name}". Available: {", ".join(self.names())}. '
+                f"Run: pip install elelem-{name}"
+            )
+        if name not in self.factories:
+            raise UnknownProvider(f'elelem-{name} did not register a provider named "{name}"')
+        return self.factories[name]
+
+    def _import_package(self, package: str) -> bool:
+        """Import ``package`` and apply its configure calls here; False when it is not installed."""
+        if package not in _package_configurers:
+            recorder = _Recorder()
+            token = _loading.set(recorder)
+            try:
+                importlib.import_module(package)
+            except ModuleNotFoundError as error:
+                # Only the package itself missing means "unknown"; a missing dependency
+                # inside it is the real error and is shown as itself.
+                if error.name == package:
+                    return False
+                raise ProviderError(f"{package} failed to import: {error}") from error
+            except ImportError as error:
+                raise ProviderError(f"{package} failed to import: {error}") from error
+            finally:
+                _loading.reset(token)
+            _package_configurers[package] = recorder.configurers
+        for configurer in _package_configurers[package]:
+            configurer(self)
+        return True
+
+    def build(self, name: str, **options: Any) -> Provider:
+        """A new provider from the factory for ``name``; options with value None are left out."""
+        return call_factory(self.resolve(name), {k: v for k, v in options.items() if v is not None})
+
+
+def call_factory(factory: Factory, options: dict[str, Any]) -> Provider:
+    """Call ``factory`` with the options it accepts: all of them, some, or none."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return factory(**options)
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return factory(**options)
+    accepted = {p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    return factory(**{k: v for k, v in options.items() if k in accepted})
+
+
+def plugin_dirs(workspace: Path | None, *, include_workspace: bool, home: Path | None = None) -> list[Path]:
+    """``~/.agents/plugins`` then, when trusted, ``<workspace>/.agents/plugins``."""
+    dirs = [(home or Path.home()) / ".agents" / "plugins"]
+    if workspace is not None and include_workspace:
+        dirs.append(workspace / ".agents" / "plugins")
+    return dirs
+
+
+default_config = Config(loaded=True)

@@ -1,0 +1,224 @@
+"""Session: one conversation with a provider, and the turn loop of the elelem seeds.
+
+A turn calls ``fetch``, runs the tool calls it emitted in order, and calls it
+again until a fetch asks for none. Afterwards the history keeps only the prompt
+and the final reply. Observers see every event as it happens, plus a ``result``
+event after each tool call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .messages import (
+    Emit,
+    Message,
+    Provider,
+    ProviderError,
+    ToolCall,
+    ToolDefinition,
+    assistant,
+    check_event,
+    system,
+    tool_result,
+    user,
+)
+from .toolbox import Toolbox, encode
+from .workspace import Workspace, current_workspace
+
+Observer = Callable[[dict[str, Any]], None]
+DEFAULT_MAX_STEPS = 50
+
+
+@dataclass
+class TurnResult:
+    reply: str
+    steps: int
+    cancelled: bool = False
+    error: str | None = None
+
+
+class TurnAbandoned(Exception):
+    """Raised inside an abandoned threaded fetch at its next emit, so it stops early."""
+
+
+@dataclass
+class Fetched:
+    """What one fetch produced: its text and its tool calls."""
+
+    parts: list[str] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def system_prompt(workspace: Workspace) -> str:
+    prompt = (
+        "You are a coding agent working in a software project through the user's "
+        f"{workspace.client}.\nWorkspace root: {workspace.root}\n"
+        "Use the tools to read, change and run things in the workspace; paths are relative to the root. "
+        "Your file changes reach the user as editor edits they can review and undo."
+    )
+    agents = workspace.root / "AGENTS.md"
+    if agents.is_file():
+        prompt += f"\n\n# AGENTS.md\n\n{agents.read_text(encoding='utf-8', errors='replace')}"
+    return prompt
+
+
+class Session:
+    def __init__(
+        self,
+        provider: Provider,
+        workspace: Workspace,
+        *,
+        toolbox: Toolbox | None = None,
+        max_steps: int = DEFAULT_MAX_STEPS,
+    ) -> None:
+        self.provider = provider
+        self.workspace = workspace
+        self.toolbox = toolbox or Toolbox()
+        self.max_steps = max_steps
+        self.history: list[Message] = []
+        self.cancelled_turn: TurnResult | None = None
+
+    def messages(self) -> list[Message]:
+        """The conversation as a provider sees it at the start of a turn."""
+        return [system(system_prompt(self.workspace)), *self.history]
+
+    async def turn(self, prompt: str, observer: Observer = lambda event: None) -> TurnResult:
+        """Run one turn. Cancelling the task keeps the prompt and the reply so far."""
+        messages = [*self.messages(), user(prompt)]
+        tools = self.toolbox.definitions()
+        fetched = Fetched()
+        steps = 0
+        token = current_workspace.set(self.workspace)
+        self.cancelled_turn = None
+        try:
+            while True:
+                if steps == self.max_steps:
+                    raise ProviderError(
+                        f"stopped after {self.max_steps} steps: the provider kept asking for tools (maxSteps)"
+                    )
+                steps += 1
+                fetched = Fetched()
+                await self._fetch(messages, tools, fetched, observer)
+                if not fetched.calls:
+                    break
+                messages.append(assistant(fetched.text, fetched.calls))
+                for call in fetched.calls:
+                    result = await self.toolbox.call(call["name"], call["arguments"], self.workspace)
+                    outcome = {"type": "result", "id": call["id"], "name": call["name"], "ok": result["ok"]}
+                    if not result["ok"]:
+                        outcome["error"] = result["error"]
+                    observer(outcome)
+                    messages.append(tool_result(call["id"], encode(result)))
+        except asyncio.CancelledError:
+            self.history += [user(prompt), assistant(fetched.text)]
+            self.cancelled_turn = TurnResult(fetched.text, steps, cancelled=True)
+            raise
+        except Exception as error:
+            reply = f"Error: {error}"
+            self.history += [user(prompt), assistant(reply)]
+            return TurnResult(reply, steps, error=str(error))
+        finally:
+            current_workspace.reset(token)
+        self.history += [user(prompt), assistant(fetched.text)]
+        return TurnResult(fetched.text, steps)
+
+    async def _fetch(
+        self, messages: list[Message], tools: list[ToolDefinition], fetched: Fetched, observer: Observer
+    ) -> None:
+        def record(event: dict[str, Any]) -> None:
+            if event["type"] == "saying":
+                fetched.parts.append(event["text"])
+            elif event["type"] == "doing":
+                event["id"] = event["id"] or f"call_{len(fetched.calls) + 1}"
+                fetched.calls.append({"id": event["id"], "name": event["name"], "arguments": event["arguments"]})
+            observer(event)
+
+        if inspect.iscoroutinefunction(self.provider.fetch):
+            await self.provider.fetch(list(messages), tools, checked(record))
+        else:
+            await ThreadedFetch(record).run(self.provider, list(messages), tools)
+
+
+def checked(record: Callable[[dict[str, Any]], None]) -> Emit:
+    def emit(event: Any) -> None:
+        event = check_event(event)
+        if event is not None:
+            record(dict(event))
+
+    return emit
+
+
+class ThreadedFetch:
+    """Runs a plain ``fetch`` on its own thread and hands its events to the loop in order.
+
+    Events are batched: one loop wake-up drains every event emitted since the
+    last. A cancelled turn abandons the thread: its later events are dropped and
+    its next emit raises TurnAbandoned.
+    """
+
+    def __init__(self, record: Callable[[dict[str, Any]], None]) -> None:
+        self.record = record
+        self.pending: deque[dict[str, Any]] = deque()
+        self.lock = threading.Lock()
+        self.scheduled = False
+        self.abandoned = False
+
+    def emit(self, event: Any) -> None:
+        if self.abandoned:
+            raise TurnAbandoned("the turn was cancelled")
+        event = check_event(event)
+        if event is None:
+            return
+        with self.lock:
+            self.pending.append(dict(event))
+            wake = not self.scheduled
+            self.scheduled = True
+        if wake:
+            self.loop.call_soon_threadsafe(self.drain)
+
+    def drain(self) -> None:
+        with self.lock:
+            events = list(self.pending)
+            self.pending.clear()
+            self.scheduled = False
+        if not self.abandoned:
+            for event in events:
+                self.record(event)
+
+    async def run(self, provider: Provider, messages: list[Message], tools: list[ToolDefinition]) -> None:
+        self.loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = self.loop.create_future()
+
+        def settle(error: BaseException | None) -> None:
+            if done.done():
+                return
+            if error is None:
+                done.set_result(None)
+            else:
+                done.set_exception(error)
+
+        def work() -> None:
+            try:
+                provider.fetch(messages, tools, self.emit)
+            except BaseException as error:  # reported on the loop, whatever it is
+                self.loop.call_soon_threadsafe(settle, error)
+            else:
+                self.loop.call_soon_threadsafe(settle, None)
+
+        threading.Thread(target=work, name="elelem-fetch", daemon=True).start()
+        try:
+            await done
+        except asyncio.CancelledError:
+            self.abandoned = True
+            raise
+        self.drain()

@@ -1,0 +1,35 @@
+"""``edit``: replace exactly one occurrence of a text in a file."""
+
+from pydantic import BaseModel, Field
+
+from ..workspace import Workspace
+from .base import Tool, ToolFailure
+
+
+class EditArguments(BaseModel):
+    path: str = Field(description="File path, relative to the workspace root")
+    old: str = Field(description="The exact text to replace; it must occur exactly once")
+    new: str = Field(description="The replacement text")
+
+
+async def edit(args: EditArguments, workspace: Workspace) -> dict:
+    if not args.old:
+        raise ToolFailure("old must not be empty")
+    path = workspace.resolve(args.path)
+    name = workspace.relative(path)
+
+    def replace_once(text: str | None) -> str:
+        if text is None:
+            raise ToolFailure(f"{name} does not exist")
+        count = text.count(args.old)
+        if count == 0:
+            raise ToolFailure(f"old text not found in {name}")
+        if count > 1:
+            raise ToolFailure(f"old text appears {count} times in {name}; include more context so it is unique")
+        return text.replace(args.old, args.new, 1)
+
+    await workspace.update(path, replace_once, tool="edit")
+    return {"path": name}
+
+
+EDIT = Tool("edit", "Replace one exact occurrence of old with new in a file", EditArguments, edit)

@@ -1,0 +1,29 @@
+"""``execute``: a shell command at the workspace root, if the person allows it."""
+
+from pydantic import BaseModel, Field
+
+from ..workspace import Workspace
+from .base import Tool, ToolFailure
+
+OUTPUT_CAP = 64 * 1024
+DEFAULT_TIMEOUT = 120.0
+
+
+class ExecuteArguments(BaseModel):
+    command: str = Field(description="A shell command, run in the workspace root")
+    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, le=3600, description="Seconds before it is killed")
+
+
+async def execute(args: ExecuteArguments, workspace: Workspace) -> dict:
+    allowed, why = await workspace.allow_command(args.command)
+    if not allowed:
+        raise ToolFailure(f"not allowed to run {args.command!r}: {why}")
+    result = await workspace.run(args.command, timeout=args.timeout, output_cap=OUTPUT_CAP)
+    if result.timed_out:
+        raise ToolFailure(f"timed out after {args.timeout:g}s; output so far:\n{result.output}")
+    return {"exit_code": result.exit_code, "output": result.output, "truncated": result.truncated}
+
+
+EXECUTE = Tool(
+    "execute", "Run a shell command in the workspace root", ExecuteArguments, execute, aliases=("bash", "sh", "exec")
+)

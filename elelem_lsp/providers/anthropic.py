@@ -1,0 +1,221 @@
+"""Anthropic's Messages API, streamed: the ``anthropic`` provider, and the shape ``vertex`` reuses.
+
+Bridges the provider contract to ``POST <base>/v1/messages`` with ``stream:
+true``: the system message moves to ``system``, tools become ``{name,
+description, input_schema}``, assistant tool calls ``tool_use`` blocks and tool
+results ``tool_result`` blocks (consecutive results in one user message). In
+the stream, ``text_delta`` is ``saying``, ``thinking_delta`` is ``thinking``,
+``input_json_delta`` fragments are gathered per content block; ``ping`` is
+ignored and an ``error`` event raises. With extended thinking on, the signed
+thinking blocks of an answer that called tools are sent back with those calls,
+as the API requires.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
+from .stream import ToolCalls, Transport, env, open_response, origin, parse_json, sse_events, stream_failure
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_MODEL = "claude-sonnet-4-5"
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 8192
+
+
+def convert_tools(tools: list[ToolDefinition]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": tool["function"]["name"],
+            "description": tool["function"].get("description", ""),
+            "input_schema": tool["function"].get("parameters") or {"type": "object", "properties": {}},
+        }
+        for tool in tools
+    ]
+
+
+class AnthropicProvider:
+    """Claude through the Messages API at ``base_url``."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        thinking_budget: int | None = None,
+        transport: Transport | None = None,
+    ) -> None:
+        if thinking_budget is not None and max_tokens is not None and max_tokens <= thinking_budget:
+            raise ProviderError(
+                f"max_tokens ({max_tokens}) must be larger than the thinking budget ({thinking_budget})"
+            )
+        self.model = model
+        self.api_key = api_key
+        self.base_url = base_url.rstrip("/")
+        self.temperature = temperature
+        self.max_tokens = max_tokens or DEFAULT_MAX_TOKENS + (thinking_budget or 0)
+        self.thinking_budget = thinking_budget
+        self.transport = transport
+        # first tool_use id of an answer -> the signed thinking blocks that preceded its calls
+        self.signed_thinking: dict[str, list[dict[str, Any]]] = {}
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/v1/messages"
+
+    async def headers(self) -> dict[str, str]:
+        if not self.api_key:
+            raise ProviderError("ANTHROPIC_API_KEY is not set")
+        return {"x-api-key": self.api_key, "anthropic-version": API_VERSION}
+
+    def secrets(self) -> list[str | None]:
+        return [self.api_key]
+
+    def request_body(self, messages: list[Message], tools: list[ToolDefinition]) -> dict[str, Any]:
+        system, converted = self.convert_messages(messages)
+        body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens}
+        if system:
+            body["system"] = system
+        body["messages"] = converted
+        if tools:
+            body["tools"] = convert_tools(tools)
+        body["stream"] = True
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.thinking_budget is not None:
+            body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
+        return body
+
+    def convert_messages(self, messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
+        system: list[str] = []
+        out: list[dict[str, Any]] = []
+        results: list[dict[str, Any]] | None = None  # the user message collecting tool results
+        for message in messages:
+            role, content = message["role"], message.get("content", "")
+            if role == "tool":
+                block = {"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""), "content": content}
+                if results is None:
+                    results = []
+                    out.append({"role": "user", "content": results})
+                results.append(block)
+                continue
+            results = None
+            if role == "system":
+                system.append(content)
+            elif role == "assistant" and message.get("tool_calls"):
+                calls = message["tool_calls"]
+                blocks = list(self.signed_thinking.get(calls[0]["id"], ()))
+                if content:
+                    blocks.append({"type": "text", "text": content})
+                blocks += [
+                    {"type": "tool_use", "id": call["id"], "name": call["name"], "input": call["arguments"]}
+                    for call in calls
+                ]
+                out.append({"role": "assistant", "content": blocks})
+            elif role == "assistant":
+                if content:  # the API refuses an empty assistant message before the last
+                    out.append({"role": "assistant", "content": content})
+            else:
+                out.append({"role": "user", "content": content})
+        return "\n\n".join(system), out
+
+    async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
+        body = self.request_body(messages, tools)
+        headers = {**await self.headers(), "accept": "text/event-stream"}
+        async with open_response(
+            "POST", self.url, body=body, headers=headers, transport=self.transport, secrets=self.secrets()
+        ) as response:
+            await self.read_stream(response, emit)
+
+    async def read_stream(self, response: httpx.Response, emit: Emit) -> None:
+        """Events from a Messages SSE body; ``doing`` events once ``message_stop`` arrived."""
+        calls = ToolCalls()
+        thinking: dict[int, dict[str, Any]] = {}  # content block index -> thinking block being gathered
+        finished = False
+        async for _, data in sse_events(response):
+            event = parse_json(data, "event in the model's stream")
+            kind = event.get("type") if isinstance(event, dict) else None
+            if kind == "content_block_delta":
+                index, delta = event.get("index"), event.get("delta") or {}
+                part = delta.get("type")
+                if part == "text_delta":
+                    if delta.get("text"):
+                        emit({"type": "saying", "text": delta["text"]})
+                elif part == "thinking_delta":
+                    if delta.get("thinking"):
+                        emit({"type": "thinking", "text": delta["thinking"]})
+                        thinking.setdefault(index, {"type": "thinking", "parts": [], "signature": []})
+                        thinking[index]["parts"].append(delta["thinking"])
+                elif part == "signature_delta":
+                    thinking.setdefault(index, {"type": "thinking", "parts": [], "signature": []})
+                    thinking[index]["signature"].append(delta.get("signature") or "")
+                elif part == "input_json_delta":
+                    calls.add(index, arguments=delta.get("partial_json"))
+            elif kind == "content_block_start":
+                index, block = event.get("index"), event.get("content_block") or {}
+                if block.get("type") == "tool_use":
+                    calls.add(index, id=block.get("id"), name=block.get("name"), arguments=block.get("input"))
+                elif block.get("type") == "thinking":
+                    thinking[index] = {
+                        "type": "thinking",
+                        "parts": [block.get("thinking") or ""],
+                        "signature": [block.get("signature") or ""],
+                    }
+                elif block.get("type") == "redacted_thinking":
+                    thinking[index] = dict(block)
+                elif block.get("type") == "text" and block.get("text"):
+                    emit({"type": "saying", "text": block["text"]})
+            elif kind == "message_stop":
+                finished = True
+                break
+            elif kind == "error":
+                raise stream_failure(event)
+            elif kind is None:
+                raise ProviderError(f"malformed event in the model's stream: {data[:120]!r}")
+        if not finished:
+            raise ProviderError(f"the stream from {origin(response.url)} ended before the model finished")
+        if calls and thinking:
+            first = next(iter(calls.calls.values()))["id"]
+            self.signed_thinking[first] = [finish_block(thinking[i]) for i in sorted(thinking)]
+        calls.emit(emit)
+
+
+def finish_block(block: dict[str, Any]) -> dict[str, Any]:
+    if block["type"] != "thinking":
+        return block
+    return {"type": "thinking", "thinking": "".join(block["parts"]), "signature": "".join(block["signature"])}
+
+
+def thinking_budget_from_env(value: int | None) -> int | None:
+    """``thinking_budget`` as given, else ``ANTHROPIC_THINKING_BUDGET``; extended thinking stays off without one."""
+    if value is not None:
+        return int(value)
+    raw = env("ANTHROPIC_THINKING_BUDGET")
+    if raw is None:
+        return None
+    if not raw.isdigit() or int(raw) < 1024:
+        raise ProviderError(f"ANTHROPIC_THINKING_BUDGET must be a whole number of tokens, at least 1024, got {raw!r}")
+    return int(raw)
+
+
+def factory(
+    model: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    thinking_budget: int | None = None,
+    **_: Any,
+) -> AnthropicProvider:
+    return AnthropicProvider(
+        model or env("ANTHROPIC_MODEL", DEFAULT_MODEL),
+        api_key=env("ANTHROPIC_API_KEY"),
+        base_url=env("ANTHROPIC_BASE_URL", DEFAULT_BASE_URL),
+        temperature=temperature,
+        max_tokens=max_tokens,
+        thinking_budget=thinking_budget_from_env(thinking_budget),
+    )

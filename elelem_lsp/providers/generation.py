@@ -1,0 +1,250 @@
+"""What the local-model providers (llama, ggml, candle, llama2) share.
+
+Bridges blocking token-by-token generation to the agent's async ``fetch``:
+``run_off_loop`` runs the work in a thread, hands its events to ``emit`` on the
+event loop, and on cancellation sets an Event the work checks between tokens.
+``Generator`` is the token loop of the three models elelem drives itself: the
+model stays loaded, the cache of the prompt prefix shared with the previous
+fetch is reused, the next token is sampled (greedy at temperature 0), bytes
+become text with a split character held back, and generation stops at the
+model's end tokens, at the ChatML end marker, at ``max_tokens`` or on cancel.
+``LocalProvider`` puts these together with the ``tool_text`` protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
+
+import numpy as np
+
+from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
+from .tool_text import ToolCallStream, chatml_prompt
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TEMPERATURE = 0.7
+DEFAULT_MAX_TOKENS = 512
+PREFILL_CHUNK = 256  # prompt tokens evaluated per forward pass
+
+
+class TokenModel(Protocol):
+    """A causal language model with a KV cache, as the Generator drives it."""
+
+    context_length: int
+    stop_ids: frozenset[int]
+
+    def encode(self, prompt: str) -> list[int]:
+        """The prompt's token ids, beginning-of-sequence included."""
+        ...
+
+    def forward(self, ids: Sequence[int], position: int) -> np.ndarray:
+        """Evaluate ``ids`` at positions ``position``... (the cache from ``position`` on is
+        replaced) and return the logits for the token after the last one."""
+        ...
+
+    def piece(self, token: int) -> bytes:
+        """The bytes ``token`` adds to the text."""
+        ...
+
+
+Work = Callable[[Emit, threading.Event], None]
+
+
+async def run_off_loop(work: Work, emit: Emit) -> None:
+    """Run ``work(send, cancelled)`` in a thread; what it sends reaches ``emit`` on this loop.
+
+    Cancelling the awaiting task sets ``cancelled`` at once (the work stops before
+    its next token) and drops any event still in flight. An exception from the
+    work or from ``emit`` is raised here.
+    """
+    loop = asyncio.get_running_loop()
+    cancelled = threading.Event()
+    failures: list[BaseException] = []
+
+    def deliver(event: dict[str, Any]) -> None:
+        if cancelled.is_set():
+            return
+        try:
+            emit(event)
+        except BaseException as error:  # stop generating; re-raised below
+            failures.append(error)
+            cancelled.set()
+
+    def send(event: dict[str, Any]) -> None:
+        loop.call_soon_threadsafe(deliver, event)
+
+    future = loop.run_in_executor(None, work, send, cancelled)
+    try:
+        await asyncio.shield(future)
+    except asyncio.CancelledError:
+        cancelled.set()
+        raise
+    # every event was scheduled before the result, so all have been delivered by now
+    if failures:
+        raise failures[0]
+
+
+def sample(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
+    """The next token: the most likely at temperature 0, else drawn from the softened distribution."""
+    if temperature <= 0:
+        return int(np.argmax(logits))
+    scaled = (np.asarray(logits, dtype=np.float64) - np.max(logits)) / temperature
+    weights = np.exp(scaled)
+    return int(rng.choice(len(weights), p=weights / weights.sum()))
+
+
+class Generator:
+    """Keeps one TokenModel warm and generates from it, one caller at a time."""
+
+    def __init__(self, load: Callable[[], TokenModel]) -> None:
+        self._load = load
+        self._model: TokenModel | None = None
+        self._cached: list[int] = []  # ids whose keys and values the model's cache holds
+        self._lock = threading.Lock()
+        self._rng = np.random.default_rng()
+
+    @property
+    def model(self) -> TokenModel:
+        """The model, loaded on first use."""
+        with self._lock:
+            return self._loaded()
+
+    def _loaded(self) -> TokenModel:
+        if self._model is None:
+            self._model = self._load()
+        return self._model
+
+    def generate(
+        self,
+        prompt: str,
+        on_text: Callable[[str], bool],
+        cancelled: threading.Event,
+        temperature: float = DEFAULT_TEMPERATURE,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+    ) -> list[int]:
+        """Generate after ``prompt``, passing text to ``on_text`` until it returns True.
+
+        Returns the tokens generated (an end token is not included).
+        """
+        with self._lock:
+            model = self._loaded()
+            ids = model.encode(prompt)
+            if len(ids) >= model.context_length:
+                raise ProviderError(
+                    f"the prompt is {len(ids)} tokens, more than the model's context of "
+                    f"{model.context_length}"
+                )
+            logits = self._prefill(model, ids, cancelled)
+            decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+            generated: list[int] = []
+            while logits is not None and len(generated) < max_tokens and not cancelled.is_set():
+                token = sample(logits, temperature, self._rng)
+                if token in model.stop_ids:
+                    break
+                generated.append(token)
+                text = decoder.decode(model.piece(token))
+                if text and on_text(text):
+                    break
+                if len(self._cached) >= model.context_length or cancelled.is_set():
+                    break
+                logits = self._advance(model, [token], cancelled)
+            tail = decoder.decode(b"", final=True)
+            if tail:
+                on_text(tail)
+            return generated
+
+    def _prefill(self, model: TokenModel, ids: list[int], cancelled: threading.Event) -> np.ndarray | None:
+        """Evaluate what the cache lacks of ``ids`` (at least the last id, for its logits)."""
+        reused = 0
+        for cached, new in zip(self._cached, ids[:-1]):
+            if cached != new:
+                break
+            reused += 1
+        self._cached = self._cached[:reused]
+        logits = None
+        for start in range(reused, len(ids), PREFILL_CHUNK):
+            logits = self._advance(model, ids[start : start + PREFILL_CHUNK], cancelled)
+            if logits is None:
+                return None
+        return logits
+
+    def _advance(self, model: TokenModel, ids: list[int], cancelled: threading.Event) -> np.ndarray | None:
+        if cancelled.is_set():
+            return None
+        known = self._cached
+        self._cached = []  # should the pass fail, the cache holds nothing we can trust
+        logits = model.forward(ids, len(known))
+        known.extend(ids)
+        self._cached = known
+        return logits
+
+
+class LocalProvider:
+    """A provider over a TokenModel: ChatML prompt with tools, tokens as ``saying``, calls as ``doing``."""
+
+    def __init__(
+        self,
+        load: Callable[[], TokenModel],
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.generator = Generator(load)
+        self.temperature = checked_temperature(temperature)
+        self.max_tokens = checked_max_tokens(max_tokens)
+
+    async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
+        prompt = chatml_prompt(messages, tools)
+        await run_off_loop(lambda send, cancelled: self._generate(prompt, send, cancelled), emit)
+
+    def _generate(self, prompt: str, send: Emit, cancelled: threading.Event) -> None:
+        stream = ToolCallStream(send)
+        self.generator.generate(prompt, stream.feed, cancelled, self.temperature, self.max_tokens)
+        stream.close()
+
+
+def checked_temperature(value: float | None) -> float:
+    if value is None:
+        return DEFAULT_TEMPERATURE
+    temperature = float(value)
+    if not temperature >= 0:
+        raise ValueError(f"temperature must be 0 or more, got {value!r}")
+    return temperature
+
+
+def checked_max_tokens(value: int | None) -> int:
+    if value is None:
+        return DEFAULT_MAX_TOKENS
+    if isinstance(value, bool) or int(value) != value or int(value) < 1:
+        raise ValueError(f"max_tokens must be a whole number of at least 1, got {value!r}")
+    return int(value)
+
+
+def env_path(name: str, what: str) -> Path:
+    """The existing file named by environment variable ``name``; ``what`` says what it should be."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        raise ProviderError(f"{name} is not set: point it at {what}")
+    path = Path(value).expanduser()
+    if not path.is_file():
+        raise ProviderError(f"{name}={value}: no such file ({what} expected)")
+    return path
+
+
+def env_int(name: str, default: int | None) -> int | None:
+    """A positive whole number from the environment, ``default`` when unset."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ProviderError(f"{name} must be a whole number, got {value!r}") from None
+    if number < 1:
+        raise ProviderError(f"{name} must be at least 1, got {number}")
+    return number

@@ -1,0 +1,135 @@
+"""Ollama's chat API, streamed as NDJSON: the ``ollama`` provider.
+
+Bridges the provider contract to ``POST <OLLAMA_HOST>/api/chat``: one JSON
+object per line, ``message.content`` as ``saying``, ``message.thinking`` as
+``thinking``, tool calls as whole objects (on any line, often the final one)
+with no id, so one is made from the conversation's length and the call's
+position. Tool results go back with ``tool_name`` instead of ``tool_call_id``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
+from .stream import ToolCalls, Transport, env, ndjson_lines, open_response, origin, stream_failure
+
+DEFAULT_HOST = "localhost:11434"
+DEFAULT_MODEL = "gpt-oss:latest"
+
+
+def host_url(host: str) -> str:
+    """``OLLAMA_HOST`` as a base URL: a bare ``host[:port]`` gets http and port 11434, as ollama does."""
+    host = host.strip().rstrip("/")
+    scheme, sep, rest = host.partition("://")
+    if not sep:
+        scheme, rest = "http", host
+    hostname, _, path = rest.partition("/")
+    if ":" not in hostname.rsplit("]", 1)[-1]:
+        hostname += ":443" if scheme == "https" else ":11434"
+    return f"{scheme}://{hostname}" + (f"/{path}" if path else "")
+
+
+def convert_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    names: dict[str, str] = {}  # tool call id -> tool name, for the results that follow
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role, content = message["role"], message.get("content", "")
+        if role == "tool":
+            call_id = message.get("tool_call_id", "")
+            out.append({"role": "tool", "content": content, "tool_name": names.get(call_id, call_id)})
+        elif message.get("tool_calls"):
+            calls = message["tool_calls"]
+            names.update((call["id"], call["name"]) for call in calls)
+            out.append(
+                {
+                    "role": role,
+                    "content": content,
+                    "tool_calls": [{"function": {"name": c["name"], "arguments": c["arguments"]}} for c in calls],
+                }
+            )
+        else:
+            out.append({"role": role, "content": content})
+    return out
+
+
+class OllamaProvider:
+    """A model served by Ollama at ``host``."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        host: str = DEFAULT_HOST,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        transport: Transport | None = None,
+    ) -> None:
+        self.model = model
+        self.url = f"{host_url(host)}/api/chat"
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.transport = transport
+
+    def request_body(self, messages: list[Message], tools: list[ToolDefinition]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": convert_messages(messages)}
+        if tools:
+            body["tools"] = tools
+        body["stream"] = True
+        options: dict[str, Any] = {}
+        if self.temperature is not None:
+            options["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            options["num_predict"] = self.max_tokens
+        if options:
+            body["options"] = options
+        return body
+
+    async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
+        body = self.request_body(messages, tools)
+        async with open_response(
+            "POST", self.url, body=body, headers={"accept": "application/x-ndjson"}, transport=self.transport
+        ) as response:
+            await read_chat_lines(response, emit, id_prefix=f"ollama-{len(messages)}")
+
+
+async def read_chat_lines(response: httpx.Response, emit: Emit, *, id_prefix: str) -> None:
+    """Events from an ``/api/chat`` NDJSON body; ``doing`` events once ``done`` arrived."""
+    calls = ToolCalls()
+    finished = False
+    async for line in ndjson_lines(response):
+        if not isinstance(line, dict):
+            raise ProviderError(f"malformed line in the model's stream: {line!r:.120}")
+        if "error" in line:
+            raise stream_failure(line)
+        message = line.get("message") or {}
+        if message.get("thinking"):
+            emit({"type": "thinking", "text": message["thinking"]})
+        if message.get("content"):
+            emit({"type": "saying", "text": message["content"]})
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") or {}
+            position = len(calls.calls) + 1
+            calls.add(
+                position,
+                id=call.get("id") or f"{id_prefix}-{position}",
+                name=function.get("name"),
+                arguments=function.get("arguments"),
+            )
+        if line.get("done"):
+            finished = True
+            break
+    if not finished:
+        raise ProviderError(f"the stream from {origin(response.url)} ended before the model finished")
+    calls.emit(emit)
+
+
+def factory(model: str | None = None, temperature: float | None = None, max_tokens: int | None = None, **_: Any):
+    return OllamaProvider(
+        model or env("OLLAMA_MODEL", DEFAULT_MODEL),
+        host=env("OLLAMA_HOST", DEFAULT_HOST),
+        temperature=temperature,
+        max_tokens=max_tokens,
+    )

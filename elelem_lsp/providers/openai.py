@@ -1,0 +1,174 @@
+"""OpenAI chat completions, streamed: the ``openai`` provider and every compatible server.
+
+Bridges the provider contract to ``POST <base>/chat/completions`` with
+``stream: true``: messages normalised as the seeds' ``normalize`` does (tool
+calls with ``type: "function"`` and string arguments), ``content`` deltas as
+``saying``, ``reasoning_content``/``reasoning`` deltas (DeepSeek, vLLM,
+llama-server, OpenRouter) as ``thinking``, tool-call fragments gathered by index.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
+from .stream import (
+    ToolCalls,
+    Transport,
+    env,
+    open_response,
+    origin,
+    parse_json,
+    request_json,
+    sse_events,
+    stream_failure,
+)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "gpt-4.1"
+
+
+def normalize(message: Message) -> dict[str, Any]:
+    """One elelem message in the chat-completions shape."""
+    out: dict[str, Any] = {"role": message["role"], "content": message.get("content", "")}
+    if message.get("tool_calls"):
+        out["tool_calls"] = [
+            {
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["name"], "arguments": compact_json(call["arguments"])},
+            }
+            for call in message["tool_calls"]
+        ]
+    if message["role"] == "tool":
+        out["tool_call_id"] = message.get("tool_call_id", "")
+    return out
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class OpenAIProvider:
+    """A chat-completions server at ``base_url`` (or at the full ``endpoint`` URL)."""
+
+    def __init__(
+        self,
+        model: str | None,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        endpoint: str | None = None,
+        api_key: str | None = None,
+        key_env: str = "OPENAI_API_KEY",
+        key_required: bool = False,
+        model_env: str = "OPENAI_MODEL",
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        transport: Transport | None = None,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.url = endpoint or f"{self.base_url}/chat/completions"
+        self.api_key = api_key
+        self.key_env = key_env
+        self.key_required = key_required
+        self.model_env = model_env
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.transport = transport
+
+    def headers(self) -> dict[str, str]:
+        if self.key_required and not self.api_key:
+            raise ProviderError(f"{self.key_env} is not set")
+        return {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    def request_body(self, model: str, messages: list[Message], tools: list[ToolDefinition]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": model, "messages": [normalize(m) for m in messages]}
+        if tools:
+            body["tools"] = tools
+        body["stream"] = True
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        return body
+
+    async def served_model(self) -> str:
+        """The model to ask for: the configured one, else the first the server lists."""
+        if self.model:
+            return self.model
+        listing = await request_json(
+            "GET", f"{self.base_url}/models", headers=self.headers(), transport=self.transport, secrets=[self.api_key]
+        )
+        models = listing.get("data") if isinstance(listing, dict) else None
+        ids = [m["id"] for m in models or () if isinstance(m, dict) and isinstance(m.get("id"), str)]
+        if not ids:
+            raise ProviderError(
+                f"no model set and {origin(self.base_url)} lists none: set {self.model_env} or pass --model"
+            )
+        self.model = ids[0]
+        return self.model
+
+    async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
+        body = self.request_body(await self.served_model(), messages, tools)
+        headers = {**self.headers(), "accept": "text/event-stream"}
+        async with open_response(
+            "POST", self.url, body=body, headers=headers, transport=self.transport, secrets=[self.api_key]
+        ) as response:
+            await read_chat_stream(response, emit)
+
+
+async def read_chat_stream(response: httpx.Response, emit: Emit) -> None:
+    """Events from a chat-completions SSE body; ``doing`` events once it is complete."""
+    calls = ToolCalls()
+    finished = False
+    async for _, data in sse_events(response):
+        if data == "[DONE]":
+            finished = True
+            break
+        chunk = parse_json(data, "chunk in the model's stream")
+        if not isinstance(chunk, dict):
+            raise ProviderError(f"malformed chunk in the model's stream: {data[:120]!r}")
+        if "error" in chunk:
+            raise stream_failure(chunk)
+        for choice in chunk.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if reasoning and isinstance(reasoning, str):
+                emit({"type": "thinking", "text": reasoning})
+            text = delta.get("content")
+            if text and isinstance(text, str):
+                emit({"type": "saying", "text": text})
+            for part in delta.get("tool_calls") or ():
+                add_fragment(calls, part)
+            if choice.get("finish_reason"):
+                finished = True
+    if not finished:
+        raise ProviderError(f"the stream from {origin(response.url)} ended before the model finished")
+    calls.emit(emit)
+
+
+def add_fragment(calls: ToolCalls, part: dict[str, Any]) -> None:
+    """One ``delta.tool_calls`` entry; servers that omit ``index`` are keyed by id, else by the last call."""
+    key = part.get("index")
+    if key is None:
+        key = part.get("id") or calls.last_key() or 0
+    function = part.get("function") or {}
+    calls.add(key, id=part.get("id"), name=function.get("name"), arguments=function.get("arguments"))
+
+
+def factory(model: str | None = None, temperature: float | None = None, max_tokens: int | None = None, **_: Any):
+    base_url = env("OPENAI_BASE_URL", DEFAULT_BASE_URL)
+    return OpenAIProvider(
+        model or env("OPENAI_MODEL", DEFAULT_MODEL),
+        base_url=base_url,
+        api_key=env("OPENAI_API_KEY"),
+        key_required=base_url.rstrip("/") == DEFAULT_BASE_URL,
+        temperature=temperature,
+        max_tokens=max_tokens,
+    )

@@ -1,0 +1,61 @@
+"""OpenAI-compatible services by name: each preset is a base URL, a key variable and a model.
+
+Bridges ``-p groq`` (and the others) to the ``openai`` provider. Every preset
+reads ``<NAME>_API_KEY``, ``<NAME>_BASE_URL`` and ``<NAME>_MODEL``; the model
+is overridable by ``--model``. Local servers (LM Studio, llama-server, vLLM)
+need no key, and without a model they use the first one the server lists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .openai import OpenAIProvider
+from .stream import env
+
+
+@dataclass(frozen=True)
+class Preset:
+    base_url: str
+    model: str | None  # None: ask the server's /models
+    local: bool = False
+
+
+PRESETS: dict[str, Preset] = {
+    "groq": Preset("https://api.groq.com/openai/v1", "llama-3.3-70b-versatile"),
+    "openrouter": Preset("https://openrouter.ai/api/v1", "openrouter/auto"),
+    "mistral": Preset("https://api.mistral.ai/v1", "mistral-large-latest"),
+    "deepseek": Preset("https://api.deepseek.com/v1", "deepseek-chat"),
+    "together": Preset("https://api.together.xyz/v1", "meta-llama/Llama-3.3-70B-Instruct-Turbo"),
+    "fireworks": Preset("https://api.fireworks.ai/inference/v1", "accounts/fireworks/models/llama-v3p3-70b-instruct"),
+    "cerebras": Preset("https://api.cerebras.ai/v1", "llama-3.3-70b"),
+    "gemini": Preset("https://generativelanguage.googleapis.com/v1beta/openai", "gemini-2.5-flash"),
+    "lmstudio": Preset("http://localhost:1234/v1", None, local=True),
+    "llamacpp": Preset("http://localhost:8080/v1", None, local=True),
+    "vllm": Preset("http://localhost:8000/v1", None, local=True),
+}
+
+
+def variable(preset: str, suffix: str) -> str:
+    return f"{preset.upper()}_{suffix}"
+
+
+def factory(
+    preset: str,
+    model: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    **_: Any,
+) -> OpenAIProvider:
+    settings = PRESETS[preset]
+    return OpenAIProvider(
+        model or env(variable(preset, "MODEL"), settings.model),
+        base_url=env(variable(preset, "BASE_URL"), settings.base_url),
+        api_key=env(variable(preset, "API_KEY")),
+        key_env=variable(preset, "API_KEY"),
+        key_required=not settings.local,
+        model_env=variable(preset, "MODEL"),
+        temperature=temperature,
+        max_tokens=max_tokens,
+    )

@@ -1,0 +1,255 @@
+"""Shared HTTP streaming of the remote providers: httpx requests to the provider contract.
+
+One place for what every HTTP provider does the same way: the client and its
+timeouts (connect 10 s, read ``ELELEM_READ_TIMEOUT``), a non-2xx answer turned
+into ``HTTP <code>: <the API's message>``, transport failures turned into plain
+words, SSE (httpx-sse) and NDJSON bodies read as JSON, and tool-call argument
+fragments gathered per call and parsed once the stream is complete.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import ssl
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Iterable
+
+import httpx
+from httpx_sse import EventSource, SSEError
+
+from ..agent.messages import Emit, ProviderError
+
+CONNECT_TIMEOUT = 10.0
+DEFAULT_READ_TIMEOUT = 600.0
+READ_TIMEOUT_ENV = "ELELEM_READ_TIMEOUT"
+ERROR_LENGTH = 300
+
+Transport = httpx.AsyncBaseTransport
+
+
+def read_timeout() -> float:
+    """Seconds to wait for the next bytes of an answer, from ``ELELEM_READ_TIMEOUT``."""
+    raw = os.environ.get(READ_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_READ_TIMEOUT
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise ProviderError(f"{READ_TIMEOUT_ENV} must be a number of seconds, got {raw!r}") from None
+    if seconds <= 0:
+        raise ProviderError(f"{READ_TIMEOUT_ENV} must be positive, got {raw!r}")
+    return seconds
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    # Loading the CA bundle costs milliseconds; every client of the process shares one.
+    return httpx.create_ssl_context()
+
+
+def encode(body: Any) -> bytes:
+    """The exact bytes sent for a JSON body (compact, UTF-8 as is)."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def origin(url: httpx.URL | str) -> str:
+    """Scheme, host and port only: what an error may say about where it went."""
+    url = httpx.URL(url)
+    port = f":{url.port}" if url.port else ""
+    return f"{url.scheme}://{url.host}{port}"
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
+def shorten(text: str, limit: int = ERROR_LENGTH) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def error_message(data: Any) -> str | None:
+    """The human part of an API's error value, whatever its dialect.
+
+    OpenAI and Google nest ``{"error": {"message"}}`` (Google sometimes in a
+    list), Anthropic ``{"type": "error", "error": {...}}``, Ollama
+    ``{"error": "..."}``, FastAPI servers ``{"detail": [{"msg"}]}``.
+    """
+    if isinstance(data, list) and data:
+        data = data[0]
+    if isinstance(data, str):
+        return data.strip() or None
+    if isinstance(data, dict):
+        for key in ("error", "message", "detail", "msg"):
+            found = error_message(data.get(key))
+            if found:
+                return found
+    return None
+
+
+def api_message(body: bytes) -> str:
+    text = body.decode("utf-8", errors="replace")
+    try:
+        return error_message(json.loads(text)) or text
+    except ValueError:
+        return text
+
+
+def stream_failure(data: Any) -> ProviderError:
+    """An error the server reported inside a stream that had started well."""
+    message = error_message(data) or json.dumps(data)
+    return ProviderError(f"the model server reported an error mid-answer: {shorten(message)}")
+
+
+def http_error(response: httpx.Response, secrets: Iterable[str | None] = ()) -> ProviderError:
+    """``HTTP <code>: <message>`` for a failed answer whose body has been read."""
+    message = shorten(redact(api_message(response.content), secrets)) or response.reason_phrase
+    retry = response.headers.get("retry-after")
+    if response.status_code == 429 and retry and retry.strip().isdigit():
+        message += f" (retry after {retry.strip()} s)"
+    return ProviderError(f"HTTP {response.status_code}: {message}")
+
+
+def transport_error(error: httpx.TransportError, url: httpx.URL | str, timeout: float) -> ProviderError:
+    where = origin(url)
+    if isinstance(error, httpx.ConnectTimeout):
+        return ProviderError(f"timed out connecting to {where} after {CONNECT_TIMEOUT:g} s")
+    if isinstance(error, httpx.ConnectError):
+        return ProviderError(f"cannot connect to {where}: {error}")
+    if isinstance(error, httpx.ReadTimeout):
+        return ProviderError(
+            f"{where} sent nothing for {timeout:g} s (set {READ_TIMEOUT_ENV} to wait longer)"
+        )
+    if isinstance(error, (httpx.RemoteProtocolError, httpx.ReadError)):
+        return ProviderError(f"the connection to {where} dropped mid-answer ({error or type(error).__name__})")
+    return ProviderError(f"request to {where} failed: {type(error).__name__}: {error}")
+
+
+@asynccontextmanager
+async def open_response(
+    method: str,
+    url: str,
+    *,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    transport: Transport | None = None,
+    secrets: Iterable[str | None] = (),
+) -> AsyncIterator[httpx.Response]:
+    """A streaming request whose 2xx response is yielded unread; anything else raises.
+
+    Transport failures while the caller reads the body are translated here too,
+    and leaving the block (normally, by error or by cancellation) closes the
+    connection.
+    """
+    timeout = read_timeout()
+    request_headers = {"accept": "application/json", **(headers or {})}
+    content = None
+    if body is not None:
+        content = encode(body)
+        request_headers["content-type"] = "application/json"
+    client = httpx.AsyncClient(
+        transport=transport,
+        timeout=httpx.Timeout(timeout, connect=CONNECT_TIMEOUT),
+        verify=_ssl_context(),
+    )
+    try:
+        async with client, client.stream(method, url, content=content, headers=request_headers) as response:
+            if not response.is_success:
+                await response.aread()
+                raise http_error(response, secrets)
+            yield response
+    except httpx.TransportError as error:
+        raise transport_error(error, url, timeout) from None
+    except httpx.StreamError as error:  # e.g. a stream closed under our feet
+        raise ProviderError(f"the answer from {origin(url)} could not be read: {error}") from None
+
+
+async def request_json(method: str, url: str, **options: Any) -> Any:
+    """A whole JSON answer (not streamed), with the errors of ``open_response``."""
+    async with open_response(method, url, **options) as response:
+        await response.aread()
+        return parse_json(response.text, f"answer from {origin(url)}")
+
+
+def parse_json(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise ProviderError(f"malformed {what}: {shorten(text, 120)!r}") from None
+
+
+async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
+    """``(event name, data)`` for each server-sent event of the body, read with httpx-sse."""
+    try:
+        async for event in EventSource(response).aiter_sse():
+            yield event.event, event.data
+    except SSEError:
+        await response.aread()
+        kind = response.headers.get("content-type", "no content type")
+        raise ProviderError(
+            f"{origin(response.url)} answered {kind} instead of an event stream: {shorten(response.text, 120)!r}"
+        ) from None
+
+
+async def ndjson_lines(response: httpx.Response) -> AsyncIterator[Any]:
+    """Each non-empty line of the body parsed as JSON."""
+    async for line in response.aiter_lines():
+        if line.strip():
+            yield parse_json(line, f"line from {origin(response.url)}")
+
+
+class ToolCalls:
+    """Tool calls gathered from streamed fragments, each parsed once the stream is complete.
+
+    ``add`` is called with whatever a chunk carries for one call (its key is the
+    wire's index or content-block number); argument text is joined and parsed
+    only in ``emit``, so a fragment may end anywhere, even mid-escape.
+    """
+
+    def __init__(self) -> None:
+        self.calls: dict[Any, dict[str, Any]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.calls)
+
+    def add(self, key: Any, *, id: str | None = None, name: str | None = None, arguments: Any = None) -> None:
+        """Merge what one chunk carries for call ``key``: a JSON text fragment or a whole object."""
+        call = self.calls.setdefault(key, {"id": "", "name": "", "parts": [], "whole": None})
+        if id:
+            call["id"] = id
+        if name and name != call["name"]:
+            call["name"] += name  # a few servers stream the name in pieces, others repeat it whole
+        if isinstance(arguments, str):
+            call["parts"].append(arguments)
+        elif arguments is not None:
+            call["whole"] = arguments
+
+    def last_key(self) -> Any:
+        return next(reversed(self.calls)) if self.calls else None
+
+    def emit(self, emit: Emit) -> None:
+        """One ``doing`` per call, in the order the calls began."""
+        for call in self.calls.values():
+            name = call["name"]
+            if not name:
+                raise ProviderError("the model sent a tool call without a name")
+            text = "".join(call["parts"])
+            if text.strip():
+                arguments = parse_json(text, f'arguments for tool "{name}"')
+            else:
+                arguments = {} if call["whole"] is None else call["whole"]
+            if not isinstance(arguments, dict):
+                raise ProviderError(f'the arguments for tool "{name}" are not a JSON object: {shorten(text or repr(arguments), 120)}')
+            emit({"type": "doing", "id": call["id"], "name": name, "arguments": arguments})
+
+
+def env(name: str, default: str | None = None) -> str | None:
+    """An environment variable, empty counting as unset."""
+    value = os.environ.get(name, "").strip()
+    return value or default

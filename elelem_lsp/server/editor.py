@@ -1,0 +1,165 @@
+"""EditorWorkspace: the Workspace port answered by the editor over LSP.
+
+Reads see unsaved buffers; writes become ``workspace/applyEdit`` (the smallest
+range, the open document's version, positions in the negotiated encoding);
+commands need the person's permission through ``window/showMessageRequest``;
+the human provider asks through ``elelem/input``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
+
+from ..agent.workspace import Change, Workspace, WorkspaceError
+from ..textedits import minimal_change
+
+if TYPE_CHECKING:
+    from .folders import Folder
+    from .server import ElelemServer
+
+log = logging.getLogger(__name__)
+
+ALLOW_ONCE, ALLOW_SESSION, DENY = "Allow once", "Allow for this session", "Deny"
+STALE = "the file changed in the editor"
+
+
+class EditorWorkspace(Workspace):
+    def __init__(self, server: "ElelemServer", root: Path) -> None:
+        super().__init__(root, client=server.client_name)
+        self.server = server
+        self.folder: "Folder | None" = None
+        self.allowed_for_session: set[str] = set()
+
+    # -- files -----------------------------------------------------------------
+    def open_document(self, path: Path) -> Any | None:
+        for document in self.server.workspace.text_documents.values():
+            if document.path and Path(document.path).resolve() == path:
+                return document
+        return None
+
+    async def read_text(self, path: Path) -> str:
+        document = self.open_document(path)
+        if document is not None:
+            return document.source
+        return await super().read_text(path)
+
+    async def update(self, path: Path, change: Change, *, tool: str) -> None:
+        if not self.server.can_apply_edits:
+            await super().update(path, change, tool=tool)
+            return
+        for attempt in range(2):
+            document = self.open_document(path)
+            if document is not None:
+                current: str | None = document.source
+                version = document.version
+            else:
+                current = path.read_text(encoding="utf-8") if path.exists() else None
+                version = None
+            applied, reason = await self._apply(path, document, current, change(current), version, tool)
+            if applied:
+                return
+            moved = self.open_document(path)
+            if attempt == 0 and moved is not None and moved.version != version:
+                continue  # the person typed since: apply the same change to the new text once
+            if reason or moved is None or moved.version == version:
+                raise WorkspaceError(f"the editor refused the edit to {self.relative(path)}" + (f": {reason}" if reason else ""))
+        raise WorkspaceError(f"{STALE}: {self.relative(path)} was not changed")
+
+    async def _apply(
+        self, path: Path, document: Any | None, current: str | None, new: str, version: int | None, tool: str
+    ) -> tuple[bool, str | None]:
+        uri = document.uri if document is not None else path.as_uri()
+        label = f"elelem: {tool} {self.relative(path)}"
+        annotation = "elelem" if self.server.supports_annotations else None
+        changes: list[Any] = []
+        if current is None:
+            changes.append(lsp.CreateFile(uri=uri, annotation_id=annotation))
+            edit = minimal_change("", new, self.server.position_encoding)
+        else:
+            edit = minimal_change(current, new, self.server.position_encoding)
+        if edit is not None:
+            range_ = lsp.Range(
+                start=lsp.Position(line=edit.start.line, character=edit.start.character),
+                end=lsp.Position(line=edit.end.line, character=edit.end.character),
+            )
+            text_edit: Any = (
+                lsp.AnnotatedTextEdit(range=range_, new_text=edit.text, annotation_id=annotation)
+                if annotation
+                else lsp.TextEdit(range=range_, new_text=edit.text)
+            )
+            changes.append(
+                lsp.TextDocumentEdit(
+                    text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                    edits=[text_edit],
+                )
+            )
+        if not changes:
+            return True, None
+        workspace_edit = lsp.WorkspaceEdit(
+            document_changes=changes,
+            change_annotations={
+                annotation: lsp.ChangeAnnotation(
+                    label=label, needs_confirmation=self._settings().confirm_edits, description=f"the agent's {tool}"
+                )
+            }
+            if annotation
+            else None,
+        )
+        result = await self.server.workspace_apply_edit_async(
+            lsp.ApplyWorkspaceEditParams(edit=workspace_edit, label=label)
+        )
+        return bool(result and result.applied), (result.failure_reason if result else None)
+
+    def _settings(self):
+        from .settings import Settings
+
+        return self.folder.settings if self.folder else Settings()
+
+    # -- processes -------------------------------------------------------------
+    async def allow_command(self, command: str) -> tuple[bool, str]:
+        settings = self._settings()
+        if settings.execute == "allow":
+            return True, ""
+        if settings.execute == "deny":
+            return False, "denied by the elelem.execute setting"
+        if any(command.strip().startswith(prefix) for prefix in settings.allow_commands if prefix):
+            return True, ""
+        if command in self.allowed_for_session:
+            return True, ""
+        if not self.server.can_show_message_request:
+            return False, "the editor cannot ask for permission (set elelem.execute or elelem.allowCommands)"
+        try:
+            answer = await self.server.window_show_message_request_async(
+                lsp.ShowMessageRequestParams(
+                    type=lsp.MessageType.Warning,
+                    message=f"elelem wants to run: {command}",
+                    actions=[lsp.MessageActionItem(title=t) for t in (ALLOW_ONCE, ALLOW_SESSION, DENY)],
+                )
+            )
+        except JsonRpcException as error:
+            return False, f"the editor could not ask for permission: {error}"
+        title = answer.title if answer else None
+        if title == ALLOW_SESSION:
+            self.allowed_for_session.add(command)
+        if title in (ALLOW_ONCE, ALLOW_SESSION):
+            return True, ""
+        return False, "the person denied it" if title == DENY else "the prompt was dismissed"
+
+    # -- people ----------------------------------------------------------------
+    async def ask_user(self, prompt: str) -> str:
+        try:
+            answer = await self.server.protocol.send_request_async("elelem/input", {"prompt": prompt})
+        except JsonRpcMethodNotFound:
+            raise WorkspaceError("this editor does not answer elelem/input, so the human provider cannot be used here") from None
+        except JsonRpcException as error:
+            raise WorkspaceError(f"the editor could not ask for input: {error}") from None
+        text = answer.get("text") if isinstance(answer, dict) else getattr(answer, "text", None)
+        if text is None:
+            raise WorkspaceError("the input was dismissed")
+        return str(text)
+

@@ -1,0 +1,155 @@
+"""Folders: one conversation per workspace folder, with its own providers and settings.
+
+A Folder owns its Config (so one folder's plugins never leak into another's),
+its Session, the provider choice and the turn that is running. It knows
+nothing of pygls: the server hands it settings and a Workspace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..agent.messages import Provider, ProviderError
+from ..agent.registry import Config, plugin_dirs
+from ..agent.session import Session
+from ..agent.workspace import Workspace
+from ..providers import register as register_builtins
+from .settings import DeclaredProvider, Settings, provider_from_environment
+
+
+class Busy(Exception):
+    """A turn is already running in this folder."""
+
+
+@dataclass
+class Choice:
+    """Which provider a folder uses, and where that choice came from."""
+
+    name: str
+    model: str | None
+    source: str  # "selected", "settings" or "environment"
+
+
+@dataclass
+class Folder:
+    root: Path
+    uri: str
+    workspace: Workspace
+    settings: Settings = field(default_factory=Settings)
+    selected: Choice | None = None
+    session: Session | None = None
+    built: tuple[Any, ...] | None = None
+    turn: asyncio.Task[Any] | None = None
+    config: Config = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.config = self._new_config()
+
+    def _new_config(self) -> Config:
+        return Config(
+            plugin_dirs=plugin_dirs(self.root, include_workspace=self.settings.workspace_plugins),
+            builtins=self._register,
+        )
+
+    def _register(self, config: Config) -> None:
+        register_builtins(config)
+        for declared in self.settings.providers:
+            config.provider(declared.name, declared_factory(declared))
+
+    # -- settings and provider choice -----------------------------------------
+    def apply_settings(self, settings: Settings) -> None:
+        """Take new settings; plugins and declared providers are loaded again if they changed."""
+        old, self.settings = self.settings, settings
+        if (old.workspace_plugins, old.providers) != (settings.workspace_plugins, settings.providers):
+            self.config = self._new_config()
+            self.built = None
+
+    def choice(self) -> Choice:
+        if self.selected:
+            return self.selected
+        if self.settings.provider:
+            return Choice(self.settings.provider, self.settings.model, "settings")
+        return Choice(provider_from_environment(), self.settings.model, "environment")
+
+    def available(self) -> list[str]:
+        self.config.load_plugins()
+        return self.config.names()
+
+    def select(self, name: str, model: str | None) -> Provider:
+        """Switch provider, keeping the conversation; the model is not carried over unless given."""
+        choice = Choice(name, model, "selected")
+        provider = self._build(choice)
+        self.selected = choice
+        return provider
+
+    def reload(self) -> list[str]:
+        """Load the plugin files again; the provider is rebuilt at the next turn."""
+        self.built = None
+        return [f"{failure.path}: {failure.error}" for failure in self.config.reload()]
+
+    def _options(self, choice: Choice) -> dict[str, Any]:
+        options = {**self.settings.provider_options(), "model": choice.model}
+        return {k: v for k, v in options.items() if v is not None}
+
+    def _build(self, choice: Choice) -> Provider:
+        options = self._options(choice)
+        provider = self.config.build(choice.name, **options)
+        if self.session is None:
+            self.session = Session(provider, self.workspace, max_steps=self.settings.max_steps)
+        self.session.provider = provider
+        self.built = (choice.name, sorted(options.items()))
+        return provider
+
+    def ready_session(self) -> Session:
+        """The session, with the provider the current choice and settings ask for."""
+        choice = self.choice()
+        if self.session is None or self.built != (choice.name, sorted(self._options(choice).items())):
+            self._build(choice)
+        assert self.session is not None
+        self.session.max_steps = self.settings.max_steps
+        return self.session
+
+    # -- turns -----------------------------------------------------------------
+    def start(self, coroutine: Any) -> asyncio.Task[Any]:
+        if self.turn is not None and not self.turn.done():
+            coroutine.close()
+            raise Busy(f"a turn is already running in {self.root.name}; wait for it or cancel it (elelem.cancel)")
+        self.turn = asyncio.ensure_future(coroutine)
+        return self.turn
+
+    def cancel(self) -> bool:
+        if self.turn is not None and not self.turn.done():
+            self.turn.cancel()
+            return True
+        return False
+
+    def reset(self) -> None:
+        if self.session is not None:
+            self.session.history.clear()
+
+
+def declared_factory(declared: DeclaredProvider):
+    """A factory for a provider declared in settings; the key only ever comes from the environment."""
+
+    def build(model: str | None = None, temperature: float | None = None, max_tokens: int | None = None, **_: Any):
+        from ..providers.eklesia import provider_by_type
+
+        api_key = os.environ.get(declared.api_key_env, "") if declared.api_key_env else ""
+        try:
+            return provider_by_type(
+                declared.type,
+                model or declared.model,
+                declared.endpoint,
+                api_key,
+                declared.temperature if declared.temperature is not None else temperature,
+                declared.max_tokens if declared.max_tokens is not None else max_tokens,
+            )
+        except ValueError as error:
+            raise ProviderError(f"provider {declared.name!r}: {error}") from error
+
+    return build
+

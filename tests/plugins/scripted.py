@@ -1,0 +1,54 @@
+"""A provider that plays a script, for tests: `.agents/script.json` in the workspace.
+
+The script is a list of fetches; each fetch is a list of events emitted in order.
+An event {"type": "sleep", "seconds": S} waits (cancellably) before the next one.
+When the script runs out, the provider says "done.". SCRIPTED_MODE=thread makes
+fetch a plain function (run on a worker thread by the agent).
+"""
+
+import asyncio
+import json
+import os
+import time
+
+import elelem_lsp
+from elelem_lsp.agent.workspace import current_workspace
+
+
+class ScriptedProvider:
+    def __init__(self, model=None):
+        self.model = model
+        self.fetches = 0
+
+    def next_fetch(self):
+        path = current_workspace.get().root / ".agents" / "script.json"
+        script = json.loads(path.read_text()) if path.exists() else []
+        step = script[self.fetches] if self.fetches < len(script) else [{"type": "saying", "text": "done."}]
+        self.fetches += 1
+        return step
+
+    async def fetch(self, messages, tools, emit):
+        for event in self.next_fetch():
+            if event["type"] == "sleep":
+                await asyncio.sleep(event["seconds"])
+            elif event["type"] == "raise":
+                raise RuntimeError(event["message"])
+            else:
+                emit(dict(event))
+
+
+class ThreadedScriptedProvider(ScriptedProvider):
+    def fetch(self, messages, tools, emit):
+        for event in self.next_fetch():
+            if event["type"] == "sleep":
+                time.sleep(event["seconds"])
+            elif event["type"] == "raise":
+                raise RuntimeError(event["message"])
+            else:
+                emit(dict(event))
+
+
+@elelem_lsp.configure
+def setup(config):
+    kind = ThreadedScriptedProvider if os.environ.get("SCRIPTED_MODE") == "thread" else ScriptedProvider
+    config.provider("scripted", lambda model=None, **_: kind(model))

@@ -1,0 +1,155 @@
+"""The server end to end through pytest-lsp, with real clients' capabilities."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types as lsp
+
+from conftest import add_plugin, write_script
+
+CLIENTS = ["visual-studio-code", "neovim@v0.11"]
+
+
+def provider_events(events):
+    """The events the provider emitted, adjacent text of one type merged (tool results left out)."""
+    merged = []
+    for event in events:
+        if event["type"] == "result":
+            continue
+        if merged and event["type"] in ("saying", "thinking") and merged[-1]["type"] == event["type"]:
+            merged[-1] = {**merged[-1], "text": merged[-1]["text"] + event["text"]}
+        else:
+            merged.append(dict(event))
+    return merged
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_progress_events_are_exactly_what_the_provider_emitted(project, start_editor, client):
+    add_plugin(project, "scripted")
+    words = [{"type": "saying", "text": f"w{i} "} for i in range(300)]
+    first = [{"type": "thinking", "text": "plan "}, {"type": "thinking", "text": "more"}, *words,
+             {"type": "doing", "id": "c1", "name": "list", "arguments": {}}]
+    second = [{"type": "saying", "text": "héllo "}, {"type": "unknown", "text": "ignored"}, {"type": "saying", "text": "😀"}]
+    write_script(project, [first, second])
+    editor = await start_editor(project, client=client, settings={"provider": "scripted"})
+
+    result = await editor.ask("go")
+
+    assert result["reply"] == "héllo 😀"
+    assert result["provider"] == "scripted" and result["steps"] == 2 and not result["cancelled"] and result["error"] is None
+    values = editor.progress["turn-1"]
+    assert values[0]["kind"] == "begin" and values[0]["title"] == "elelem" and values[0]["cancellable"]
+    assert values[-1] == {"kind": "end", "message": "done"}
+    assert all(v["kind"] == "report" and v["events"] and v["message"] for v in values[1:-1])
+    expected = provider_events(first + [second[0], second[2]])
+    assert provider_events(editor.events()) == expected
+    results = [e for e in editor.events() if e["type"] == "result"]
+    assert results == [{"type": "result", "id": "c1", "name": "list", "ok": True}]
+    # coalesced: far fewer reports than events
+    assert len(values) - 2 < 50
+
+
+@pytest.mark.parametrize("client, unit", [("visual-studio-code", 1), ("neovim@v0.11", 3)])
+async def test_edit_arrives_as_apply_edit_with_version_and_minimal_range(project, start_editor, client, unit):
+    add_plugin(project, "scripted")
+    (project / "greet.txt").write_text("first line\nsay 😀 héllo world\nlast line\n")
+    write_script(project, [[{"type": "doing", "id": "e1", "name": "edit",
+                             "arguments": {"path": "greet.txt", "old": "world", "new": "wörld"}}]])
+    editor = await start_editor(project, client=client, settings={"provider": "scripted"})
+    uri = editor.open("greet.txt")
+    editor.type_text("greet.txt", "first line\nsay 😀 héllo world\nlast line\nunsaved\n")
+
+    result = await editor.ask("edit it")
+
+    assert result["error"] is None, result["reply"]
+    [params] = editor.edits
+    [change] = params.edit.document_changes
+    assert change.text_document.uri == uri
+    assert change.text_document.version == 2
+    [text_edit] = change.edits
+    # "say " + emoji + " h" + é + "llo " : the emoji is 2 UTF-16 units, 4 UTF-8 bytes; é is 1 or 2
+    start = 4 + (2 if unit == 1 else 4) + 2 + (1 if unit == 1 else 2) + 4
+    assert text_edit.range.start == lsp.Position(line=1, character=start + 1)
+    assert text_edit.range.end == lsp.Position(line=1, character=start + 2)
+    assert text_edit.new_text == "ö"
+    # the server never writes to disk when the editor applies edits
+    assert (project / "greet.txt").read_text() == "first line\nsay 😀 héllo world\nlast line\n"
+
+
+async def test_new_file_is_created_through_the_editor(project, start_editor):
+    add_plugin(project, "scripted")
+    write_script(project, [[{"type": "doing", "id": "w1", "name": "write",
+                             "arguments": {"path": "src/new.py", "content": "print('hi')\n"}}]])
+    editor = await start_editor(project, settings={"provider": "scripted"})
+
+    result = await editor.ask("create it")
+
+    assert result["error"] is None
+    [params] = editor.edits
+    create, edit = params.edit.document_changes
+    assert isinstance(create, lsp.CreateFile) and create.uri == (project / "src/new.py").as_uri()
+    assert edit.text_document.version is None and edit.edits[0].new_text == "print('hi')\n"
+
+
+async def test_refused_edit_leaves_the_file_and_tells_the_model(project, start_editor):
+    add_plugin(project, "scripted")
+    (project / "keep.txt").write_text("original\n")
+    write_script(project, [[{"type": "doing", "id": "w1", "name": "write",
+                             "arguments": {"path": "keep.txt", "content": "replaced\n"}}]])
+    editor = await start_editor(project, settings={"provider": "scripted"})
+    editor.answer_edit = lambda params: False
+
+    result = await editor.ask("overwrite it")
+
+    assert result["reply"] == "done."
+    assert (project / "keep.txt").read_text() == "original\n"
+    [outcome] = [e for e in editor.events() if e["type"] == "result"]
+    assert outcome["ok"] is False and "refused" in outcome["error"]
+
+
+async def test_read_sees_the_unsaved_buffer(project, start_editor):
+    add_plugin(project, "parrot")
+    editor = await start_editor(project, settings={"provider": "parrot"})
+    editor.open("README.md")
+    editor.type_text("README.md", "# unsaved words\n")
+
+    result = await editor.ask("what is in the readme?")
+
+    assert "unsaved words" in result["reply"]
+    assert (project / "README.md").read_text() == "# hello\n"
+
+
+async def test_provider_failure_ends_the_turn_and_the_next_turn_works(project, start_editor):
+    add_plugin(project, "scripted")
+    write_script(project, [[{"type": "saying", "text": "partial"}, {"type": "raise", "message": "boom"}],
+                           [{"type": "saying", "text": "recovered"}]])
+    editor = await start_editor(project, settings={"provider": "scripted"})
+
+    failed = await editor.ask("one", token="t1")
+    assert failed["reply"] == "Error: boom" and failed["error"] == "boom"
+    assert editor.progress["t1"][-1] == {"kind": "end", "message": "Error: boom"}
+
+    ok = await editor.ask("two", token="t2")
+    assert ok["reply"] == "recovered" and ok["error"] is None
+
+
+async def test_server_creates_a_progress_token_when_the_client_gives_none(project, start_editor):
+    add_plugin(project, "scripted")
+    write_script(project, [[{"type": "saying", "text": "hi"}]])
+    editor = await start_editor(project, settings={"provider": "scripted"})
+
+    result = await editor.command("elelem.ask", {"prompt": "hello"})
+
+    assert result["reply"] == "hi"
+    [token] = [t for t in editor.progress if t != "turn-1"]
+    assert str(token).startswith("elelem-")
+    assert editor.progress[token][-1]["kind"] == "end"
+
+
+async def test_unknown_provider_is_the_seed_error(project, start_editor):
+    editor = await start_editor(project, settings={"provider": "nosuch"})
+
+    result = await editor.ask("hi")
+
+    assert result["reply"].startswith('Error: unknown provider: "nosuch". Available: stub')
+    assert result["reply"].endswith("Run: pip install elelem-nosuch")

@@ -1,0 +1,146 @@
+/**
+ * The transcript's model: each turn as the list of things that happened in it, built from the
+ * `$/progress` values of the turn's token and the command's result. Streaming text arrives in
+ * arbitrary pieces, so a piece of the same kind as the previous item extends it; a tool call's
+ * `result` event completes the call with the same id. Pure: no vscode import.
+ */
+
+import { AgentEvent, ProgressValue, TurnResult } from "./protocol";
+
+export type TurnItem =
+  | { kind: "saying" | "thinking"; text: string }
+  | { kind: "tool"; id: string; name: string; arguments: Record<string, unknown>; outcome?: ToolOutcome }
+  | { kind: "error"; text: string };
+
+export interface ToolOutcome {
+  ok: boolean;
+  error?: string;
+}
+
+export type TurnStatus = "running" | "done" | "cancelled" | "error";
+
+export interface Turn {
+  id: number;
+  /** What was asked (or, for a code action, what was to be fixed). */
+  prompt: string;
+  /** Where it was asked: a file or folder name, for the heading. */
+  where?: string;
+  items: TurnItem[];
+  status: TurnStatus;
+  /** The status line's rolling tail of the reply, from the last report. */
+  tail?: string;
+  provider?: string;
+  model?: string | null;
+  steps?: number;
+}
+
+export function newTurn(id: number, prompt: string, where?: string): Turn {
+  return { id, prompt, where, items: [], status: "running" };
+}
+
+/** Adds agent events to the turn, in order. */
+export function applyEvents(turn: Turn, events: readonly AgentEvent[]): void {
+  for (const event of events) {
+    const last = turn.items[turn.items.length - 1];
+    switch (event.type) {
+      case "saying":
+      case "thinking":
+        if (last && last.kind === event.type) {
+          last.text += event.text;
+        } else {
+          turn.items.push({ kind: event.type, text: event.text });
+        }
+        break;
+      case "doing":
+        turn.items.push({ kind: "tool", id: event.id, name: event.name, arguments: event.arguments });
+        break;
+      case "result": {
+        const call = findOpenCall(turn, event.id, event.name);
+        const outcome: ToolOutcome = event.error ? { ok: event.ok, error: event.error } : { ok: event.ok };
+        if (call) {
+          call.outcome = outcome;
+        } else {
+          turn.items.push({ kind: "tool", id: event.id, name: event.name, arguments: {}, outcome });
+        }
+        break;
+      }
+    }
+  }
+}
+
+function findOpenCall(turn: Turn, id: string, name: string) {
+  for (let index = turn.items.length - 1; index >= 0; index--) {
+    const item = turn.items[index];
+    if (item.kind === "tool" && !item.outcome && (item.id === id || (!id && item.name === name))) {
+      return item;
+    }
+  }
+  return undefined;
+}
+
+/** Applies one `$/progress` value of the turn's token. */
+export function applyProgress(turn: Turn, value: ProgressValue): void {
+  switch (value.kind) {
+    case "begin":
+      break;
+    case "report":
+      if (value.message !== undefined) {
+        turn.tail = value.message;
+      }
+      applyEvents(turn, value.events);
+      break;
+    case "end":
+      endTurn(turn, value.message);
+      break;
+  }
+}
+
+function endTurn(turn: Turn, message: string | undefined): void {
+  if (turn.status !== "running") {
+    return;
+  }
+  if (message === "cancelled") {
+    turn.status = "cancelled";
+  } else if (message && message.startsWith("Error")) {
+    fail(turn, message);
+  } else {
+    turn.status = "done";
+  }
+}
+
+/** Completes the turn with the command's result; the result wins over what progress said. */
+export function finishTurn(turn: Turn, result: TurnResult): void {
+  turn.provider = result.provider;
+  turn.model = result.model;
+  turn.steps = result.steps;
+  if (result.reply && !result.error && !turn.items.some((item) => item.kind === "saying")) {
+    turn.items.push({ kind: "saying", text: result.reply });
+  }
+  if (result.cancelled) {
+    turn.status = "cancelled";
+  } else if (result.error) {
+    fail(turn, result.error.startsWith("Error") ? result.error : `Error: ${result.error}`);
+  } else if (turn.status === "running") {
+    turn.status = "done";
+  }
+}
+
+/** Ends the turn with an error (a failed request, a server that went away). */
+export function failTurn(turn: Turn, message: string): void {
+  fail(turn, message);
+}
+
+/** Marks the turn cancelled when the request was cancelled before any end arrived. */
+export function cancelTurn(turn: Turn): void {
+  if (turn.status === "running") {
+    turn.status = "cancelled";
+  }
+}
+
+function fail(turn: Turn, message: string): void {
+  const already = turn.items.some((item) => item.kind === "error" && item.text === message);
+  if (!already) {
+    turn.items.push({ kind: "error", text: message });
+  }
+  turn.status = "error";
+}
