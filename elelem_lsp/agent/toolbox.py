@@ -61,4 +61,4 @@ def describe(error: ValidationError) -> str:
 
 
 def encode(result: dict[str, Any]) -> str:
-    return json.dumps(result, ensure_ascii=False)
+    return json.dumps(result, ensure_ascii=False, separators=(",", ":"))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import importlib.util
 import logging
 import os
 import threading
@@ -248,3 +249,9 @@ def env_int(name: str, default: int | None) -> int | None:
     if number < 1:
         raise ProviderError(f"{name} must be at least 1, got {number}")
     return number
+
+
+def require_module(module: str, extra: str) -> None:
+    """Fail with the install line when the optional package behind a provider is missing."""
+    if importlib.util.find_spec(module) is None:
+        raise ProviderError(f"the {extra} provider needs its extra: pip install 'elelem-lsp[{extra}]'")

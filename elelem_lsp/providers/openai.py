@@ -33,6 +33,8 @@ DEFAULT_MODEL = "gpt-4.1"
 
 def normalize(message: Message) -> dict[str, Any]:
     """One elelem message in the chat-completions shape."""
+    if message["role"] == "tool":
+        return {"role": "tool", "tool_call_id": message.get("tool_call_id", ""), "content": message.get("content", "")}
     out: dict[str, Any] = {"role": message["role"], "content": message.get("content", "")}
     if message.get("tool_calls"):
         out["tool_calls"] = [
@@ -43,8 +45,6 @@ def normalize(message: Message) -> dict[str, Any]:
             }
             for call in message["tool_calls"]
         ]
-    if message["role"] == "tool":
-        out["tool_call_id"] = message.get("tool_call_id", "")
     return out
 
 

@@ -89,7 +89,8 @@ end
 --- @param bufnr integer?
 --- @param on_result fun(err: table?, result: any)?
 function M.execute(client, command, argument, bufnr, on_result)
-  local params = { command = command, arguments = { argument } }
+  -- an empty Lua table would go out as [], not as the object the server expects
+  local params = { command = command, arguments = { next(argument) and argument or vim.empty_dict() } }
   client:request('workspace/executeCommand', params, function(err, result)
     if on_result then
       on_result(err, result)
@@ -191,9 +192,10 @@ local function provider_names()
   if not client then
     return {}
   end
+  local uri = uri_of(client, bufnr)
   local reply = client:request_sync('workspace/executeCommand', {
     command = 'elelem.providers',
-    arguments = { { uri = uri_of(client, bufnr) } },
+    arguments = { uri and { uri = uri } or vim.empty_dict() },
   }, 1000, bufnr)
   return reply and reply.result and reply.result.available or {}
 end

@@ -1,0 +1,177 @@
+"""The ``llama`` provider: a GGUF model run in-process by llama-cpp-python (llama.cpp).
+
+Bridges the agent's messages and tools to ``Llama.create_chat_completion``
+(streamed) with the model's own chat template, and its chunks back to events:
+text as ``saying`` and tool calls as ``doing``, whether the chat format returns
+them as ``tool_calls`` (llama-cpp-python's function-calling formats, or a
+forced tool) or the template asks the model to write ``<tool_call>`` tags (Qwen
+and Hermes style, read by ``tool_text``). A template that knows nothing of
+tools gets them described in the system prompt.
+
+``--model`` / the ``model`` setting, else ``ELELEM_LLAMA_MODEL``, is the .gguf
+path. ``ELELEM_LLAMA_CTX`` (default 4096), ``ELELEM_LLAMA_THREADS`` and
+``ELELEM_LLAMA_CHAT_FORMAT`` (a llama-cpp-python chat format name, e.g.
+``chatml-function-calling``) tune it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
+from .generation import checked_max_tokens, checked_temperature, env_int, env_path, require_module, run_off_loop
+from .tool_text import ToolCallStream, with_tools_described
+
+DEFAULT_CONTEXT = 4096
+
+
+def openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """The agent's messages in the OpenAI shape llama-cpp-python and chat templates expect."""
+    converted: list[dict[str, Any]] = []
+    for message in messages:
+        out: dict[str, Any] = {"role": message["role"], "content": message.get("content") or ""}
+        if message.get("tool_calls"):
+            out["tool_calls"] = [
+                {"id": call["id"], "type": "function",
+                 "function": {"name": call["name"], "arguments": json.dumps(call["arguments"], ensure_ascii=False)}}
+                for call in message["tool_calls"]
+            ]
+        if message["role"] == "tool":
+            out["tool_call_id"] = message.get("tool_call_id", "")
+        converted.append(out)
+    return converted
+
+
+class LlamaCppProvider:
+    """One llama.cpp model, loaded on the first fetch and kept for the provider's life."""
+
+    def __init__(
+        self,
+        model_path: Path,
+        context: int = DEFAULT_CONTEXT,
+        threads: int | None = None,
+        chat_format: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        tool_choice: str | None = None,
+    ) -> None:
+        self.model_path = model_path
+        self.context = context
+        self.threads = threads
+        self.chat_format = chat_format
+        self.temperature = checked_temperature(temperature)
+        self.max_tokens = checked_max_tokens(max_tokens)
+        self.tool_choice = tool_choice  # "auto" (None), "none", or a tool's name to force it
+        self._llm: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def llm(self) -> Any:
+        """The loaded ``llama_cpp.Llama``, loaded on first use."""
+        with self._lock:
+            return self._loaded()
+
+    def _loaded(self) -> Any:
+        if self._llm is None:
+            from llama_cpp import Llama
+
+            try:
+                self._llm = Llama(
+                    model_path=str(self.model_path), n_ctx=self.context, n_threads=self.threads,
+                    chat_format=self.chat_format, verbose=False,
+                )
+            except ValueError as error:
+                raise ProviderError(f"llama.cpp could not load {self.model_path}: {error}") from error
+        return self._llm
+
+    async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
+        await run_off_loop(lambda send, cancelled: self._complete(messages, tools, send, cancelled), emit)
+
+    def _template_writes_tools(self, llm: Any) -> bool:
+        """Whether the chat format passes tools to the model itself."""
+        if llm.chat_format != "chat_template.default":
+            return llm.chat_format in ("chatml-function-calling", "functionary", "functionary-v1", "functionary-v2")
+        return "tools" in llm.metadata.get("tokenizer.chat_template", "")
+
+    def _complete(self, messages: list[Message], tools: list[ToolDefinition], send: Emit,
+                  cancelled: threading.Event) -> None:
+        with self._lock:
+            llm = self._loaded()
+            if tools and not self._template_writes_tools(llm):
+                messages = with_tools_described(messages, tools)
+            request: dict[str, Any] = {
+                "messages": openai_messages(messages), "stream": True,
+                "temperature": self.temperature, "max_tokens": self.max_tokens,
+            }
+            if tools:
+                request["tools"] = tools
+                if self.tool_choice in ("auto", "none"):
+                    request["tool_choice"] = self.tool_choice
+                elif self.tool_choice:
+                    request["tool_choice"] = {"type": "function", "function": {"name": self.tool_choice}}
+            text = ToolCallStream(send)
+            calls: dict[int, dict[str, str]] = {}
+            chunks = llm.create_chat_completion(**request)
+            try:
+                for chunk in chunks:
+                    delta = chunk["choices"][0].get("delta") or {}
+                    if delta.get("content") and text.feed(delta["content"]):
+                        break
+                    for part in delta.get("tool_calls") or []:
+                        call = calls.setdefault(part.get("index", 0), {"id": "", "name": "", "arguments": ""})
+                        function = part.get("function") or {}
+                        call["id"] = part.get("id") or call["id"]
+                        call["name"] = function.get("name") or call["name"]
+                        call["arguments"] += function.get("arguments") or ""
+                    if cancelled.is_set():
+                        break
+            finally:
+                chunks.close()
+            text.close()
+        if cancelled.is_set():
+            return
+        for index in sorted(calls):
+            send(finished_call(calls[index], index))
+
+
+def finished_call(call: dict[str, str], index: int) -> dict[str, Any]:
+    """The ``doing`` event of a streamed call; its arguments must be a whole JSON object."""
+    try:
+        arguments = json.loads(call["arguments"]) if call["arguments"].strip() else {}
+    except json.JSONDecodeError:
+        raise ProviderError(
+            f"the model's call to {call['name'] or 'a tool'} stopped before its arguments were complete JSON "
+            f"(raise maxTokens?): {call['arguments'][:200]!r}"
+        ) from None
+    if not isinstance(arguments, dict):
+        raise ProviderError(f"the model's call to {call['name']} has arguments that are not an object")
+    return {"type": "doing", "id": call["id"] or f"call_{index}", "name": call["name"], "arguments": arguments}
+
+
+def factory(
+    model: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    tool_choice: str | None = None,
+    **_: object,
+) -> LlamaCppProvider:
+    require_module("llama_cpp", "llama")
+    if model:
+        path = Path(model).expanduser()
+        if not path.is_file():
+            raise ProviderError(f"model {model}: no such file (the llama provider takes a path to a .gguf file)")
+    else:
+        path = env_path("ELELEM_LLAMA_MODEL", "a .gguf model file (or pass --model PATH)")
+    return LlamaCppProvider(
+        path,
+        context=env_int("ELELEM_LLAMA_CTX", DEFAULT_CONTEXT) or DEFAULT_CONTEXT,
+        threads=env_int("ELELEM_LLAMA_THREADS", None),
+        chat_format=os.environ.get("ELELEM_LLAMA_CHAT_FORMAT", "").strip() or None,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        tool_choice=tool_choice,
+    )

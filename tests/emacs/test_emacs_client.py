@@ -1,0 +1,73 @@
+"""clients/emacs/elelem.el in a real batch Emacs (28, Debian's elpa-eglot) against a real
+elelem-lsp: asking streams into the *elelem* transcript and edits the visited buffer; switching
+the provider takes effect."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENT = ROOT / "clients" / "emacs"
+DRIVER = Path(__file__).resolve().parent / "drive.el"
+EDITING_PLUGIN = ROOT / "tests" / "nvim" / "editing_plugin.py"
+SERVER_COMMAND = [sys.executable, "-m", "elelem_lsp", "serve"]
+
+
+def elisp_string(value: str) -> str:
+    return json.dumps(value)  # a JSON string literal is a valid elisp string literal here
+
+
+@pytest.fixture
+def emacs() -> str:
+    found = shutil.which("emacs")
+    if not found:
+        pytest.fail("emacs not found: apt-get install -y emacs-nox elpa-eglot")
+    return found
+
+
+def test_ask_edits_the_visited_buffer_and_provider_switches(emacs: str, tmp_path: Path, home: Path) -> None:
+    root = tmp_path / "work"
+    (root / ".agents" / "plugins").mkdir(parents=True)
+    shutil.copy(EDITING_PLUGIN, root / ".agents" / "plugins" / EDITING_PLUGIN.name)
+    (root / "a.txt").write_text("x\n")
+    out = tmp_path / "seen.json"
+    setup = (
+        f"(setq drive-root {elisp_string(str(root))} drive-out {elisp_string(str(out))}"
+        f" drive-client {elisp_string(str(CLIENT))}"
+        f" drive-server (list {' '.join(elisp_string(part) for part in SERVER_COMMAND)}))"
+    )
+    run = subprocess.run(
+        [emacs, "--batch", "--eval", setup, "-l", str(DRIVER)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=root,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    first, managed, second = json.loads(out.read_text())
+
+    assert first["text"] == "y\n"
+    assert first["modified"] is True
+    assert (root / "a.txt").read_text() == "x\n"
+    assert first["transcript"].splitlines() == [
+        "> change x to y",
+        "planning",
+        "I will edit.",
+        '+ edit(path="a.txt", old="x", new="y")',
+        "  ok: edit",
+        "edited.",
+        "scripted · 2 steps",
+    ]
+    assert first["thinking"] == ["planning"]
+    assert managed["managed"] is True
+
+    assert second["text"] == "y\n"
+    assert second["transcript"].splitlines()[-4:] == ["", "> who is there", "second here.", "second · 1 steps"]

@@ -1,0 +1,160 @@
+/**
+ * The extension's one LanguageClient to elelem-lsp: starts the configured server command over
+ * stdio for all workspace folders, answers `workspace/configuration` for the `elelem` section in
+ * the server's shape (with `workspacePlugins` following workspace trust), tells the server when
+ * settings or trust change, answers `elelem/input` with an input box, and routes the server's own
+ * `elelem.ask`/`elelem.fix` commands (code actions) through the turn runner so they stream into
+ * the transcript too.
+ */
+
+import * as vscode from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  TransportKind,
+} from "vscode-languageclient/node";
+
+import { parseServerCommand, serverSettings } from "./args";
+
+/** The server commands that run a turn; the extension runs them itself to follow the stream. */
+export const TURN_COMMANDS = new Set(["elelem.ask", "elelem.fix"]);
+
+export interface ConnectionHooks {
+  /** Runs a server-made turn command (from a code action) with the transcript following it. */
+  runTurnCommand(command: string, args: unknown[]): Promise<unknown>;
+}
+
+export class ServerConnection implements vscode.Disposable {
+  client: LanguageClient | undefined;
+  private readonly subscriptions: vscode.Disposable[] = [];
+  private readonly started = new vscode.EventEmitter<void>();
+  /** Fires each time the server has started (again). */
+  readonly onDidStart = this.started.event;
+
+  constructor(
+    private readonly output: vscode.OutputChannel,
+    private readonly hooks: ConnectionHooks,
+  ) {
+    this.subscriptions.push(
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (event.affectsConfiguration("elelem.server")) {
+          void this.restart();
+        } else if (event.affectsConfiguration("elelem")) {
+          this.notifySettingsChanged();
+        }
+      }),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => this.notifySettingsChanged()),
+      vscode.workspace.onDidChangeWorkspaceFolders(() => this.notifySettingsChanged()),
+    );
+  }
+
+  async start(): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    let serverOptions: ServerOptions;
+    try {
+      const { command, args } = parseServerCommand(
+        vscode.workspace.getConfiguration("elelem", folder?.uri).get("server.command"),
+      );
+      serverOptions = { command, args, transport: TransportKind.stdio, options: { cwd: folder?.uri.fsPath } };
+    } catch (error) {
+      void vscode.window.showErrorMessage(`elelem: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
+      outputChannel: this.output,
+      initializationOptions: serverSettings(
+        vscode.workspace.getConfiguration("elelem", folder?.uri),
+        vscode.workspace.isTrusted,
+      ),
+      middleware: {
+        workspace: {
+          configuration: async (params, token, next) => {
+            const values = await next(params, token);
+            if (!Array.isArray(values)) {
+              return values;
+            }
+            return values.map((value, index) =>
+              params.items[index]?.section === "elelem" ? serverSettings(value, vscode.workspace.isTrusted) : value,
+            );
+          },
+        },
+        executeCommand: (command, args, next) =>
+          TURN_COMMANDS.has(command) ? this.hooks.runTurnCommand(command, args) : next(command, args),
+      },
+    };
+    const client = new LanguageClient("elelem", "elelem", serverOptions, clientOptions);
+    client.onRequest("elelem/input", async (params: { prompt?: unknown }) => {
+      const text = await vscode.window.showInputBox({
+        title: "elelem",
+        prompt: typeof params?.prompt === "string" ? params.prompt : "The agent asks for input",
+        ignoreFocusOut: true,
+      });
+      return text === undefined ? null : { text };
+    });
+    this.client = client;
+    try {
+      await client.start();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const choice = await vscode.window.showErrorMessage(
+        `elelem: could not start the language server (${serverOptions.command}): ${message}. ` +
+          "Install it with `pip install elelem-lsp` or set elelem.server.command.",
+        "Open Settings",
+      );
+      if (choice === "Open Settings") {
+        void vscode.commands.executeCommand("workbench.action.openSettings", "elelem.server.command");
+      }
+      return;
+    }
+    this.started.fire();
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client?.isRunning()) {
+      await client.stop();
+    }
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  /** Runs a server command with its one object argument; rejects when the server is not running. */
+  async execute(command: string, argument: Record<string, unknown>): Promise<unknown> {
+    const client = this.client;
+    if (!client?.isRunning()) {
+      throw new Error("the elelem-lsp server is not running");
+    }
+    return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [argument] });
+  }
+
+  /** The wire form of a document or folder URI, spelled as the client spells it elsewhere. */
+  wireUri(uri: vscode.Uri): string {
+    return this.client ? this.client.code2ProtocolConverter.asUri(uri) : uri.toString();
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.started.dispose();
+    for (const subscription of this.subscriptions) {
+      subscription.dispose();
+    }
+  }
+
+  /** Tells the server its settings changed; it pulls them again per folder. */
+  private notifySettingsChanged(): void {
+    const client = this.client;
+    if (client?.isRunning()) {
+      const folder = vscode.workspace.workspaceFolders?.[0];
+      const elelem = serverSettings(vscode.workspace.getConfiguration("elelem", folder?.uri), vscode.workspace.isTrusted);
+      void client.sendNotification(DidChangeConfigurationNotification.type, { settings: { elelem } });
+    }
+  }
+}
