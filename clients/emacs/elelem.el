@@ -15,8 +15,9 @@
 ;;   (setq elelem-settings '(:provider "openai" :model "gpt-4o-mini"))
 ;;   (elelem-setup)
 ;;
-;; Commands: `elelem-ask' (the region, if active), `elelem-select-provider', `elelem-cancel',
-;; `elelem-reset', `elelem-transcript'.
+;; Commands: `elelem-ask' (the region, if active), `elelem-fix' (flymake's diagnostics of the
+;; region or line), `elelem-select-provider', `elelem-cancel', `elelem-reset',
+;; `elelem-transcript'.
 
 ;;; Code:
 
@@ -32,16 +33,18 @@
   :type '(repeat string))
 
 (defcustom elelem-settings nil
-  "The `elelem' settings section, a plist: :provider :model :providers :execute
-:allowCommands :confirmEdits :workspacePlugins :maxSteps :temperature :maxTokens.
-Set it per folder in .dir-locals.el to give folders different providers."
+  "The `elelem' settings section, a plist.
+Keys: :provider :model :providers :execute :allowCommands :confirmEdits
+:workspacePlugins :maxSteps :temperature :maxTokens.  Set it per folder in
+.dir-locals.el to give folders different providers."
   :type 'plist)
 ;;;###autoload
 (put 'elelem-settings 'safe-local-variable #'listp)
 
 (defcustom elelem-modes '(text-mode prog-mode)
-  "Major modes (and modes derived from them) whose buffers eglot hands to elelem-lsp when no
-earlier entry of `eglot-server-programs' claims them."
+  "Major modes whose buffers eglot hands to elelem-lsp.
+Modes derived from them count too, unless an earlier entry of
+`eglot-server-programs' claims them."
   :type '(repeat symbol))
 
 (defface elelem-prompt-face '((t :inherit bold)) "A prompt in the transcript.")
@@ -125,8 +128,13 @@ earlier entry of `eglot-server-programs' claims them."
            (setq turn (plist-put turn :open nil))))))
     (puthash token turn elelem--turns)))
 
+(defun elelem--steps (result)
+  "\"N steps\" of RESULT, if it says."
+  (when-let ((steps (plist-get result :steps)))
+    (format "%s step%s" steps (if (equal steps 1) "" "s"))))
+
 (defun elelem--finish-turn (token result)
-  "End turn TOKEN with RESULT: the command's result plist, or an error message string."
+  "End turn TOKEN with RESULT: the result plist, or an error message."
   (let ((turn (gethash token elelem--turns)))
     (remhash token elelem--turns)
     (if (stringp result)
@@ -140,11 +148,11 @@ earlier entry of `eglot-server-programs' claims them."
                          'elelem-error-face))
         (when (eq (plist-get result :cancelled) t)
           (elelem--write "[cancelled]" 'elelem-error-face))
-        (elelem--write (string-join
-                        (delq nil (list (plist-get result :provider) (plist-get result :model)
-                                        (when-let ((steps (plist-get result :steps)))
-                                          (format "%s steps" steps))))
-                        " · ")
+        (elelem--write (concat "-- " (string-join
+                                      (delq nil (list (plist-get result :provider)
+                                                      (plist-get result :model)
+                                                      (elelem--steps result)))
+                                      " · "))
                        'elelem-footer-face)))
     (run-hook-with-args 'elelem-turn-done-hook result)))
 
@@ -152,7 +160,7 @@ earlier entry of `eglot-server-programs' claims them."
 
 (cl-defmethod eglot-handle-notification
   ((_server elelem-server) (_method (eql $/progress)) &key token value)
-  "Render the events of elelem's reports; show the rolling message in the echo area."
+  "Render the events of elelem's reports; echo their rolling message."
   (let ((kind (plist-get value :kind)))
     (when (and (equal kind "report") (gethash token elelem--turns))
       (elelem--render-events token (plist-get value :events)))
@@ -162,7 +170,7 @@ earlier entry of `eglot-server-programs' claims them."
 
 (cl-defmethod eglot-handle-request
   ((_server elelem-server) (_method (eql elelem/input)) &key prompt)
-  "The human provider: a line typed in the minibuffer, or null when dismissed."
+  "The human provider: a line typed in the minibuffer, null if dismissed."
   (condition-case nil
       (list :text (read-string (concat (or prompt "elelem") " ")))
     (quit nil)))
@@ -173,11 +181,28 @@ earlier entry of `eglot-server-programs' claims them."
 (defun elelem--path-to-uri (path)
   (if (fboundp 'eglot-path-to-uri) (eglot-path-to-uri path) (eglot--path-to-uri path)))
 
+(defun elelem--edit-summary (edit)
+  "\"create a.txt, edit b.txt\" for the changes of EDIT."
+  (mapconcat (lambda (change)
+               (if (equal (plist-get change :kind) "create")
+                   (concat "create " (file-relative-name
+                                      (elelem--uri-to-path (plist-get change :uri))))
+                 (concat "edit " (file-relative-name
+                                  (elelem--uri-to-path
+                                   (plist-get (plist-get change :textDocument) :uri))))))
+             (plist-get edit :documentChanges) ", "))
+
 (cl-defmethod eglot-handle-request
   ((_server elelem-server) (_method (eql workspace/applyEdit)) &key edit &allow-other-keys)
-  "Apply the agent's edit without asking: CreateFile, then text edits, each undoable."
+  "Apply EDIT: files to create, then text edits, each undoable.
+Asks first only when a change annotation needs confirmation (`confirmEdits')."
   (condition-case err
       (progn
+        (when (and (cl-loop for (_id annotation) on (plist-get edit :changeAnnotations) by #'cddr
+                            thereis (eq (plist-get annotation :needsConfirmation) t))
+                   (not (y-or-n-p (format "elelem wants to %s.  Apply? "
+                                          (elelem--edit-summary edit)))))
+          (error "Refused by the user"))
         (seq-doseq (change (plist-get edit :documentChanges))
           (if (equal (plist-get change :kind) "create")
               (let ((path (elelem--uri-to-path (plist-get change :uri)))
@@ -223,8 +248,9 @@ earlier entry of `eglot-server-programs' claims them."
                  items)))
 
 (cl-defmethod eglot-execute-command ((server elelem-server) command arguments)
-  "Turns (`elelem.ask', `elelem.fix') run asynchronously with their stream in the transcript;
-other commands return the server's result."
+  "Run COMMAND with ARGUMENTS on SERVER.
+Turns (`elelem.ask', `elelem.fix') run asynchronously, streaming into the
+transcript; other commands return the server's result."
   (let ((name (format "%s" command)))
     (if (not (member name '("elelem.ask" "elelem.fix")))
         (cl-call-next-method)
@@ -263,11 +289,15 @@ other commands return the server's result."
   (cl-find-if (lambda (server) (cl-typep server 'elelem-server))
               (gethash project eglot--servers-by-project)))
 
+(defun elelem--range (beg end)
+  "The LSP range from BEG to END in the current buffer."
+  (list :start (eglot--pos-to-lsp-position beg) :end (eglot--pos-to-lsp-position end)))
+
 (defun elelem--uri ()
   (and buffer-file-name (elelem--path-to-uri buffer-file-name)))
 
 (defun elelem--execute (command argument)
-  "Run elelem COMMAND with ARGUMENT (a plist; nil values left out) on the project's server."
+  "Run elelem COMMAND with ARGUMENT (a plist, nil values left out)."
   (let ((present (cl-loop for (key value) on argument by #'cddr
                           when value append (list key value))))
     (eglot-execute-command (elelem--server) command (vector (or present eglot--{})))))
@@ -283,10 +313,30 @@ other commands return the server's result."
     (when-let ((uri (elelem--uri)))
       (setq argument (plist-put argument :uri uri))
       (when (and beg end)
-        (setq argument (plist-put argument :range
-                                  (list :start (eglot--pos-to-lsp-position beg)
-                                        :end (eglot--pos-to-lsp-position end))))))
+        (setq argument (plist-put argument :range (elelem--range beg end)))))
     (elelem--execute 'elelem.ask argument)))
+
+;;;###autoload
+(defun elelem-fix (beg end)
+  "Fix the problems flymake reports between BEG and END (the region or line)."
+  (interactive (if (use-region-p) (list (region-beginning) (region-end))
+                 (list (line-beginning-position) (line-end-position))))
+  (unless buffer-file-name (user-error "elelem: this buffer visits no file"))
+  (elelem--execute
+   'elelem.fix
+   (list :uri (elelem--uri)
+         :range (elelem--range beg end)
+         :diagnostics
+         (vconcat
+          (mapcar (lambda (diagnostic)
+                    (list :range (elelem--range (flymake-diagnostic-beg diagnostic)
+                                                (flymake-diagnostic-end diagnostic))
+                          :message (flymake-diagnostic-text diagnostic)
+                          :severity (pcase (flymake-diagnostic-type diagnostic)
+                                      ((or :error 'eglot-error) 1)
+                                      ((or :warning 'eglot-warning) 2)
+                                      (_ 3))))
+                  (and (bound-and-true-p flymake-mode) (flymake-diagnostics beg end)))))))
 
 ;;;###autoload
 (defun elelem-select-provider (name)

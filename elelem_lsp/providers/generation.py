@@ -111,6 +111,11 @@ class Generator:
         self._rng = np.random.default_rng()
 
     @property
+    def cached_tokens(self) -> int:
+        """How many tokens the model's cache holds: the last prompt and what was generated after it."""
+        return len(self._cached)
+
+    @property
     def model(self) -> TokenModel:
         """The model, loaded on first use."""
         with self._lock:

@@ -28,14 +28,13 @@ DEFAULT_CONTEXT = 4096
 class GgmlModel:
     """A ctransformers model driven token by token."""
 
-    def __init__(self, path: Path, model_type: str, lib: str | None, context_length: int, threads: int | None) -> None:
+    def __init__(self, path: Path, model_type: str, lib: str | None, context_length: int, threads: int) -> None:
         from ctransformers import AutoModelForCausalLM
 
-        options: dict[str, Any] = {"context_length": context_length}
-        if threads:
-            options["threads"] = threads
         try:
-            self._llm = AutoModelForCausalLM.from_pretrained(str(path), model_type=model_type, lib=lib, **options)
+            self._llm = AutoModelForCausalLM.from_pretrained(
+                str(path), model_type=model_type, lib=lib, context_length=context_length, threads=threads
+            )
         except (OSError, RuntimeError, ValueError) as error:
             raise ProviderError(f"ctransformers could not load {path} as {model_type!r}: {error}") from error
         self.context_length = int(self._llm.context_length)
@@ -65,7 +64,8 @@ def settings() -> dict[str, Any]:
         "model_type": os.environ.get("ELELEM_GGML_TYPE", "").strip() or "llama",
         "lib": os.environ.get("ELELEM_GGML_LIB", "").strip() or None,
         "context_length": env_int("ELELEM_GGML_CTX", DEFAULT_CONTEXT),
-        "threads": env_int("ELELEM_GGML_THREADS", None),
+        # ctransformers' own default (-1) is slower by two orders of magnitude here
+        "threads": env_int("ELELEM_GGML_THREADS", len(os.sched_getaffinity(0))),
     }
 
 

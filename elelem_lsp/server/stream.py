@@ -25,6 +25,7 @@ class ProgressStream:
         self.pending: list[dict[str, Any]] = []
         self.tail = ""
         self.timer: asyncio.TimerHandle | None = None
+        self.last_flush = float("-inf")
         self.sent = 0
 
     def begin(self, title: str, message: str) -> None:
@@ -42,7 +43,14 @@ class ProgressStream:
             if kind == "saying":
                 self.tail = (self.tail + event["text"])[-TAIL:]
             if self.timer is None:
-                self.timer = asyncio.get_running_loop().call_later(self.interval, self.flush)
+                # The first text after a quiet spell goes out at once (the reader sees the
+                # reply start without delay); the rest is coalesced for ``interval``.
+                loop = asyncio.get_running_loop()
+                wait = self.last_flush + self.interval - loop.time()
+                if wait <= 0:
+                    self.flush()
+                else:
+                    self.timer = loop.call_later(wait, self.flush)
         else:
             self.pending.append(event)
             if kind == "doing":
@@ -54,6 +62,7 @@ class ProgressStream:
             self.timer.cancel()
             self.timer = None
         if self.pending:
+            self.last_flush = asyncio.get_running_loop().time()
             events = [
                 {"type": e["type"], "text": "".join(e["parts"])} if "parts" in e else e for e in self.pending
             ]

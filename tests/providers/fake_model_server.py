@@ -188,7 +188,8 @@ def ollama_chat(parts: list[str], *, thinking: list[str] = (), final_calls: list
 @dataclass
 class Reply:
     """One scripted answer. ``cut``: "utf8" sends a chunk boundary inside every multi-byte
-    character; ``drop``: close the connection after the body without ending the chunked stream."""
+    character; ``drop``: close the connection after the body without ending the chunked stream;
+    ``stall``: seconds to wait after the first piece before sending the rest."""
 
     body: list[bytes] = field(default_factory=list)
     status: int = 200
@@ -196,6 +197,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     cut: str | None = None
     drop: bool = False
+    stall: float = 0.0
 
 
 def json_error(status: int, payload: Any, **headers: str) -> Reply:
@@ -275,6 +277,7 @@ class FakeModelServer:
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
         self.replies: deque[Reply] = deque()
+        self.aborted: list[str] = []  # paths whose client went away before the answer ended
         self.expected_token = FAKE_TOKEN
         server = self
 
@@ -344,10 +347,12 @@ class FakeModelServer:
         pieces = utf8_pieces(b"".join(reply.body)) if reply.cut == "utf8" else reply.body
         out = handler.wfile
         try:
-            for piece in pieces:
+            for number, piece in enumerate(pieces):
                 if piece:
                     out.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                     out.flush()
+                if reply.stall and number == 0:
+                    time.sleep(reply.stall)
             if reply.drop:
                 time.sleep(0.05)  # let the client read what came before the drop
                 handler.connection.shutdown(socket.SHUT_RDWR)
@@ -356,5 +361,6 @@ class FakeModelServer:
             out.write(b"0\r\n\r\n")
             out.flush()
         except (BrokenPipeError, ConnectionResetError):  # the client went away (cancelled)
+            self.aborted.append(handler.path)
             handler.close_connection = True
 
