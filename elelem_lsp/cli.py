@@ -124,9 +124,7 @@ def run_providers(args: argparse.Namespace) -> int:
         client = TerminalClient(args.directory, Terminal(interactive=False), options={"workspacePlugins": True})
         await client.start()
         try:
-            from .client import as_dict
-
-            result = as_dict(await client.command("elelem.providers", {}))
+            result = await client.command("elelem.providers", {})
         finally:
             await client.stop()
         for name in result["available"]:

@@ -158,6 +158,15 @@ Modes derived from them count too, unless an earlier entry of
 
 ;;;; The server side of the conversation
 
+(cl-defmethod eglot-client-capabilities ((_server elelem-server))
+  "Eglot's, plus what elelem's applyEdit handler does: create files, confirm."
+  (let* ((capabilities (cl-call-next-method))
+         (workspace (plist-get capabilities :workspace)))
+    (plist-put capabilities :workspace
+               (plist-put workspace :workspaceEdit
+                          '(:documentChanges t :resourceOperations ["create"]
+                            :changeAnnotationSupport (:groupsOnLabel :json-false))))))
+
 (cl-defmethod eglot-handle-notification
   ((_server elelem-server) (_method (eql $/progress)) &key token value)
   "Render the events of elelem's reports; echo their rolling message."
@@ -251,6 +260,9 @@ Asks first only when a change annotation needs confirmation (`confirmEdits')."
   "Run COMMAND with ARGUMENTS on SERVER.
 Turns (`elelem.ask', `elelem.fix') run asynchronously, streaming into the
 transcript; other commands return the server's result."
+  ;; the agent reads and edits unsaved buffers: send the changes eglot still holds back
+  (dolist (buffer (eglot--managed-buffers server))
+    (with-current-buffer buffer (eglot--signal-textDocument/didChange)))
   (let ((name (format "%s" command)))
     (if (not (member name '("elelem.ask" "elelem.fix")))
         (cl-call-next-method)
@@ -259,7 +271,10 @@ transcript; other commands return the server's result."
              (token (format "elelem.el/%d/%d" (emacs-pid) (cl-incf elelem--token-count))))
         (setq argument (plist-put argument :progressToken token))
         (elelem--start-turn token (or (plist-get argument :prompt)
-                                      (if (equal name "elelem.fix") "Fix" name)))
+                                      (concat "Fix: " (mapconcat
+                                                       (lambda (d) (plist-get d :message))
+                                                       (plist-get argument :diagnostics)
+                                                       "; "))))
         (jsonrpc-async-request
          server :workspace/executeCommand (list :command name :arguments (vector argument))
          :success-fn (lambda (result) (elelem--finish-turn token result))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcRequestCancelled
 from pygls.lsp.client import LanguageClient
 
 from .. import __version__
@@ -33,8 +34,8 @@ class TerminalClient:
         self.options = options or {}
         self.client = LanguageClient("elelem-lsp-terminal", __version__)
         self.sinks: dict[Any, EventSink] = {}
-        self.tokens = itertools.count(1)
-        self.current: asyncio.Task[Any] | None = None
+        self.counter = itertools.count(1)
+        self.in_flight: str | None = None
         self._register()
 
     def _register(self) -> None:
@@ -112,18 +113,35 @@ class TerminalClient:
             self.terminal.server_log(line.decode("utf-8", errors="replace"))
 
     async def command(self, name: str, argument: dict[str, Any] | None = None) -> Any:
-        return await self.client.workspace_execute_command_async(
-            lsp.ExecuteCommandParams(command=name, arguments=[argument or {}])
+        return as_dict(
+            await self.client.workspace_execute_command_async(
+                lsp.ExecuteCommandParams(command=name, arguments=[argument or {}])
+            )
         )
 
     async def ask(self, prompt: str, sink: EventSink, **extra: Any) -> dict[str, Any]:
-        """Run one turn; ``sink`` sees every progress value of it."""
-        token = f"terminal-{next(self.tokens)}"
+        """Run one turn; ``sink`` sees every progress value of it. ``cancel()`` stops it."""
+        number = next(self.counter)
+        token, msg_id = f"terminal-{number}", f"ask-{number}"
         self.sinks[token] = sink
+        self.in_flight = msg_id
+        params = lsp.ExecuteCommandParams(
+            command="elelem.ask", arguments=[{"prompt": prompt, "progressToken": token, **extra}]
+        )
         try:
-            return as_dict(await self.command("elelem.ask", {"prompt": prompt, "progressToken": token, **extra}))
+            return as_dict(
+                await self.client.protocol.send_request_async(lsp.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id)
+            )
+        except JsonRpcRequestCancelled:
+            return {"reply": "", "cancelled": True, "error": None}
         finally:
+            self.in_flight = None
             self.sinks.pop(token, None)
+
+    def cancel(self) -> None:
+        """Stop the running turn with ``$/cancelRequest``, as an editor does."""
+        if self.in_flight is not None:
+            self.client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=self.in_flight))
 
     async def stop(self) -> None:
         try:

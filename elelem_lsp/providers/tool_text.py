@@ -24,7 +24,7 @@ CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
 TURN_START = "<|im_start|>"
 TURN_END = "<|im_end|>"
-CHATML_STOPS = (TURN_END, "<|endoftext|>")
+CHATML_STOPS = (TURN_END, TURN_START, "<|endoftext|>")  # a new turn also ends the reply
 
 
 def describe_tools(tools: Iterable[ToolDefinition]) -> str:

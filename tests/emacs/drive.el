@@ -2,7 +2,8 @@
 
 ;; Set before loading: `drive-root' (the workspace), `drive-out' (where to write what was seen, as
 ;; JSON), `drive-server' (the server command), `drive-client' (clients/emacs).
-;; Opens a.txt, asks, switches provider, asks again; records the buffer and transcript after each.
+;; Opens a.txt; asks, switches provider, creates a file, undoes, fixes a flymake diagnostic;
+;; records what the buffer and transcript show after each step.
 
 (require 'json)
 (add-to-list 'load-path drive-client)
@@ -40,20 +41,47 @@
                             (goto-char next))))
                       (vconcat (nreverse found))))))
 
+;; Lints every buffer with one error on its first character, like a checker would.
+(defun drive-lint (report-fn &rest _)
+  (funcall report-fn (list (flymake-make-diagnostic (current-buffer) 1 2 :error "x should be y"))))
+
 (let* ((file (expand-file-name "a.txt" drive-root))
        (buffer (find-file-noselect file))
-       (snapshots nil))
+       (seen nil))
   (with-current-buffer buffer
     (elelem-ask "change x to y")
     (drive-wait-turns 1)
-    (push (drive-snapshot buffer) snapshots)
-    (push (list :managed (if (eglot-managed-p) t :json-false)) snapshots)
+    (push (cons "asked" (drive-snapshot buffer)) seen)
+    (push (list "managed" :managed (if (eglot-managed-p) t :json-false)) seen)
+
     (elelem-select-provider "second")
     (elelem-ask "who is there")
     (drive-wait-turns 2)
-    (push (drive-snapshot buffer) snapshots))
+    (push (cons "switched" (drive-snapshot buffer)) seen)
+
+    (elelem-select-provider "scripted")
+    (elelem-ask "create b")
+    (drive-wait-turns 3)
+    (let ((created (find-buffer-visiting (expand-file-name "b.txt" drive-root))))
+      (push (list "created" :exists (if (file-exists-p (expand-file-name "b.txt" drive-root)) t :json-false)
+                  :text (and created (with-current-buffer created (buffer-string))))
+            seen))
+
+    (undo-boundary)
+    (let ((last-command nil)) (undo))  ; the edit is an ordinary change: undo brings x back
+    (push (list "undone" :text (buffer-string)) seen)
+    (add-hook 'flymake-diagnostic-functions #'drive-lint nil t)
+    (flymake-mode 1)
+    (flymake-start)
+    (let ((deadline (+ (float-time) 10)))
+      (while (and (null (flymake-diagnostics)) (< (float-time) deadline))
+        (accept-process-output nil 0.05)))
+    (goto-char (point-min))
+    (elelem-fix (line-beginning-position) (line-end-position))
+    (drive-wait-turns 4)
+    (push (cons "fixed" (drive-snapshot buffer)) seen))
   (with-temp-file drive-out
-    (insert (json-encode (vconcat (nreverse snapshots)))))
+    (insert (json-encode (nreverse seen))))
   (ignore-errors (eglot-shutdown (elelem--server))))
 
 ;;; drive.el ends here

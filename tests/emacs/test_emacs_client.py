@@ -1,6 +1,6 @@
 """clients/emacs/elelem.el in a real batch Emacs (28, Debian's elpa-eglot) against a real
-elelem-lsp: asking streams into the *elelem* transcript and edits the visited buffer; switching
-the provider takes effect."""
+elelem-lsp: asking streams into the *elelem* transcript and edits the visited buffer (undoably);
+switching the provider takes effect; a new file is created; a flymake diagnostic is fixed."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def emacs() -> str:
     return found
 
 
-def test_ask_edits_the_visited_buffer_and_provider_switches(emacs: str, tmp_path: Path, home: Path) -> None:
+def test_emacs_asks_edits_switches_creates_and_fixes(emacs: str, tmp_path: Path, home: Path) -> None:
     root = tmp_path / "work"
     (root / ".agents" / "plugins").mkdir(parents=True)
     shutil.copy(EDITING_PLUGIN, root / ".agents" / "plugins" / EDITING_PLUGIN.name)
@@ -52,22 +52,39 @@ def test_ask_edits_the_visited_buffer_and_provider_switches(emacs: str, tmp_path
         cwd=root,
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    first, managed, second = json.loads(out.read_text())
+    seen = json.loads(out.read_text())
 
-    assert first["text"] == "y\n"
-    assert first["modified"] is True
+    asked = seen["asked"]
+    assert asked["text"] == "y\n"
+    assert asked["modified"] is True
     assert (root / "a.txt").read_text() == "x\n"
-    assert first["transcript"].splitlines() == [
+    assert asked["transcript"].splitlines() == [
         "> change x to y",
         "planning",
         "I will edit.",
         '+ edit(path="a.txt", old="x", new="y")',
         "  ok: edit",
         "edited.",
-        "scripted · 2 steps",
+        "-- scripted · 2 steps",
     ]
-    assert first["thinking"] == ["planning"]
-    assert managed["managed"] is True
+    assert asked["thinking"] == ["planning"]
+    assert seen["managed"]["managed"] is True
 
-    assert second["text"] == "y\n"
-    assert second["transcript"].splitlines()[-4:] == ["", "> who is there", "second here.", "second · 1 steps"]
+    switched = seen["switched"]
+    assert switched["text"] == "y\n"
+    assert switched["transcript"].splitlines()[-4:] == ["", "> who is there", "second here.", "-- second · 1 step"]
+
+    assert seen["created"] == {"exists": True, "text": "new\n"}
+    assert seen["undone"]["text"] == "x\n"
+
+    fixed = seen["fixed"]
+    assert fixed["text"] == "y\n"
+    assert fixed["transcript"].splitlines()[-7:] == [
+        "> Fix: x should be y",
+        "planning",
+        "I will edit.",
+        '+ edit(path="a.txt", old="x", new="y")',
+        "  ok: edit",
+        "edited.",
+        "-- scripted · 2 steps",
+    ]

@@ -5,6 +5,7 @@
 - a prompt containing "echo" is said back whole (what the server made of the prompt);
 - "ask me" asks the person (the editor's `elelem/input`) and greets the answer;
 - "wait" sleeps (cancellably) for a minute;
+- "create" writes a new file `b.txt`;
 - anything else: thinks "planning", says "I will edit." and edits `a.txt` from x to y.
 `second` only says "second here." (for switching providers).
 """
@@ -29,6 +30,8 @@ class Scripted:
         elif "ask me" in prompt:
             answer = await current_workspace.get().ask_user("Your name?")
             emit({"type": "saying", "text": f"hello {answer}"})
+        elif "create" in prompt:
+            emit({"type": "doing", "id": "w1", "name": "write", "arguments": {"path": "b.txt", "content": "new\n"}})
         elif "wait" in prompt:
             emit({"type": "saying", "text": "waiting"})
             await asyncio.sleep(60)

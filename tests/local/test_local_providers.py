@@ -1,0 +1,184 @@
+"""The four local providers generating with the tiny model: streaming, greedy, limits, tools, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from importlib import import_module
+from typing import Any
+
+import pytest
+
+from conftest import PROVIDERS, require_extra
+from elelem_lsp.agent.messages import ProviderError
+
+HELLO = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "hi"}]
+PICK = {"type": "function", "function": {
+    "name": "pick", "description": "Pick a speed",
+    "parameters": {"type": "object", "properties": {"speed": {"enum": ["fast", "slow"]}},
+                   "required": ["speed"], "additionalProperties": False}}}
+
+
+def build(name: str, **options: Any) -> Any:
+    require_extra(name)
+    return import_module(f"elelem_lsp.providers.{name}").factory(**options)
+
+
+async def fetch(provider: Any, messages: list[dict] = HELLO, tools: list[dict] | None = None) -> list[dict]:
+    events: list[dict] = []
+    await provider.fetch(messages, tools or [], events.append)
+    return events
+
+
+def said(events: list[dict]) -> str:
+    return "".join(e["text"] for e in events if e["type"] == "saying")
+
+
+def tokens_evaluated(provider: Any) -> int:
+    """How many tokens the provider's model holds in its cache."""
+    generator = getattr(provider, "generator", None)
+    return generator.cached_tokens if generator is not None else provider.llm.n_tokens
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_streams_saying_per_token_and_greedy_repeats(name, local_env):
+    provider = build(name, temperature=0, max_tokens=12)
+    first = await fetch(provider)
+    second = await fetch(provider)  # same provider: the model stayed loaded
+    assert all(e["type"] == "saying" for e in first)
+    assert len(first) > 3, "the reply should arrive as several events, not one at the end"
+    assert said(first) and said(first) == said(second)
+    again = await fetch(build(name, temperature=0, max_tokens=12))  # a fresh build gives the same reply
+    assert said(again) == said(first)
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_max_tokens_cuts_the_reply_short(name, local_env):
+    short = await fetch(build(name, temperature=0, max_tokens=4))
+    longer = await fetch(build(name, temperature=0, max_tokens=16))
+    assert len(short) <= 5  # one event per token at most, plus a held-back character
+    # greedy: the short reply is the start of the long one (a cut character shows as U+FFFD)
+    assert said(longer).startswith(said(short).rstrip("\ufffd"))
+    assert len(said(short)) < len(said(longer))
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_temperature_above_zero_samples(name, local_env):
+    provider = build(name, temperature=2.0, max_tokens=24)
+    replies = {said(await fetch(provider)) for _ in range(3)}
+    assert len(replies) > 1
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_generation_runs_off_the_event_loop(name, local_env):
+    provider = build(name, temperature=0, max_tokens=300)
+    await fetch(provider)  # warm: the next fetch is all generation
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.001)
+            ticks += 1
+
+    ticker = asyncio.create_task(tick())
+    started = time.monotonic()
+    await fetch(provider)
+    elapsed = time.monotonic() - started
+    ticker.cancel()
+    assert ticks >= 1 and ticks >= elapsed / 0.05, f"the loop turned {ticks} times in {elapsed:.3f}s"
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_cancelling_stops_generation_between_tokens(name, local_env):
+    provider = build(name, temperature=0, max_tokens=3000)
+    events: list[dict] = []
+    first = asyncio.Event()
+    at_first: list[int] = []
+
+    def emit(event: dict) -> None:
+        events.append(event)
+        if not first.is_set():
+            at_first.append(tokens_evaluated(provider))
+            first.set()
+
+    task = asyncio.create_task(provider.fetch(HELLO, [], emit))
+    await asyncio.wait_for(first.wait(), 60)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0.3)
+    settled = tokens_evaluated(provider)
+    await asyncio.sleep(0.3)
+    assert tokens_evaluated(provider) == settled, "generation went on after the cancel"
+    assert settled - at_first[0] < 200, f"{settled - at_first[0]} tokens were generated after the first"
+    delivered = len(events)
+    await asyncio.sleep(0.1)
+    assert len(events) == delivered  # nothing reaches the agent after the cancel
+
+    provider.max_tokens = 5  # the provider is free for the next turn
+    assert said(await asyncio.wait_for(fetch(provider), 30))
+
+
+async def test_llama_forced_tool_gives_a_doing_event(local_env):
+    provider = build("llama", temperature=0, max_tokens=64, tool_choice="pick")
+    events = await fetch(provider, tools=[PICK])
+    calls = [e for e in events if e["type"] == "doing"]
+    assert len(calls) == 1
+    assert calls[0]["name"] == "pick" and calls[0]["id"]
+    assert calls[0]["arguments"]["speed"] in ("fast", "slow")
+
+
+async def test_llama_forcing_an_unknown_tool_is_an_error(local_env):
+    provider = build("llama", temperature=0, max_tokens=8, tool_choice="nosuch")
+    with pytest.raises(Exception, match="nosuch"):
+        await fetch(provider, tools=[PICK])
+
+
+async def test_llama_takes_the_model_path_from_model(local_env, monkeypatch):
+    path = local_env["ELELEM_LLAMA_MODEL"]
+    monkeypatch.delenv("ELELEM_LLAMA_MODEL")
+    assert said(await fetch(build("llama", model=path, temperature=0, max_tokens=4)))
+    with pytest.raises(ProviderError, match="no such file"):
+        build("llama", model=path + ".missing")
+
+
+@pytest.mark.parametrize("name, variable", [
+    ("llama", "ELELEM_LLAMA_MODEL"), ("ggml", "ELELEM_GGML_MODEL"),
+    ("candle", "ELELEM_CANDLE_MODEL"), ("llama2", "ELELEM_LLAMA2_MODEL"), ("llama2", "ELELEM_LLAMA2_TOKENIZER"),
+])
+def test_a_missing_model_setting_names_the_variable(name, variable, local_env, monkeypatch):
+    monkeypatch.delenv(variable)
+    with pytest.raises(ProviderError, match=f"{variable} is not set"):
+        build(name)
+    monkeypatch.setenv(variable, "/nonexistent/model")
+    with pytest.raises(ProviderError, match="no such file"):
+        build(name)
+
+
+@pytest.mark.parametrize("name", ["llama2", "candle", "ggml"])
+async def test_a_prompt_longer_than_the_context_is_a_clear_error(name, local_env):
+    provider = build(name, temperature=0, max_tokens=4)
+    huge = [{"role": "user", "content": "word " * 5000}]
+    with pytest.raises(ProviderError, match="more than the model's context of 4096"):
+        await fetch(provider, huge)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"max_tokens": 0}, "max_tokens"), ({"temperature": -1}, "temperature"),
+])
+def test_bad_options_are_refused(options, message, local_env):
+    with pytest.raises(ValueError, match=message):
+        build("llama2", **options)
+
+
+def test_a_bad_thread_count_is_refused(local_env, monkeypatch):
+    monkeypatch.setenv("ELELEM_GGML_THREADS", "many")
+    with pytest.raises(ProviderError, match="ELELEM_GGML_THREADS must be a whole number"):
+        build("ggml")
+
+
+async def test_a_quantized_gguf_runs_on_candle(local_env, tiny_dir, monkeypatch):
+    monkeypatch.setenv("ELELEM_CANDLE_MODEL", str(tiny_dir / "tiny-q8.gguf"))
+    provider = build("candle", temperature=0, max_tokens=8)
+    assert said(await fetch(provider)) == said(await fetch(provider))

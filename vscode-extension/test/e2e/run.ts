@@ -1,0 +1,431 @@
+/**
+ * End-to-end test in a real VS Code: code-server (from the npm registry) in Debian's chromium,
+ * driven by playwright-core. Installs the packaged .vsix, opens a copy of test/e2e/workspace
+ * (whose .agents/plugins/scripted.py is the provider), and checks what a person would see:
+ * "elelem: Ask" from the command palette streams into the transcript and edits the open file;
+ * "Fix with elelem" from the quick-fix menu fixes a JSON problem; Cancel stops a long turn;
+ * the edit is an ordinary undoable change. Screenshots go to tests/output/vscode/.
+ *
+ * Run: npm run e2e (builds the .vsix first). Environment:
+ *   ELELEM_CODE_SERVER   code-server entry (default: the one install-e2e.sh puts in the cache)
+ *   ELELEM_LSP_COMMAND   JSON array, the server command (default ["elelem-lsp", "serve"])
+ *   ELELEM_CHROMIUM      browser binary (default /usr/bin/chromium)
+ *   ELELEM_UPDATE_DOCS_SCREENSHOT=1  also copy the transcript screenshot to docs/
+ */
+
+import { ChildProcess, spawn, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+
+import { BrowserContext, chromium, Frame, Locator, Page } from "playwright-core";
+
+const EXTENSION_DIR = path.resolve(__dirname, "../../..");
+const REPO_DIR = path.resolve(EXTENSION_DIR, "..");
+const OUTPUT_DIR = path.join(REPO_DIR, "tests", "output", "vscode");
+const DOCS_SCREENSHOT = path.join(REPO_DIR, "docs", "vscode-transcript.png");
+const VSIX = path.join(EXTENSION_DIR, "elelem-lsp.vsix");
+const FIXTURE = path.join(EXTENSION_DIR, "test", "e2e", "workspace");
+const CODE_SERVER =
+  process.env.ELELEM_CODE_SERVER ??
+  path.join(os.homedir(), ".cache/elelem-vscode-e2e/code-server-4.100.3/node_modules/code-server/out/node/entry.js");
+const CHROMIUM = process.env.ELELEM_CHROMIUM ?? "/usr/bin/chromium";
+const SERVER_COMMAND: string[] = process.env.ELELEM_LSP_COMMAND
+  ? JSON.parse(process.env.ELELEM_LSP_COMMAND)
+  : ["elelem-lsp", "serve"];
+
+const CHROMIUM_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+const started = Date.now();
+
+function step(message: string): void {
+  console.log(`[e2e +${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) {
+        return value;
+      }
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${lastError})` : ""}`);
+}
+
+/** The folders of one run: a copy of the workspace and code-server's own state. */
+function prepareFolders() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "elelem-vscode-e2e-"));
+  const workspace = path.join(root, "workspace");
+  fs.cpSync(FIXTURE, workspace, { recursive: true });
+  const userData = path.join(root, "user-data");
+  fs.mkdirSync(path.join(userData, "User"), { recursive: true });
+  fs.writeFileSync(
+    path.join(userData, "User", "settings.json"),
+    JSON.stringify(
+      {
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": false,
+        "workbench.enableExperiments": false,
+        "workbench.colorTheme": "Default Dark Modern",
+        "telemetry.telemetryLevel": "off",
+        "update.mode": "none",
+        "extensions.autoCheckUpdates": false,
+        "extensions.autoUpdate": false,
+        "extensions.ignoreRecommendations": true,
+        "git.enabled": false,
+        "json.schemaDownload.enable": false,
+        "editor.minimap.enabled": false,
+        "chat.commandCenter.enabled": false,
+        "elelem.server.command": SERVER_COMMAND,
+      },
+      null,
+      2,
+    ),
+  );
+  const extensions = path.join(root, "extensions");
+  const config = path.join(root, "config.yaml");
+  fs.writeFileSync(config, "auth: none\ncert: false\n");
+  return { root, workspace, userData, extensions, config };
+}
+
+type Folders = ReturnType<typeof prepareFolders>;
+
+function codeServerArgs(folders: Folders): string[] {
+  return [
+    CODE_SERVER,
+    "--config",
+    folders.config,
+    "--user-data-dir",
+    folders.userData,
+    "--extensions-dir",
+    folders.extensions,
+  ];
+}
+
+function installExtension(folders: Folders): void {
+  const result = spawnSync(process.execPath, [...codeServerArgs(folders), "--install-extension", VSIX], {
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  const output = `${result.stdout}${result.stderr}`;
+  if (result.status !== 0 || !/was successfully installed/.test(output)) {
+    throw new Error(`--install-extension failed (exit ${result.status}):\n${output}`);
+  }
+}
+
+/** Starts code-server in its own process group, logging to the output folder. */
+async function startCodeServer(folders: Folders, port: number): Promise<ChildProcess> {
+  const log = fs.openSync(path.join(OUTPUT_DIR, "code-server.log"), "w");
+  const child = spawn(
+    process.execPath,
+    [
+      ...codeServerArgs(folders),
+      "--bind-addr",
+      `127.0.0.1:${port}`,
+      "--auth",
+      "none",
+      "--disable-telemetry",
+      "--disable-update-check",
+      "--disable-workspace-trust",
+      "--disable-getting-started-override",
+      folders.workspace,
+    ],
+    { detached: true, stdio: ["ignore", log, log], env: process.env },
+  );
+  await waitFor(
+    "code-server to answer",
+    async () => {
+      if (child.exitCode !== null) {
+        throw new Error(`code-server exited with ${child.exitCode}; see ${OUTPUT_DIR}/code-server.log`);
+      }
+      const response = await fetch(`http://127.0.0.1:${port}/healthz`);
+      return response.ok ? true : undefined;
+    },
+    60_000,
+  );
+  return child;
+}
+
+function stopProcessGroup(child: ChildProcess | undefined): void {
+  if (child?.pid === undefined) {
+    return;
+  }
+  try {
+    process.kill(-child.pid, "SIGTERM");
+  } catch {
+    return; // already gone
+  }
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(-child.pid, 0);
+    } catch {
+      return;
+    }
+    spawnSync("sleep", ["0.1"]);
+  }
+  try {
+    process.kill(-child.pid, "SIGKILL");
+  } catch {
+    // gone between the check and the kill
+  }
+}
+
+/** Runs a command from the palette; retries while the workbench is still registering commands. */
+async function runCommand(page: Page, label: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("F1");
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await input.fill(`>${label}`);
+    const item = page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first();
+    try {
+      await item.waitFor({ state: "visible", timeout: 5_000 });
+      await page.keyboard.press("Enter");
+      return;
+    } catch (error) {
+      if (attempt >= 6) {
+        throw new Error(`command "${label}" not found in the palette: ${error}`);
+      }
+      await page.waitForTimeout(1_000);
+    }
+  }
+}
+
+async function openFile(page: Page, name: string): Promise<void> {
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible", timeout: 10_000 });
+  await input.fill(name);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 10_000 });
+  await page.keyboard.press("Enter");
+  await page.locator(`.tabs-container .tab.active`, { hasText: name }).waitFor({ timeout: 10_000 });
+}
+
+/** The editor whose tab is `name` (its group's visible text). */
+function editorLines(page: Page, name: string): Locator {
+  return page
+    .locator(".editor-group-container", { has: page.locator(".tab.active", { hasText: name }) })
+    .locator(".monaco-editor .view-lines");
+}
+
+async function transcriptFrame(page: Page): Promise<Frame> {
+  return waitFor(
+    "the transcript webview",
+    async () => {
+      for (const frame of page.frames()) {
+        if (await frame.$("[data-elelem-transcript]").catch(() => null)) {
+          return frame;
+        }
+      }
+      return undefined;
+    },
+    30_000,
+  );
+}
+
+async function transcriptText(frame: Frame, selector: string): Promise<string> {
+  return (await frame.locator(selector).innerText()).replace(/\s+/g, " ");
+}
+
+function assertIncludes(text: string, expected: string, where: string): void {
+  if (!text.includes(expected)) {
+    throw new Error(`${where}: expected to see ${JSON.stringify(expected)} in:\n${text}`);
+  }
+  step(`saw ${JSON.stringify(expected)} in ${where}`);
+}
+
+async function scenario(page: Page, folders: Folders, url: string): Promise<void> {
+  step(`opening ${url}`);
+  await page.goto(url);
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  await page.locator(".statusbar-item", { hasText: "scripted" }).first().waitFor({ timeout: 60_000 });
+  step("workbench up; the status bar shows the folder's provider 'scripted'");
+
+  // --- Ask from the command palette: the transcript streams, the open file changes -------------
+  await openFile(page, "hello.txt");
+  await editorLines(page, "hello.txt").getByText("Hello, world!").waitFor({ timeout: 10_000 });
+  await runCommand(page, "elelem: Ask");
+  const askBox = page.locator(".quick-input-widget", { hasText: "Ask elelem" });
+  await askBox.waitFor({ state: "visible", timeout: 10_000 });
+  await page.keyboard.type("Greet elelem instead of the world");
+  await page.keyboard.press("Enter");
+
+  const frame = await transcriptFrame(page);
+  const firstTurn = frame.locator("section.turn").first();
+  await firstTurn.locator(".saying").first().waitFor({ timeout: 30_000 });
+  const whileRunning = await firstTurn.getAttribute("class");
+  step(`first reply text visible while the turn is "${whileRunning}"`);
+  await frame.locator("section.turn.done").first().waitFor({ timeout: 30_000 });
+  const turnText = await transcriptText(frame, "section.turn >> nth=0");
+  assertIncludes(turnText, "Greet elelem instead of the world", "the turn's heading");
+  assertIncludes(turnText, "I'll change the greeting in hello.txt.", "the streamed reply");
+  assertIncludes(turnText, 'edit(path="hello.txt", old="Hello, world", new="Hello, elelem") ok', "the tool call");
+  assertIncludes(turnText, "Done: hello.txt is updated.", "the final reply");
+  assertIncludes(turnText, "done — scripted", "the turn's footer");
+  const bold = await firstTurn.locator(".saying strong").first().innerText();
+  if (bold !== "hello.txt") {
+    throw new Error(`the reply's markdown was not rendered: <strong> holds ${JSON.stringify(bold)}`);
+  }
+  const thinking = firstTurn.locator("details.thinking");
+  if ((await thinking.getAttribute("open")) !== null) {
+    throw new Error("thinking should be collapsed once the turn is done");
+  }
+  await thinking.locator("summary").click();
+  await thinking.locator(".thinking-text", { hasText: "the request wants it to greet elelem" }).waitFor({ timeout: 5_000 });
+  step("thinking is collapsed, and opens on a click");
+
+  await editorLines(page, "hello.txt").getByText("Hello, elelem!").waitFor({ timeout: 10_000 });
+  await page.locator(".tab.dirty", { hasText: "hello.txt" }).waitFor({ timeout: 5_000 });
+  const onDisk = fs.readFileSync(path.join(folders.workspace, "hello.txt"), "utf8");
+  if (!onDisk.startsWith("Hello, world!")) {
+    throw new Error(`the edit should change the editor's buffer, not the disk; disk has: ${onDisk}`);
+  }
+  step("hello.txt in the editor says 'Hello, elelem!' (unsaved; the disk still has the old text)");
+  await page.screenshot({ path: path.join(OUTPUT_DIR, "ask.png") });
+
+  // --- Fix with elelem from the quick-fix menu of a JSON problem --------------------------------
+  await openFile(page, "config.json");
+  const squiggle = page.locator(".editor-group-container .monaco-editor .squiggly-error");
+  await squiggle.first().waitFor({ timeout: 30_000 });
+  step("config.json shows its JSON problem");
+  await page.locator(".editor-group-container", { has: page.locator(".tab.active", { hasText: "config.json" }) })
+    .locator(".monaco-editor .view-lines").click();
+  await page.keyboard.press("F8"); // go to the problem
+  await page.keyboard.press("Escape");
+  const fixAction = page.locator(".action-widget .monaco-list-row", { hasText: "Fix with elelem" }).first();
+  await waitFor(
+    "the 'Fix with elelem' quick fix",
+    async () => {
+      await page.keyboard.press("Control+.");
+      return (await fixAction.isVisible({ timeout: 2_000 }).catch(() => false)) ? true : undefined;
+    },
+    30_000,
+  );
+  await fixAction.click();
+  await frame.locator("section.turn.done").nth(1).waitFor({ timeout: 30_000 });
+  const fixText = await transcriptText(frame, "section.turn >> nth=1");
+  assertIncludes(fixText, "Fix: Expected comma", "the fix turn's heading");
+  assertIncludes(fixText, "Adding the missing comma in config.json.", "the fix turn's reply");
+  assertIncludes(fixText, 'edit(path="config.json", old="\\"name\\": \\"demo\\"", new="\\"name\\": \\"demo\\",") ok', "the fix turn's tool call");
+  await editorLines(page, "config.json").getByText('"name": "demo",').waitFor({ timeout: 10_000 });
+  await waitFor("the JSON problem to go away", async () => ((await squiggle.count()) === 0 ? true : undefined), 15_000);
+  step("config.json has its comma and no problem left");
+  // Open the fix turn's thinking too, for the screenshot.
+  await frame.locator("section.turn").nth(1).locator("details.thinking summary").click();
+  await page.waitForTimeout(300);
+  const transcriptShot = path.join(OUTPUT_DIR, "transcript.png");
+  await page.screenshot({ path: transcriptShot });
+  if (process.env.ELELEM_UPDATE_DOCS_SCREENSHOT === "1") {
+    fs.mkdirSync(path.dirname(DOCS_SCREENSHOT), { recursive: true });
+    fs.copyFileSync(transcriptShot, DOCS_SCREENSHOT);
+    step(`copied the screenshot to ${DOCS_SCREENSHOT}`);
+  }
+
+  // --- Cancel a long turn ------------------------------------------------------------------------
+  await runCommand(page, "elelem: Ask");
+  await askBox.waitFor({ state: "visible", timeout: 10_000 });
+  await page.keyboard.type("Tell me slowly about everything");
+  await page.keyboard.press("Enter");
+  const slowTurn = frame.locator("section.turn").nth(2);
+  await slowTurn.locator(".saying", { hasText: "word3" }).waitFor({ timeout: 30_000 });
+  await runCommand(page, "elelem: Cancel");
+  await frame.locator("section.turn.cancelled").first().waitFor({ timeout: 15_000 });
+  const cancelledText = await transcriptText(frame, "section.turn >> nth=2");
+  if (cancelledText.includes("word299")) {
+    throw new Error("the slow turn ran to its end instead of being cancelled");
+  }
+  assertIncludes(cancelledText, "cancelled", "the cancelled turn's footer");
+  await page.screenshot({ path: path.join(OUTPUT_DIR, "cancelled.png") });
+
+  // --- The agent's edit is an ordinary, undoable change ----------------------------------------
+  await openFile(page, "hello.txt");
+  await editorLines(page, "hello.txt").click();
+  await page.keyboard.press("Control+Z");
+  await editorLines(page, "hello.txt").getByText("Hello, world!").waitFor({ timeout: 10_000 });
+  step("Ctrl+Z in hello.txt brings back 'Hello, world!'");
+}
+
+async function main(): Promise<void> {
+  for (const [what, file] of [
+    ["the .vsix (npm run package)", VSIX],
+    ["code-server (scripts/install-e2e.sh)", CODE_SERVER],
+    ["chromium (apt-get install chromium)", CHROMIUM],
+  ]) {
+    if (!fs.existsSync(file)) {
+      throw new Error(`missing ${what}: ${file}`);
+    }
+  }
+  fs.mkdirSync(OUTPUT_DIR, { recursive: true });
+  const folders = prepareFolders();
+  let codeServer: ChildProcess | undefined;
+  let context: BrowserContext | undefined;
+  let page: Page | undefined;
+  let failed = false;
+  try {
+    installExtension(folders);
+    step("installed the .vsix with --install-extension");
+    const port = await freePort();
+    codeServer = await startCodeServer(folders, port);
+    step(`code-server listening on 127.0.0.1:${port}`);
+    context = await chromium.launchPersistentContext(path.join(folders.root, "chromium-profile"), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_FLAGS,
+      viewport: { width: 1440, height: 860 },
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(30_000);
+    await scenario(page, folders, `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folders.workspace)}`);
+    step("PASS");
+  } catch (error) {
+    failed = true;
+    console.error(`[e2e] FAIL: ${error instanceof Error ? error.stack : error}`);
+    await page?.screenshot({ path: path.join(OUTPUT_DIR, "failure.png") }).catch(() => undefined);
+    const serverLogs = path.join(folders.userData, "logs");
+    if (fs.existsSync(serverLogs)) {
+      fs.cpSync(serverLogs, path.join(OUTPUT_DIR, "code-server-logs"), { recursive: true });
+    }
+  } finally {
+    await context?.close().catch(() => undefined);
+    stopProcessGroup(codeServer);
+    if (!failed) {
+      fs.rmSync(folders.root, { recursive: true, force: true });
+    } else {
+      console.error(`[e2e] kept ${folders.root}; logs and failure.png in ${OUTPUT_DIR}`);
+    }
+  }
+  process.exitCode = failed ? 1 : 0;
+}
+
+void main();

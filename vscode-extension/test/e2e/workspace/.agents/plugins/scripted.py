@@ -1,0 +1,55 @@
+"""scripted: a deterministic provider for the VS Code end-to-end test.
+
+It streams like a model (thinking, then text in small pieces, then a tool call) so the test can
+watch the transcript fill in, and it changes files only through the edit tool, so every change
+reaches VS Code as a workspace/applyEdit:
+- a "Fix the problem..." prompt (the server's elelem.fix) adds the missing comma to config.json;
+- a prompt with "slowly" keeps talking for a minute, for the cancel test;
+- any other prompt changes the greeting in hello.txt.
+"""
+
+import asyncio
+import json
+
+import elelem_lsp
+
+PAUSE = 0.15
+
+
+async def stream(emit, kind, text, pieces=4):
+    size = max(1, len(text) // pieces)
+    for start in range(0, len(text), size):
+        emit({"type": kind, "text": text[start : start + size]})
+        await asyncio.sleep(PAUSE)
+
+
+class ScriptedProvider:
+    async def fetch(self, messages, tools, emit):
+        last = messages[-1]
+        if last["role"] == "tool":
+            outcome = json.loads(last["content"])
+            if outcome.get("ok"):
+                await stream(emit, "saying", f"Done: `{outcome.get('path', 'the file')}` is updated.")
+            else:
+                await stream(emit, "saying", f"The edit failed: {outcome.get('error')}")
+            return
+        prompt = last["content"]
+        if prompt.startswith("Fix the problem"):
+            await stream(emit, "thinking", "The JSON object is missing a comma after its first member.")
+            await stream(emit, "saying", "Adding the **missing comma** in `config.json`.")
+            emit({"type": "doing", "id": "fix-1", "name": "edit",
+                  "arguments": {"path": "config.json", "old": '"name": "demo"', "new": '"name": "demo",'}})
+        elif "slowly" in prompt:
+            for count in range(300):
+                emit({"type": "saying", "text": f"word{count} "})
+                await asyncio.sleep(0.2)
+        else:
+            await stream(emit, "thinking", "hello.txt greets the world; the request wants it to greet elelem.")
+            await stream(emit, "saying", "I'll change the greeting in **hello.txt**.")
+            emit({"type": "doing", "id": "greet-1", "name": "edit",
+                  "arguments": {"path": "hello.txt", "old": "Hello, world", "new": "Hello, elelem"}})
+
+
+@elelem_lsp.configure
+def setup(config):
+    config.provider("scripted", lambda model=None, **_: ScriptedProvider())
