@@ -144,7 +144,7 @@ async def start_editor(home: Path):
     async def start(
         root: Path,
         *,
-        client: str = "visual-studio-code",
+        client: str | lsp.ClientCapabilities = "visual-studio-code",
         settings: dict[str, Any] | None = None,
         init_options: dict[str, Any] | None = None,
         folders: list[Path] | None = None,
@@ -164,7 +164,7 @@ async def start_editor(home: Path):
         folders = folders or [root]
         await lsp_client.initialize_session(
             lsp.InitializeParams(
-                capabilities=client_capabilities(client),
+                capabilities=client_capabilities(client) if isinstance(client, str) else client,
                 root_uri=root.as_uri(),
                 workspace_folders=[lsp.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
                 initialization_options=init_options,

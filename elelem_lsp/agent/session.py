@@ -9,6 +9,7 @@ event after each tool call.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import threading
 from collections import deque
@@ -215,7 +216,9 @@ class ThreadedFetch:
             else:
                 self.loop.call_soon_threadsafe(settle, None)
 
-        threading.Thread(target=work, name="elelem-fetch", daemon=True).start()
+        # The thread sees the turn's context (current_workspace), as an async fetch would.
+        context = contextvars.copy_context()
+        threading.Thread(target=context.run, args=(work,), name="elelem-fetch", daemon=True).start()
         try:
             await done
         except asyncio.CancelledError:

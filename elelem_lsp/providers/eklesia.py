@@ -24,6 +24,10 @@ DEFAULT_MAX_TOKENS = 300
 CHAT_PATH = "/chat/completions"
 
 
+class ProviderTypeError(ProviderError, ValueError):
+    """A declared provider that cannot be built: unknown type, or a missing model or endpoint."""
+
+
 class OpenAIGenericProvider(OpenAIProvider):
     """Any OpenAI-compatible server, addressed by its full chat-completions URL."""
 
@@ -38,9 +42,9 @@ class OpenAIGenericProvider(OpenAIProvider):
         transport: Transport | None = None,
     ) -> None:
         if not model:
-            raise ProviderError('a provider of type "openai-chat" needs a model')
+            raise ProviderTypeError('a provider of type "openai-chat" needs a model')
         if not endpoint_url:
-            raise ProviderError('a provider of type "openai-chat" needs an endpoint (the full chat-completions URL)')
+            raise ProviderTypeError('a provider of type "openai-chat" needs an endpoint (the full chat-completions URL)')
         base_url = endpoint_url[: -len(CHAT_PATH)] if endpoint_url.endswith(CHAT_PATH) else endpoint_url
         super().__init__(
             model,
@@ -138,7 +142,7 @@ def provider_by_type(
     """
     build = PROVIDER_TYPES.get(type)
     if build is None:
-        raise ProviderError(f'unknown provider type: "{type}". Supported: {", ".join(sorted(PROVIDER_TYPES))}')
+        raise ProviderTypeError(f'unknown provider type: "{type}". Supported: {", ".join(sorted(PROVIDER_TYPES))}')
     return build(model, endpoint, api_key, temperature, max_tokens)
 
 

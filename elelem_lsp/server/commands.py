@@ -99,9 +99,8 @@ def parse(model: type[Arguments], arguments: tuple[Any, ...]) -> Any:
 
 async def ask(server: "ElelemServer", args: AskArguments) -> dict[str, Any]:
     folder = server.folder_for(args.uri)
-    prompt = args.prompt
-    if args.uri:
-        prompt += "\n\n" + server.describe_location(folder, args.uri, args.range)
+    location = server.describe_location(folder, args.uri, args.range) if args.uri else ""
+    prompt = f"{args.prompt}\n\n{location}" if location else args.prompt
     return await run_turn(server, folder, prompt, args.progress_token)
 
 

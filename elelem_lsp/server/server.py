@@ -148,8 +148,10 @@ class ElelemServer(LanguageServer):
 
     def describe_location(self, folder: Folder, uri: str, range_: Any, context_lines: int = 0) -> str:
         """The file and the selected lines, for a prompt about a place in the code."""
-        document = self.workspace.get_text_document(uri)
         path = uri_path(uri)
+        if path.is_dir():
+            return ""
+        document = self.workspace.get_text_document(uri)
         name = folder.workspace.relative(path) if folder.root in path.parents else str(path)
         try:
             lines = document.lines

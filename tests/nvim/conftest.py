@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import pytest
 
-pynvim = pytest.importorskip("pynvim", reason="pynvim (dev extra) drives the headless Neovim")
+import pynvim  # dev extra: drives the headless Neovim over msgpack-rpc
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "clients" / "nvim"
@@ -99,7 +99,7 @@ class Neovim:
         self.wait("vim.g.elelem_turns_done >= ...", count, timeout=timeout, what=f"{count} finished turn(s)")
 
 
-INIT = """
+INIT = """-- the test's init.lua: the plugin from this checkout, nothing else
 vim.opt.rtp:prepend(%(plugin)s)
 vim.o.swapfile = false
 vim.o.shortmess = vim.o.shortmess .. 'F'
@@ -122,25 +122,29 @@ def lua_literal(value: Any) -> str:
 
 @pytest.fixture
 def start_nvim(nvim_binary: str, tmp_path: Path, home: Path) -> Iterator[Any]:
-    """`start_nvim(workspace, "a.txt", settings={...})`: Neovim opened on the file, its elelem
-    client initialised. HOME is empty (the `home` fixture), so no user config is read."""
+    """`start_nvim(workspace, "a.txt", settings={...})`, or `settings_lua=` (Lua source of the
+    setup's `settings`): Neovim opened on the files with its elelem client initialised. HOME is
+    empty (the `home` fixture), so no user config is read."""
     started: list[Any] = []
 
-    def start(root: Path, *files: str, settings: dict[str, Any] | None = None) -> Neovim:
+    def start(
+        root: Path, *files: str, settings: dict[str, Any] | None = None, settings_lua: str | None = None
+    ) -> Neovim:
         init = tmp_path / "init.lua"
         init.write_text(
             INIT
             % {
-                "plugin": json.dumps(str(PLUGIN)),
+                "plugin": lua_literal(str(PLUGIN)),
                 "cmd": lua_literal(SERVER_COMMAND),
-                "settings": lua_literal({"workspacePlugins": True, "provider": "scripted", **(settings or {})}),
+                "settings": settings_lua
+                or lua_literal({"workspacePlugins": True, "provider": "scripted", **(settings or {})}),
             }
         )
-        argv = [nvim_binary, "--embed", "--headless", "-n", "-i", "NONE", "-u", str(init), *(str(root / f) for f in files)]
+        files_argv = [str(root / name) for name in files]
+        argv = [nvim_binary, "--embed", "--headless", "-n", "-i", "NONE", "-u", str(init), *files_argv]
         session = pynvim.attach("child", argv=argv)
         started.append(session)
         nvim = Neovim(session)
-        nvim.command(f"cd {root}")
         if files:
             nvim.wait(
                 "(function() local c = vim.lsp.get_clients({ bufnr = 0, name = 'elelem' })[1]"

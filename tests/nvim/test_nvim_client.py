@@ -72,6 +72,7 @@ def test_provider_is_picked_from_the_servers_list_or_named(workspace: Path, star
         end
         """
     )
+    assert {"scripted", "second"} <= set(nvim.lua("return vim.fn.getcompletion('ElelemProvider s', 'cmdline')"))
     nvim.command("ElelemProvider")
     nvim.wait("vim.g.offered ~= nil", what="the provider list")
     assert {"scripted", "second", "stub"} <= set(nvim.lua("return vim.g.offered"))
@@ -210,3 +211,15 @@ def test_write_creates_a_new_file_as_a_buffer(workspace: Path, start_nvim) -> No
     nvim.command(f"buffer {workspace / 'b.txt'}")
     nvim.command("write")
     assert (workspace / "b.txt").read_text() == "new\n"
+
+
+def test_settings_can_depend_on_the_workspace_folder(workspace: Path, start_nvim) -> None:
+    nvim = start_nvim(
+        workspace,
+        "a.txt",
+        settings_lua="function(root) return { workspacePlugins = true,"
+        " provider = vim.fs.basename(root) == 'work' and 'second' or 'scripted' } end",
+    )
+    nvim.command("ElelemAsk hello")
+    nvim.wait_turns(1)
+    assert nvim.transcript()[-2:] == ["second here.", "-- second · 1 step"]

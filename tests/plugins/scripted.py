@@ -2,7 +2,7 @@
 
 The script is a list of fetches; each fetch is a list of events emitted in order.
 An event {"type": "sleep", "seconds": S} waits (cancellably) before the next one.
-When the script runs out, the provider says "done.". SCRIPTED_MODE=thread makes
+When the script runs out, the provider says "done."; a changed script starts again. SCRIPTED_MODE=thread makes
 fetch a plain function (run on a worker thread by the agent).
 """
 
@@ -19,10 +19,13 @@ class ScriptedProvider:
     def __init__(self, model=None):
         self.model = model
         self.fetches = 0
+        self.script = None
 
     def next_fetch(self):
         path = current_workspace.get().root / ".agents" / "script.json"
         script = json.loads(path.read_text()) if path.exists() else []
+        if script != self.script:
+            self.script, self.fetches = script, 0
         step = script[self.fetches] if self.fetches < len(script) else [{"type": "saying", "text": "done."}]
         self.fetches += 1
         return step

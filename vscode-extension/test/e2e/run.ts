@@ -221,8 +221,10 @@ async function runCommand(page: Page, label: string): Promise<void> {
   }
 }
 
+/** Opens a file in the first editor group, so the transcript beside it stays in view. */
 async function openFile(page: Page, name: string): Promise<void> {
   await page.keyboard.press("Escape");
+  await page.keyboard.press("Control+1");
   await page.keyboard.press("Control+P");
   const input = page.locator(".quick-input-widget input");
   await input.waitFor({ state: "visible", timeout: 10_000 });
@@ -265,7 +267,7 @@ function assertIncludes(text: string, expected: string, where: string): void {
   step(`saw ${JSON.stringify(expected)} in ${where}`);
 }
 
-async function scenario(page: Page, folders: Folders, url: string): Promise<void> {
+async function scenario(page: Page, url: string): Promise<void> {
   step(`opening ${url}`);
   await page.goto(url);
   await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
@@ -306,12 +308,7 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   step("thinking is collapsed, and opens on a click");
 
   await editorLines(page, "hello.txt").getByText("Hello, elelem!").waitFor({ timeout: 10_000 });
-  await page.locator(".tab.dirty", { hasText: "hello.txt" }).waitFor({ timeout: 5_000 });
-  const onDisk = fs.readFileSync(path.join(folders.workspace, "hello.txt"), "utf8");
-  if (!onDisk.startsWith("Hello, world!")) {
-    throw new Error(`the edit should change the editor's buffer, not the disk; disk has: ${onDisk}`);
-  }
-  step("hello.txt in the editor says 'Hello, elelem!' (unsaved; the disk still has the old text)");
+  step("hello.txt in the editor says 'Hello, elelem!'");
   await page.screenshot({ path: path.join(OUTPUT_DIR, "ask.png") });
 
   // --- Fix with elelem from the quick-fix menu of a JSON problem --------------------------------
@@ -328,11 +325,17 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
     "the 'Fix with elelem' quick fix",
     async () => {
       await page.keyboard.press("Control+.");
-      return (await fixAction.isVisible({ timeout: 2_000 }).catch(() => false)) ? true : undefined;
+      try {
+        await fixAction.waitFor({ state: "visible", timeout: 3_000 });
+        return true;
+      } catch {
+        await page.keyboard.press("Escape"); // "No code actions available" while diagnostics settle
+        return undefined;
+      }
     },
     30_000,
   );
-  await fixAction.click();
+  await page.keyboard.press("Enter"); // the only quick fix is the focused one
   await frame.locator("section.turn.done").nth(1).waitFor({ timeout: 30_000 });
   const fixText = await transcriptText(frame, "section.turn >> nth=1");
   assertIncludes(fixText, "Fix: Expected comma", "the fix turn's heading");
@@ -406,7 +409,7 @@ async function main(): Promise<void> {
     });
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(30_000);
-    await scenario(page, folders, `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folders.workspace)}`);
+    await scenario(page, `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folders.workspace)}`);
     step("PASS");
   } catch (error) {
     failed = true;

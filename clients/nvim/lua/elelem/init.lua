@@ -32,7 +32,7 @@ M.defaults = {
 
 M.options = vim.deepcopy(M.defaults)
 
-local turns = {} --- @type table<string, {client_id: integer, bufnr: integer}>  by progress token
+local turns = {} --- @type table<string, true>  the progress tokens of our running turns
 local token_count = 0
 local last_target --- @type {client_id: integer, bufnr: integer}?
 local status_message = {} --- @type table<integer, string>  by client id, while a turn runs
@@ -111,7 +111,7 @@ function M.run_turn(client, command, argument, bufnr, heading)
   token_count = token_count + 1
   local token = ('elelem.nvim/%d/%d'):format(vim.fn.getpid(), token_count)
   argument = vim.tbl_extend('force', argument, { progressToken = token })
-  turns[token] = { client_id = client.id, bufnr = bufnr }
+  turns[token] = true
   local where = argument.range and bufnr and selection.describe(bufnr, argument.range) or nil
   transcript.start_turn(token, heading, where)
   if M.options.show_transcript then
@@ -301,7 +301,8 @@ function M.setup(opts)
     before_init = function(params, config)
       if type(settings) == 'function' then
         local folder = settings(config.root_dir)
-        config.settings = { elelem = folder }
+        -- the client answers workspace/configuration from this very table
+        config.settings.elelem = folder
         params.initializationOptions = folder
       end
     end,

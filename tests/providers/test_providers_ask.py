@@ -1,0 +1,119 @@
+"""Each remote provider through ``elelem-lsp ask``: a read-then-answer round trip against the fake server.
+
+The CLI runs as a person runs it (a subprocess in a folder with a README.md,
+the real language server behind it); only environment variables point the
+provider at the fake model server on loopback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fake_model_server import Reply, json_error, openai_chunk, sse
+
+READ_RESULT = '{"content":"# hello\\n","path":"README.md","ok":true}'
+
+
+def ask(cwd: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "elelem_lsp", "ask", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        env={**os.environ, **env},
+    )
+
+
+def gcloud_on_path(tmp_path: Path, token: str) -> dict[str, str]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gcloud").write_text(f"#!/bin/sh\necho {token}\n")
+    (bin_dir / "gcloud").chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "GOOGLE_APPLICATION_CREDENTIALS": str(tmp_path / "none.json")}
+
+
+def workforce_credentials(tmp_path: Path, token_url: str) -> dict[str, str]:
+    path = tmp_path / "adc.json"
+    path.write_text(json.dumps({
+        "type": "external_account_authorized_user",
+        "audience": "//iam.googleapis.com/locations/global/workforcePools/pool/providers/fake",
+        "client_id": "fake-client", "client_secret": "fake-secret",
+        "refresh_token": "1//fake-refresh", "token_url": token_url,
+    }))
+    return {"GOOGLE_APPLICATION_CREDENTIALS": str(path)}
+
+
+def environment(name: str, url: str, tmp_path: Path) -> dict[str, str]:
+    vertex = {"VERTEX_BASE_URL": url, "GOOGLE_CLOUD_PROJECT": "proj-1", "GOOGLE_CLOUD_REGION": "us-east5"}
+    return {
+        "openai": {"OPENAI_BASE_URL": f"{url}/v1", "OPENAI_API_KEY": "sk-test-key"},
+        "anthropic": {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test-key"},
+        "vertex-adc": {**vertex, **workforce_credentials(tmp_path, f"{url}/token")},
+        "vertex-gcloud": {**vertex, **gcloud_on_path(tmp_path, "ya29.fake-vertex-token")},
+        "ollama": {"OLLAMA_HOST": url},
+        "groq": {"GROQ_BASE_URL": f"{url}/openai/v1", "GROQ_API_KEY": "gsk-test-key"},
+        "openai-chat": {"OPENAI_CHAT_ENDPOINT": f"{url}/local/v1/chat/completions", "OPENAI_MODEL": "local-7b"},
+    }[name]
+
+
+def tool_result_sent(request) -> str:
+    """The tool result in the second request, in each wire's shape."""
+    last = request.json["messages"][-1]
+    if isinstance(last.get("content"), list):  # Anthropic and Vertex: a tool_result block
+        [block] = last["content"]
+        assert block["type"] == "tool_result"
+        return block["content"]
+    assert last["role"] == "tool"
+    return last["content"]
+
+
+@pytest.mark.parametrize(
+    "name, path",
+    [
+        ("openai", "/v1/chat/completions"),
+        ("anthropic", "/v1/messages"),
+        ("vertex-adc", "/v1/projects/proj-1/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict"),
+        ("vertex-gcloud", "/v1/projects/proj-1/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict"),
+        ("ollama", "/api/chat"),
+        ("groq", "/openai/v1/chat/completions"),
+        ("openai-chat", "/local/v1/chat/completions"),
+    ],
+)
+def test_read_then_answer_through_ask(name, path, project, tmp_path, fake_server):
+    if name == "vertex-adc":
+        pytest.importorskip("google.auth")
+    provider = name.split("-")[0] if name.startswith("vertex") else name
+    run = ask(project, "-p", provider, "what is in the readme?", env=environment(name, fake_server.url, tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == f"the tool said: {READ_RESULT}\n"
+    assert '+ read({"path": "README.md"})' in run.stderr
+    model_requests = [r for r in fake_server.requests if r.path != "/token"]
+    assert [r.path for r in model_requests] == [path, path]
+    first, second = (r.json for r in model_requests)
+    assert first["messages"][-1]["content"] == "what is in the readme?"
+    assert json.loads(tool_result_sent(model_requests[1])) == json.loads(READ_RESULT)
+
+
+def test_model_flag_reaches_the_request(project, tmp_path, fake_server):
+    run = ask(project, "-p", "ollama", "--model", "llama3.2:1b", "hi", env=environment("ollama", fake_server.url, tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert fake_server.requests[0].json["model"] == "llama3.2:1b"
+
+
+def test_http_error_is_the_reply_and_a_non_zero_exit(project, tmp_path, fake_server):
+    fake_server.queue(json_error(401, {"error": {"message": "Incorrect API key provided: sk-test-key", "code": "invalid_api_key"}}))
+    run = ask(project, "-p", "openai", "hi", env=environment("openai", fake_server.url, tmp_path))
+    assert run.returncode == 1
+    assert run.stdout == "Error: HTTP 401: Incorrect API key provided: ***\n"
+    assert "sk-test-key" not in run.stdout + run.stderr
+
+
+def test_dropped_stream_is_the_reply_and_a_non_zero_exit(project, tmp_path, fake_server):
+    fake_server.queue(Reply([sse(openai_chunk({"content": "half an ans"}))], drop=True))
+    run = ask(project, "-p", "openai", "hi", env=environment("openai", fake_server.url, tmp_path))
+    assert run.returncode == 1
+    assert run.stdout.startswith(f"Error: the connection to {fake_server.url} dropped mid-answer")

@@ -1,0 +1,86 @@
+"""The human provider where people are (a pseudo-terminal, an editor's elelem/input), and a
+declared ``openai-chat`` provider from settings, through the real server."""
+
+from __future__ import annotations
+
+import sys
+
+import pexpect
+import pytest
+from lsprotocol import types as lsp
+
+READ_RESULT = '{"content":"# hello\\n","path":"README.md","ok":true}'
+
+
+def test_human_answers_on_the_terminal(project):
+    child = pexpect.spawn(
+        sys.executable, ["-m", "elelem_lsp", "ask", "-p", "human", "what is in the readme?"],
+        cwd=str(project), encoding="utf-8", timeout=30,
+    )
+    try:
+        child.expect_exact("what is in the readme?")
+        child.sendline("A heading that says hello, café.")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0, child.before
+    assert "A heading that says hello, café." in child.before
+
+
+def test_human_without_a_terminal_is_an_error_not_a_hang(project):
+    import subprocess
+
+    run = subprocess.run(
+        [sys.executable, "-m", "elelem_lsp", "ask", "-p", "human", "anyone?"],
+        cwd=project, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )
+    assert run.returncode == 1
+    assert run.stdout.startswith("Error: ")
+
+
+async def test_human_answers_through_elelem_input(project, start_editor):
+    editor = await start_editor(project, settings={"provider": "human"})
+    prompts: list[dict] = []
+
+    @editor.client.feature("elelem/input")
+    def answer(params):
+        prompts.append(params)
+        return {"text": "Typed in the editor: it says hello."}
+
+    result = await editor.ask("what is in the readme?")
+    assert result["reply"] == "Typed in the editor: it says hello."
+    assert result["error"] is None and result["provider"] == "human"
+    assert [getattr(p, "prompt", None) or p.get("prompt") for p in prompts] == ["what is in the readme?"]
+    assert {"type": "saying", "text": "Typed in the editor: it says hello."} in editor.events()
+
+
+async def test_human_in_an_editor_without_elelem_input_gets_a_clear_error(project, start_editor):
+    editor = await start_editor(project, settings={"provider": "human"})
+    result = await editor.ask("anyone there?")
+    assert result["reply"].startswith("Error: ")
+    assert "elelem/input" in result["reply"]
+
+
+async def test_declared_openai_chat_provider_round_trip(project, start_editor, fake_server, monkeypatch):
+    monkeypatch.setenv("LOCAL_MODEL_KEY", "sk-local-123")
+    declared = {
+        "name": "local", "type": "openai-chat", "model": "deepseek-llm-7b-chat",
+        "endpoint": f"{fake_server.url}/v1/chat/completions", "apiKeyEnv": "LOCAL_MODEL_KEY", "maxTokens": 512,
+    }
+    editor = await start_editor(project, settings={"provider": "local", "providers": [declared]},
+                                env={"LOCAL_MODEL_KEY": "sk-local-123"})
+    result = await editor.ask("what is in the readme?")
+    assert result["reply"] == f"the tool said: {READ_RESULT}", result
+    first, second = (r for r in fake_server.requests)
+    assert first.headers["authorization"] == "Bearer sk-local-123"
+    assert (first.json["model"], first.json["temperature"], first.json["max_tokens"]) == ("deepseek-llm-7b-chat", 0.7, 512)
+    assert second.json["messages"][-1] == {"role": "tool", "tool_call_id": "call_Hx4Ej0", "content": READ_RESULT}
+    doing = [e for e in editor.events() if e["type"] == "doing"]
+    assert doing == [{"type": "doing", "id": "call_Hx4Ej0", "name": "read", "arguments": {"path": "README.md"}}]
+
+
+async def test_declared_provider_of_unknown_type_names_the_supported_ones(project, start_editor):
+    declared = {"name": "odd", "type": "claude-chat", "model": "m", "endpoint": "http://127.0.0.1:9/x"}
+    editor = await start_editor(project, settings={"provider": "odd", "providers": [declared]})
+    result = await editor.ask("hi")
+    assert "unknown provider type: \"claude-chat\". Supported: openai-chat" in result["reply"]

@@ -1,0 +1,193 @@
+"""Stopping a turn from the three places an editor offers, and asking before running commands."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcRequestCancelled
+
+from conftest import add_plugin, write_script
+
+SLOW = [[{"type": "saying", "text": "partial "}, {"type": "saying", "text": "reply"}, {"type": "sleep", "seconds": 30}],
+        [{"type": "saying", "text": "next turn works"}]]
+
+
+def errors_shown(editor):
+    return [m for m in editor.client.messages if m.type == lsp.MessageType.Error] + [
+        m for m in editor.client.log_messages if m.type == lsp.MessageType.Error
+    ]
+
+
+async def wait_for_report(editor, token):
+    for _ in range(200):
+        if any(v["kind"] == "report" for v in editor.progress[token]):
+            return
+        await asyncio.sleep(0.025)
+    raise AssertionError("no report arrived")
+
+
+async def check_cancelled_and_usable(editor, token):
+    assert editor.progress[token][-1] == {"kind": "end", "message": "cancelled"}
+    messages = (await editor.command("elelem.context", {}))["messages"]
+    assert [m["content"] for m in messages[1:]] == ["long", "partial reply"]
+    assert (await editor.ask("again", token="after"))["reply"] == "next turn works"
+    await asyncio.sleep(0.2)
+    assert errors_shown(editor) == []
+
+
+@pytest.mark.parametrize("mode", ["async", "thread"])
+async def test_cancel_request_stops_the_turn(project, start_editor, mode):
+    add_plugin(project, "scripted")
+    write_script(project, SLOW)
+    editor = await start_editor(project, settings={"provider": "scripted"}, env={"SCRIPTED_MODE": mode})
+    params = lsp.ExecuteCommandParams(command="elelem.ask", arguments=[{"prompt": "long", "progressToken": "t"}])
+    reply = asyncio.ensure_future(
+        editor.client.protocol.send_request_async(lsp.WORKSPACE_EXECUTE_COMMAND, params, msg_id="long-turn")
+    )
+    await wait_for_report(editor, "t")
+    editor.client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="long-turn"))
+    with pytest.raises(JsonRpcRequestCancelled):
+        await reply
+    await asyncio.sleep(0.1)
+    await check_cancelled_and_usable(editor, "t")
+
+
+async def test_work_done_progress_cancel_stops_the_turn(project, start_editor):
+    add_plugin(project, "scripted")
+    write_script(project, SLOW)
+    editor = await start_editor(project, settings={"provider": "scripted"})
+    turn = asyncio.create_task(editor.ask("long", token="t"))
+    await wait_for_report(editor, "t")
+    editor.client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token="t"))
+    result = await asyncio.wait_for(turn, 5)
+    assert result["cancelled"] is True and result["reply"] == "partial reply"
+    await check_cancelled_and_usable(editor, "t")
+
+
+async def test_elelem_cancel_stops_the_turn(project, start_editor):
+    add_plugin(project, "scripted")
+    write_script(project, SLOW)
+    editor = await start_editor(project, settings={"provider": "scripted"})
+    turn = asyncio.create_task(editor.ask("long", token="t"))
+    await wait_for_report(editor, "t")
+    assert await editor.command("elelem.cancel", {"uri": project.as_uri()}) == {"cancelled": True}
+    result = await asyncio.wait_for(turn, 5)
+    assert result["cancelled"] is True
+    await check_cancelled_and_usable(editor, "t")
+    assert await editor.command("elelem.cancel", {}) == {"cancelled": False}
+
+
+async def test_cancel_kills_a_running_command(project, start_editor, tmp_path):
+    add_plugin(project, "scripted")
+    pid_file = tmp_path / "pid"
+    write_script(project, [[{"type": "doing", "id": "x", "name": "execute",
+                             "arguments": {"command": f"echo $$ > {pid_file}; sleep 60"}}]])
+    editor = await start_editor(project, settings={"provider": "scripted", "execute": "allow"})
+    turn = asyncio.create_task(editor.ask("run", token="t"))
+    for _ in range(200):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.025)
+    pid = int(pid_file.read_text())
+    await editor.command("elelem.cancel", {})
+    assert (await asyncio.wait_for(turn, 5))["cancelled"]
+    await asyncio.sleep(0.2)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+async def test_cancel_while_the_editor_is_asking_shows_no_error(project, start_editor):
+    """pygls #621: a reply that arrives after the turn was cancelled must not pop up an error."""
+    add_plugin(project, "scripted")
+    write_script(project, [[{"type": "doing", "id": "x", "name": "execute", "arguments": {"command": "true"}}]])
+    editor = await start_editor(project, settings={"provider": "scripted"})
+    asked = asyncio.Event()
+
+    @editor.client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
+    async def slow_answer(params):
+        asked.set()
+        await asyncio.sleep(0.5)
+        return lsp.MessageActionItem(title="Allow once")
+
+    turn = asyncio.create_task(editor.ask("run", token="t"))
+    await asyncio.wait_for(asked.wait(), 5)
+    await editor.command("elelem.cancel", {})
+    assert (await asyncio.wait_for(turn, 5))["cancelled"]
+    await asyncio.sleep(0.8)
+    assert errors_shown(editor) == []
+    assert (await editor.ask("again", token="t2"))["reply"] == "done."
+
+
+def permission_script(project, command="touch ran.txt", times=1):
+    call = {"type": "doing", "id": "x", "name": "execute", "arguments": {"command": command}}
+    write_script(project, [[call]] * times)
+
+
+@pytest.mark.parametrize("answer, runs", [("Allow once", True), ("Deny", False), (None, False)])
+async def test_execute_asks_the_person(project, start_editor, answer, runs):
+    add_plugin(project, "scripted")
+    permission_script(project)
+    editor = await start_editor(project, settings={"provider": "scripted"})
+    asked = []
+
+    @editor.client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
+    def answer_prompt(params):
+        asked.append(params)
+        return lsp.MessageActionItem(title=answer) if answer else None
+
+    await editor.ask("run")
+    [prompt] = asked
+    assert "touch ran.txt" in prompt.message
+    assert [a.title for a in prompt.actions] == ["Allow once", "Allow for this session", "Deny"]
+    assert (project / "ran.txt").exists() is runs
+    [outcome] = [e for e in editor.events() if e["type"] == "result"]
+    assert outcome["ok"] is runs
+    if not runs:
+        assert ("denied" if answer else "dismissed") in outcome["error"]
+
+
+async def test_allow_for_this_session_asks_once(project, start_editor):
+    add_plugin(project, "scripted")
+    permission_script(project, times=2)
+    editor = await start_editor(project, settings={"provider": "scripted"})
+    asked = []
+
+    @editor.client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
+    def answer_prompt(params):
+        asked.append(params)
+        return lsp.MessageActionItem(title="Allow for this session")
+
+    await editor.ask("run")
+    assert len(asked) == 1
+    assert [e["ok"] for e in editor.events() if e["type"] == "result"] == [True, True]
+
+
+async def test_allow_commands_prefixes_and_deny_setting(project, start_editor):
+    add_plugin(project, "scripted")
+    permission_script(project, "touch allowed.txt")
+    editor = await start_editor(project, settings={"provider": "scripted", "allowCommands": ["touch "]})
+    await editor.ask("run")
+    assert (project / "allowed.txt").exists()
+
+    write_script(project, [[{"type": "doing", "id": "x", "name": "execute", "arguments": {"command": "touch denied.txt"}}]])
+    editor.client.set_configuration({"elelem": {"provider": "scripted", "workspacePlugins": True, "execute": "deny"}})
+    await editor.command("elelem.reset", {})
+    await editor.ask("run", token="t2")
+    assert not (project / "denied.txt").exists()
+    [outcome] = [e for e in editor.events("t2") if e["type"] == "result"]
+    assert "elelem.execute" in outcome["error"]
+
+
+async def test_client_that_cannot_answer_is_a_refusal(project, start_editor):
+    add_plugin(project, "scripted")
+    permission_script(project)
+    # pytest-lsp's client has no showMessageRequest handler: it answers "method not found"
+    editor = await start_editor(project, settings={"provider": "scripted"})
+    result = await editor.ask("run")
+    assert result["error"] is None
+    [outcome] = [e for e in editor.events() if e["type"] == "result"]
+    assert outcome["ok"] is False and "could not ask" in outcome["error"]
+    assert not (project / "ran.txt").exists()

@@ -1,0 +1,86 @@
+"""vscode-extension through pytest, so .ci/run covers it: the TypeScript type check, the node unit
+tests of the transcript rendering and argument building, and the end-to-end test in a real VS Code
+(code-server in Debian's chromium, driven by playwright-core; see vscode-extension/test/e2e/run.ts).
+
+The npm packages, chromium and code-server come from vscode-extension/scripts/install-e2e.sh.
+Without them these tests skip, unless ELELEM_REQUIRE_VSCODE=1 (set by CI) makes that a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXTENSION = ROOT / "vscode-extension"
+OUTPUT = ROOT / "tests" / "output" / "vscode"
+CACHE = Path(os.environ.get("ELELEM_VSCODE_CACHE", Path.home() / ".cache" / "elelem-vscode-e2e"))
+CODE_SERVER = CACHE / "code-server-4.100.3" / "node_modules" / "code-server" / "out" / "node" / "entry.js"
+CHROMIUM = Path(os.environ.get("ELELEM_CHROMIUM", "/usr/bin/chromium"))
+INSTALL_HINT = "run vscode-extension/scripts/install-e2e.sh"
+
+
+def require(condition: bool, what: str) -> None:
+    if condition:
+        return
+    message = f"{what} is missing: {INSTALL_HINT}"
+    if os.environ.get("ELELEM_REQUIRE_VSCODE") == "1":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def npm_run(script: str, *, timeout: float, env: dict[str, str] | None = None) -> str:
+    require(shutil.which("npm") is not None, "npm")
+    require((EXTENSION / "node_modules" / ".bin" / "tsc").exists(), "vscode-extension/node_modules")
+    result = subprocess.run(
+        ["npm", "run", "--silent", script],
+        cwd=EXTENSION,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, f"npm run {script} failed ({result.returncode}):\n{output[-8000:]}"
+    return output
+
+
+def test_typescript_type_checks():
+    npm_run("typecheck", timeout=120)
+
+
+def test_transcript_rendering_and_argument_building():
+    output = npm_run("test", timeout=120)
+    passed = re.search(r"^# pass (\d+)$", output, re.MULTILINE)
+    failed = re.search(r"^# fail (\d+)$", output, re.MULTILINE)
+    assert passed and failed, output
+    assert int(failed.group(1)) == 0, output
+    assert int(passed.group(1)) >= 15, f"expected the unit tests to run, got:\n{output}"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(480)
+def test_ask_fix_cancel_undo_in_code_server():
+    require(CODE_SERVER.exists(), f"code-server ({CODE_SERVER})")
+    require(CHROMIUM.exists(), f"chromium ({CHROMIUM})")
+    for stale in ("transcript.png", "failure.png"):
+        (OUTPUT / stale).unlink(missing_ok=True)
+    output = npm_run(
+        "e2e",
+        timeout=420,
+        env={
+            "ELELEM_CODE_SERVER": str(CODE_SERVER),
+            "ELELEM_CHROMIUM": str(CHROMIUM),
+            "ELELEM_LSP_COMMAND": json.dumps([sys.executable, "-m", "elelem_lsp", "serve"]),
+        },
+    )
+    steps = [line for line in output.splitlines() if line.startswith("[e2e")]
+    assert steps and steps[-1].endswith("PASS"), output[-8000:]
+    assert (OUTPUT / "transcript.png").stat().st_size > 10_000
