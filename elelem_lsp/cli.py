@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -97,10 +98,15 @@ def run_ask(args: argparse.Namespace) -> int:
     async def session() -> int:
         client = TerminalClient(args.directory, terminal, options=server_options(args))
         await client.start()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, client.cancel)  # Ctrl-C stops the turn
         try:
             result = await client.ask(prompt, terminal.show)
         finally:
             await client.stop()
+        if result.get("cancelled"):
+            terminal.newline()
+            terminal.notice("cancelled")
+            return 130
         terminal.finish(result["reply"])
         return 1 if result.get("error") else 0
 

@@ -1,27 +1,18 @@
-"""Shared fixtures: workspaces with plugins, and a real server session through pytest-lsp."""
+"""Shared fixtures: an isolated HOME, a project folder, and real server sessions."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import shutil
-import sys
-from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import pytest_asyncio
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
-from pygls.protocol import default_converter
 
-ROOT = Path(__file__).resolve().parent.parent
-PLUGINS = ROOT / "plugins"
-TEST_PLUGINS = Path(__file__).resolve().parent / "plugins"
-SERVER_COMMAND = [sys.executable, "-m", "elelem_lsp", "serve"]
+from scaffold import SERVER_COMMAND, Editor, make_client
 
 
 @pytest.fixture
@@ -41,99 +32,6 @@ def project(tmp_path: Path, home: Path) -> Path:
     root.mkdir()
     (root / "README.md").write_text("# hello\n")
     return root
-
-
-def add_plugin(root: Path, name: str) -> Path:
-    """Copy a plugin (from plugins/ or tests/plugins/) into the workspace's .agents/plugins/."""
-    source = PLUGINS / f"{name}.py"
-    if not source.exists():
-        source = TEST_PLUGINS / f"{name}.py"
-    target = root / ".agents" / "plugins" / source.name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(source, target)
-    return target
-
-
-def write_script(root: Path, fetches: list[list[dict[str, Any]]]) -> None:
-    path = root / ".agents" / "script.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(fetches))
-
-
-class Editor:
-    """A pytest-lsp client with the extra recording our tests need."""
-
-    def __init__(self, client: LanguageClient, root: Path) -> None:
-        self.client = client
-        self.root = root
-        self.progress: dict[Any, list[dict[str, Any]]] = defaultdict(list)
-        self.edits: list[lsp.ApplyWorkspaceEditParams] = []
-        self.answer_edit: Callable[[lsp.ApplyWorkspaceEditParams], bool] = lambda params: True
-        self.versions: dict[str, int] = {}
-
-    def uri(self, name: str) -> str:
-        return (self.root / name).as_uri()
-
-    def open(self, name: str, text: str | None = None, language: str = "plaintext") -> str:
-        uri = self.uri(name)
-        text = (self.root / name).read_text() if text is None else text
-        self.versions[uri] = 1
-        self.client.text_document_did_open(
-            lsp.DidOpenTextDocumentParams(
-                text_document=lsp.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)
-            )
-        )
-        return uri
-
-    def type_text(self, name: str, text: str) -> None:
-        """Replace the buffer's whole text, as typing in the editor would."""
-        uri = self.uri(name)
-        self.versions[uri] += 1
-        self.client.text_document_did_change(
-            lsp.DidChangeTextDocumentParams(
-                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
-                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
-            )
-        )
-
-    async def command(self, name: str, *arguments: Any) -> Any:
-        return await self.client.workspace_execute_command_async(
-            lsp.ExecuteCommandParams(command=name, arguments=list(arguments))
-        )
-
-    async def ask(self, prompt: str, token: str = "turn-1", **extra: Any) -> Any:
-        return await self.command("elelem.ask", {"prompt": prompt, "progressToken": token, **extra})
-
-    def events(self, token: str = "turn-1") -> list[dict[str, Any]]:
-        return [event for value in self.progress[token] if value["kind"] == "report" for event in value["events"]]
-
-
-def make_client(editor_holder: list[Editor]) -> Callable[[], LanguageClient]:
-    def factory() -> LanguageClient:
-        client = LanguageClient(converter_factory=default_converter)
-        register_lsp_features(client, {k: v for k, v in DEFAULT_CLIENT_FEATURES.items() if k != lsp.PROGRESS})
-
-        @client.feature(lsp.PROGRESS)
-        def progress(params: lsp.ProgressParams) -> None:
-            editor_holder[0].progress[params.token].append(as_plain(params.value))
-
-        @client.feature(lsp.WORKSPACE_APPLY_EDIT)
-        def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
-            editor = editor_holder[0]
-            editor.edits.append(params)
-            return lsp.ApplyWorkspaceEditResult(applied=editor.answer_edit(params))
-
-        return client
-
-    return factory
-
-
-def as_plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: as_plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [as_plain(v) for v in value]
-    return value
 
 
 @pytest_asyncio.fixture

@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcRequestCancelled
 
-from conftest import add_plugin, write_script
+from scaffold import add_plugin, write_script
 
 SLOW = [[{"type": "saying", "text": "partial "}, {"type": "saying", "text": "reply"}, {"type": "sleep", "seconds": 30}],
         [{"type": "saying", "text": "next turn works"}]]

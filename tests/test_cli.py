@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from conftest import add_plugin, write_script
+from scaffold import add_plugin, write_script
 
 
 def ask(cwd, *args, stdin="", env=None):
@@ -78,3 +78,23 @@ def test_without_p_the_environment_picks_and_says_so(project):
     assert run.returncode == 0, run.stderr
     assert run.stdout == "done.\n"
     assert "using provider 'stub'" in run.stderr
+
+
+def test_ctrl_c_stops_the_turn_and_the_server(project):
+    import signal
+    import time
+
+    add_plugin(project, "scripted")
+    write_script(project, [[{"type": "saying", "text": "started"}, {"type": "sleep", "seconds": 30}]])
+    process = subprocess.Popen(
+        [sys.executable, "-m", "elelem_lsp", "ask", "-p", "scripted", "slow"],
+        cwd=project, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.time() + 20
+    line = ""
+    while "started" not in line and time.time() < deadline:
+        line += process.stderr.read(1)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=15)
+    assert process.returncode == 130
+    assert "cancelled" in stderr

@@ -8,7 +8,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from conftest import PLUGINS, add_plugin, write_script
+from scaffold import PLUGINS, add_plugin, write_script
 
 
 async def command_error(editor, name, *arguments):

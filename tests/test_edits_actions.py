@@ -6,7 +6,7 @@ from typing import Union
 
 from lsprotocol import types as lsp
 
-from conftest import add_plugin, write_script
+from scaffold import add_plugin, write_script
 from elelem_lsp.textedits import Change, Position, apply_changes
 
 

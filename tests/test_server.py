@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types as lsp
 
-from conftest import add_plugin, write_script
+from scaffold import add_plugin, write_script
 
 CLIENTS = ["visual-studio-code", "neovim@v0.11"]
 
@@ -89,6 +89,8 @@ async def test_new_file_is_created_through_the_editor(project, start_editor):
     create, edit = params.edit.document_changes
     assert isinstance(create, lsp.CreateFile) and create.uri == (project / "src/new.py").as_uri()
     assert edit.text_document.version is None and edit.edits[0].new_text == "print('hi')\n"
+    # the whole empty document is replaced, so no editor keeps an extra empty last line
+    assert edit.edits[0].range == lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=1, character=0))
 
 
 async def test_refused_edit_leaves_the_file_and_tells_the_model(project, start_editor):

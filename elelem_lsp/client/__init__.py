@@ -9,6 +9,7 @@ answered on the terminal (or refused when nobody is there to answer).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import sys
@@ -81,7 +82,11 @@ class TerminalClient:
             return None if text is None else {"text": text}
 
     async def start(self, command: tuple[str, ...] = SERVER_COMMAND) -> None:
-        await self.client.start_io(*command, cwd=str(self.root), env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        # A session of its own: Ctrl-C in the terminal is ours to handle (cancel the
+        # turn), not a signal that should kill the server.
+        await self.client.start_io(
+            *command, cwd=str(self.root), env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True
+        )
         self._stderr = asyncio.create_task(self._forward_stderr())
         await self.client.initialize_async(
             lsp.InitializeParams(
@@ -123,7 +128,14 @@ class TerminalClient:
         """Run one turn; ``sink`` sees every progress value of it. ``cancel()`` stops it."""
         number = next(self.counter)
         token, msg_id = f"terminal-{number}", f"ask-{number}"
-        self.sinks[token] = sink
+        ended = asyncio.Event()
+
+        def receive(value: dict[str, Any]) -> None:
+            sink(value)
+            if value.get("kind") == "end":
+                ended.set()
+
+        self.sinks[token] = receive
         self.in_flight = msg_id
         params = lsp.ExecuteCommandParams(
             command="elelem.ask", arguments=[{"prompt": prompt, "progressToken": token, **extra}]
@@ -133,6 +145,9 @@ class TerminalClient:
                 await self.client.protocol.send_request_async(lsp.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id)
             )
         except JsonRpcRequestCancelled:
+            # The answer to a cancelled request comes before the turn's last progress: wait for it.
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(ended.wait(), 5)
             return {"reply": "", "cancelled": True, "error": None}
         finally:
             self.in_flight = None

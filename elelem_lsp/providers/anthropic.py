@@ -93,6 +93,9 @@ class AnthropicProvider:
         return body
 
     def convert_messages(self, messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
+        # thinking of answers no longer in the conversation (finished turns) is dropped
+        current = {m["tool_calls"][0]["id"] for m in messages if m.get("tool_calls")}
+        self.signed_thinking = {k: v for k, v in self.signed_thinking.items() if k in current}
         system: list[str] = []
         out: list[dict[str, Any]] = []
         results: list[dict[str, Any]] | None = None  # the user message collecting tool results
@@ -131,11 +134,11 @@ class AnthropicProvider:
         async with open_response(
             "POST", self.url, body=body, headers=headers, transport=self.transport, secrets=self.secrets()
         ) as response:
-            await self.read_stream(response, emit)
+            await self.read_stream(response, emit, id_prefix=f"toolu-{len(messages)}")
 
-    async def read_stream(self, response: httpx.Response, emit: Emit) -> None:
+    async def read_stream(self, response: httpx.Response, emit: Emit, *, id_prefix: str) -> None:
         """Events from a Messages SSE body; ``doing`` events once ``message_stop`` arrived."""
-        calls = ToolCalls()
+        calls = ToolCalls(id_prefix)
         thinking: dict[int, dict[str, Any]] = {}  # content block index -> thinking block being gathered
         finished = False
         async for _, data in sse_events(response):
@@ -150,11 +153,9 @@ class AnthropicProvider:
                 elif part == "thinking_delta":
                     if delta.get("thinking"):
                         emit({"type": "thinking", "text": delta["thinking"]})
-                        thinking.setdefault(index, {"type": "thinking", "parts": [], "signature": []})
-                        thinking[index]["parts"].append(delta["thinking"])
+                        gathering(thinking, index)["parts"].append(delta["thinking"])
                 elif part == "signature_delta":
-                    thinking.setdefault(index, {"type": "thinking", "parts": [], "signature": []})
-                    thinking[index]["signature"].append(delta.get("signature") or "")
+                    gathering(thinking, index)["signature"].append(delta.get("signature") or "")
                 elif part == "input_json_delta":
                     calls.add(index, arguments=delta.get("partial_json"))
             elif kind == "content_block_start":
@@ -162,11 +163,7 @@ class AnthropicProvider:
                 if block.get("type") == "tool_use":
                     calls.add(index, id=block.get("id"), name=block.get("name"), arguments=block.get("input"))
                 elif block.get("type") == "thinking":
-                    thinking[index] = {
-                        "type": "thinking",
-                        "parts": [block.get("thinking") or ""],
-                        "signature": [block.get("signature") or ""],
-                    }
+                    gathering(thinking, index)["parts"].append(block.get("thinking") or "")
                 elif block.get("type") == "redacted_thinking":
                     thinking[index] = dict(block)
                 elif block.get("type") == "text" and block.get("text"):
@@ -184,6 +181,11 @@ class AnthropicProvider:
             first = next(iter(calls.calls.values()))["id"]
             self.signed_thinking[first] = [finish_block(thinking[i]) for i in sorted(thinking)]
         calls.emit(emit)
+
+
+def gathering(thinking: dict[int, dict[str, Any]], index: int) -> dict[str, Any]:
+    """The thinking block at ``index`` whose text and signature are still arriving."""
+    return thinking.setdefault(index, {"type": "thinking", "parts": [], "signature": []})
 
 
 def finish_block(block: dict[str, Any]) -> dict[str, Any]:

@@ -33,8 +33,8 @@ class OpenAIGenericProvider(OpenAIProvider):
 
     def __init__(
         self,
-        model: str,
-        endpoint_url: str,
+        model: str | None,
+        endpoint_url: str | None,
         api_key: str | None,
         temperature: float = DEFAULT_TEMPERATURE,
         max_tokens: int = DEFAULT_MAX_TOKENS,
@@ -45,10 +45,8 @@ class OpenAIGenericProvider(OpenAIProvider):
             raise ProviderTypeError('a provider of type "openai-chat" needs a model')
         if not endpoint_url:
             raise ProviderTypeError('a provider of type "openai-chat" needs an endpoint (the full chat-completions URL)')
-        base_url = endpoint_url[: -len(CHAT_PATH)] if endpoint_url.endswith(CHAT_PATH) else endpoint_url
         super().__init__(
             model,
-            base_url=base_url,
             endpoint=endpoint_url,
             api_key=api_key,
             temperature=temperature,
@@ -94,10 +92,10 @@ class QueryProvider:
             response = await asyncio.to_thread(query, *arguments)
             if inspect.isawaitable(response):
                 response = await response
-        emit_completion(response, emit)
+        emit_completion(response, emit, id_prefix=f"call-{len(messages)}")
 
 
-def emit_completion(response: Any, emit: Emit) -> None:
+def emit_completion(response: Any, emit: Emit, *, id_prefix: str) -> None:
     """Events from a ChatCompletionResponse's first choice."""
     choices = response.get("choices") if isinstance(response, dict) else None
     if not choices or not isinstance(choices[0], dict):
@@ -108,14 +106,16 @@ def emit_completion(response: Any, emit: Emit) -> None:
         emit({"type": "thinking", "text": reasoning})
     if isinstance(message.get("content"), str) and message["content"]:
         emit({"type": "saying", "text": message["content"]})
-    calls = ToolCalls()
+    calls = ToolCalls(id_prefix)
     for position, call in enumerate(message.get("tool_calls") or ()):
         function = call.get("function") or {}
         calls.add(position, id=call.get("id"), name=function.get("name"), arguments=function.get("arguments"))
     calls.emit(emit)
 
 
-def build_openai_chat(model: str, endpoint: str, api_key: str | None, temperature: float | None, max_tokens: int | None):
+def build_openai_chat(
+    model: str | None, endpoint: str | None, api_key: str | None, temperature: float | None, max_tokens: int | None
+) -> OpenAIGenericProvider:
     return OpenAIGenericProvider(
         model,
         endpoint,
@@ -130,8 +130,8 @@ PROVIDER_TYPES: dict[str, Callable[..., Any]] = {"openai-chat": build_openai_cha
 
 def provider_by_type(
     type: str,
-    model: str,
-    endpoint: str,
+    model: str | None,
+    endpoint: str | None,
     api_key: str | None,
     temperature: float | None = DEFAULT_TEMPERATURE,
     max_tokens: int | None = DEFAULT_MAX_TOKENS,

@@ -149,7 +149,7 @@ class Generator:
             logits = self._prefill(model, ids, cancelled)
             decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
             generated: list[int] = []
-            while logits is not None and len(generated) < max_tokens and not cancelled.is_set():
+            while logits is not None and not cancelled.is_set():
                 token = sample(logits, temperature, self._rng)
                 if token in model.stop_ids:
                     break
@@ -157,7 +157,7 @@ class Generator:
                 text = decoder.decode(model.piece(token))
                 if text and on_text(text):
                     break
-                if len(self._cached) >= model.context_length or cancelled.is_set():
+                if len(generated) >= max_tokens or len(self._cached) >= model.context_length:
                     break
                 logits = self._advance(model, [token], cancelled)
             tail = decoder.decode(b"", final=True)

@@ -43,7 +43,14 @@ class GgmlModel:
         self._batch = int(self._llm.config.batch_size)
 
     def encode(self, prompt: str) -> list[int]:
-        return list(self._llm.tokenize(prompt))
+        # not LLM.tokenize: its buffer has one slot per character, and a character that falls
+        # back to byte tokens overflows it (heap corruption, then a crash)
+        data = prompt.encode("utf-8")
+        # at most three tokens a byte (a space becomes U+2581, three byte tokens in a vocabulary
+        # without it), plus BOS and the leading space
+        room = (ctypes.c_int * (3 * len(data) + 4))()
+        count = self._llm.ctransformers_llm_tokenize(data, self._llm.model_type == "llama", room)
+        return list(room[:count])
 
     def piece(self, token: int) -> bytes:
         return self._llm.ctransformers_llm_detokenize(token) or b""
@@ -64,8 +71,9 @@ def settings() -> dict[str, Any]:
         "model_type": os.environ.get("ELELEM_GGML_TYPE", "").strip() or "llama",
         "lib": os.environ.get("ELELEM_GGML_LIB", "").strip() or None,
         "context_length": env_int("ELELEM_GGML_CTX", DEFAULT_CONTEXT),
-        # ctransformers' own default (-1) is slower by two orders of magnitude here
-        "threads": env_int("ELELEM_GGML_THREADS", len(os.sched_getaffinity(0))),
+        # half the cores, as llama-cpp-python does: ggml's threads spin while they wait, so
+        # ctransformers' own default (-1) or every core is a hundred times slower on a busy machine
+        "threads": env_int("ELELEM_GGML_THREADS", max(1, len(os.sched_getaffinity(0)) // 2)),
     }
 
 

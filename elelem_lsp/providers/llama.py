@@ -20,7 +20,9 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
+
+import numpy as np
 
 from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
 from .generation import checked_max_tokens, checked_temperature, env_int, env_path, require_module, run_off_loop
@@ -72,6 +74,8 @@ class LlamaCppProvider:
     @property
     def llm(self) -> Any:
         """The loaded ``llama_cpp.Llama``, loaded on first use."""
+        if self._llm is not None:
+            return self._llm
         with self._lock:
             return self._loaded()
 
@@ -113,6 +117,8 @@ class LlamaCppProvider:
                     request["tool_choice"] = self.tool_choice
                 elif self.tool_choice:
                     request["tool_choice"] = {"type": "function", "function": {"name": self.tool_choice}}
+            if not isinstance(request.get("tool_choice"), dict):  # a forced call's grammar may forbid ending
+                request["logits_processor"] = end_when_cancelled(cancelled, llm.token_eos())
             text = ToolCallStream(send)
             calls: dict[int, dict[str, str]] = {}
             chunks = llm.create_chat_completion(**request)
@@ -136,6 +142,22 @@ class LlamaCppProvider:
             return
         for index in sorted(calls):
             send(finished_call(calls[index], index))
+
+
+def end_when_cancelled(cancelled: threading.Event, end_token: int) -> list[Callable[[Any, Any], Any]]:
+    """A logits processor that makes the next token the end once the fetch is cancelled.
+
+    llama-cpp-python holds back every chunk after a token that is not valid UTF-8
+    (0.3.16), so waiting for the next chunk is not enough to stop promptly.
+    """
+
+    def process(input_ids: Any, scores: Any) -> Any:
+        if cancelled.is_set():
+            scores[:] = -np.inf
+            scores[end_token] = 0.0
+        return scores
+
+    return [process]
 
 
 def finished_call(call: dict[str, str], index: int) -> dict[str, Any]:

@@ -2,9 +2,10 @@
 
 Bridges the provider contract to ``POST <OLLAMA_HOST>/api/chat``: one JSON
 object per line, ``message.content`` as ``saying``, ``message.thinking`` as
-``thinking``, tool calls as whole objects (on any line, often the final one)
-with no id, so one is made from the conversation's length and the call's
-position. Tool results go back with ``tool_name`` instead of ``tool_call_id``.
+``thinking`` (``OLLAMA_THINK`` turns it on or off), tool calls as whole
+objects (on any line, often the final one) with no id, so one is made from the
+conversation's length and the call's position. Tool results go back with
+``tool_name`` instead of ``tool_call_id``.
 """
 
 from __future__ import annotations
@@ -65,10 +66,12 @@ class OllamaProvider:
         host: str = DEFAULT_HOST,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        think: bool | str | None = None,
         transport: Transport | None = None,
     ) -> None:
         self.model = model
         self.url = f"{host_url(host)}/api/chat"
+        self.think = think
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.transport = transport
@@ -78,6 +81,8 @@ class OllamaProvider:
         if tools:
             body["tools"] = tools
         body["stream"] = True
+        if self.think is not None:
+            body["think"] = self.think
         options: dict[str, Any] = {}
         if self.temperature is not None:
             options["temperature"] = self.temperature
@@ -97,7 +102,7 @@ class OllamaProvider:
 
 async def read_chat_lines(response: httpx.Response, emit: Emit, *, id_prefix: str) -> None:
     """Events from an ``/api/chat`` NDJSON body; ``doing`` events once ``done`` arrived."""
-    calls = ToolCalls()
+    calls = ToolCalls(id_prefix)
     finished = False
     async for line in ndjson_lines(response):
         if not isinstance(line, dict):
@@ -111,13 +116,7 @@ async def read_chat_lines(response: httpx.Response, emit: Emit, *, id_prefix: st
             emit({"type": "saying", "text": message["content"]})
         for call in message.get("tool_calls") or ():
             function = call.get("function") or {}
-            position = len(calls.calls) + 1
-            calls.add(
-                position,
-                id=call.get("id") or f"{id_prefix}-{position}",
-                name=function.get("name"),
-                arguments=function.get("arguments"),
-            )
+            calls.add(len(calls.calls), id=call.get("id"), name=function.get("name"), arguments=function.get("arguments"))
         if line.get("done"):
             finished = True
             break
@@ -126,10 +125,23 @@ async def read_chat_lines(response: httpx.Response, emit: Emit, *, id_prefix: st
     calls.emit(emit)
 
 
+def think_from_env() -> bool | str | None:
+    """``OLLAMA_THINK``: true/false, or a level (low, medium, high) for models that take one."""
+    raw = (env("OLLAMA_THINK") or "").lower()
+    if not raw:
+        return None
+    if raw in ("true", "false"):
+        return raw == "true"
+    if raw in ("low", "medium", "high"):
+        return raw
+    raise ProviderError(f"OLLAMA_THINK must be true, false, low, medium or high, got {raw!r}")
+
+
 def factory(model: str | None = None, temperature: float | None = None, max_tokens: int | None = None, **_: Any):
     return OllamaProvider(
         model or env("OLLAMA_MODEL", DEFAULT_MODEL),
         host=env("OLLAMA_HOST", DEFAULT_HOST),
         temperature=temperature,
         max_tokens=max_tokens,
+        think=think_from_env(),
     )

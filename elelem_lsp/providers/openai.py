@@ -9,7 +9,6 @@ llama-server, OpenRouter) as ``thinking``, tool-call fragments gathered by index
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import httpx
@@ -18,6 +17,7 @@ from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
 from .stream import (
     ToolCalls,
     Transport,
+    compact_json,
     env,
     open_response,
     origin,
@@ -46,10 +46,6 @@ def normalize(message: Message) -> dict[str, Any]:
             for call in message["tool_calls"]
         ]
     return out
-
-
-def compact_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 class OpenAIProvider:
@@ -118,12 +114,12 @@ class OpenAIProvider:
         async with open_response(
             "POST", self.url, body=body, headers=headers, transport=self.transport, secrets=[self.api_key]
         ) as response:
-            await read_chat_stream(response, emit)
+            await read_chat_stream(response, emit, id_prefix=f"call-{len(messages)}")
 
 
-async def read_chat_stream(response: httpx.Response, emit: Emit) -> None:
+async def read_chat_stream(response: httpx.Response, emit: Emit, *, id_prefix: str) -> None:
     """Events from a chat-completions SSE body; ``doing`` events once it is complete."""
-    calls = ToolCalls()
+    calls = ToolCalls(id_prefix)
     finished = False
     async for _, data in sse_events(response):
         if data == "[DONE]":

@@ -50,9 +50,9 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def encode(body: Any) -> bytes:
-    """The exact bytes sent for a JSON body (compact, UTF-8 as is)."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+def compact_json(value: Any) -> str:
+    """JSON as the APIs' own clients send it: no spaces, non-ASCII as is."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def origin(url: httpx.URL | str) -> str:
@@ -151,7 +151,7 @@ async def open_response(
     request_headers = {"accept": "application/json", **(headers or {})}
     content = None
     if body is not None:
-        content = encode(body)
+        content = compact_json(body).encode("utf-8")
         request_headers["content-type"] = "application/json"
     client = httpx.AsyncClient(
         transport=transport,
@@ -209,11 +209,14 @@ class ToolCalls:
 
     ``add`` is called with whatever a chunk carries for one call (its key is the
     wire's index or content-block number); argument text is joined and parsed
-    only in ``emit``, so a fragment may end anywhere, even mid-escape.
+    only in ``emit``, so a fragment may end anywhere, even mid-escape. A call
+    without an id gets ``<id_prefix>-<position>``: stable for the conversation
+    and unique within a turn when the prefix names the conversation's length.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, id_prefix: str) -> None:
         self.calls: dict[Any, dict[str, Any]] = {}
+        self.id_prefix = id_prefix  # for calls the wire sends without an id (Ollama, some servers)
 
     def __bool__(self) -> bool:
         return bool(self.calls)
@@ -235,7 +238,7 @@ class ToolCalls:
 
     def emit(self, emit: Emit) -> None:
         """One ``doing`` per call, in the order the calls began."""
-        for call in self.calls.values():
+        for position, call in enumerate(self.calls.values(), 1):
             name = call["name"]
             if not name:
                 raise ProviderError("the model sent a tool call without a name")
@@ -246,7 +249,7 @@ class ToolCalls:
                 arguments = {} if call["whole"] is None else call["whole"]
             if not isinstance(arguments, dict):
                 raise ProviderError(f'the arguments for tool "{name}" are not a JSON object: {shorten(text or repr(arguments), 120)}')
-            emit({"type": "doing", "id": call["id"], "name": name, "arguments": arguments})
+            emit({"type": "doing", "id": call["id"] or f"{self.id_prefix}-{position}", "name": name, "arguments": arguments})
 
 
 def env(name: str, default: str | None = None) -> str | None:

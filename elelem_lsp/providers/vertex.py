@@ -80,7 +80,6 @@ class GoogleToken:
         try:
             out, err = await asyncio.wait_for(process.communicate(), 60)
         except asyncio.TimeoutError:
-            process.kill()
             raise ProviderError("gcloud auth print-access-token did not answer in 60 s") from None
         finally:
             if process.returncode is None:

@@ -83,10 +83,12 @@ class EditorWorkspace(Workspace):
         else:
             edit = minimal_change(current, new, self.server.position_encoding)
         if edit is not None:
-            range_ = lsp.Range(
-                start=lsp.Position(line=edit.start.line, character=edit.start.character),
-                end=lsp.Position(line=edit.end.line, character=edit.end.character),
+            # A new file's text replaces the whole (empty) document: ending the range a line
+            # further keeps Neovim from adding its empty buffer's own end of line.
+            end = lsp.Position(line=1, character=0) if current is None else lsp.Position(
+                line=edit.end.line, character=edit.end.character
             )
+            range_ = lsp.Range(start=lsp.Position(line=edit.start.line, character=edit.start.character), end=end)
             text_edit: Any = (
                 lsp.AnnotatedTextEdit(range=range_, new_text=edit.text, annotation_id=annotation)
                 if annotation

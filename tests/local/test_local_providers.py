@@ -71,7 +71,8 @@ async def test_temperature_above_zero_samples(name, local_env):
 
 @pytest.mark.parametrize("name", PROVIDERS)
 async def test_generation_runs_off_the_event_loop(name, local_env):
-    provider = build(name, temperature=0, max_tokens=300)
+    # llama-cpp-python slows down (quadratically) on the tiny model's invalid UTF-8: fewer tokens there
+    provider = build(name, temperature=0, max_tokens=100 if name == "llama" else 300)
     await fetch(provider)  # warm: the next fetch is all generation
     ticks = 0
 
@@ -86,7 +87,8 @@ async def test_generation_runs_off_the_event_loop(name, local_env):
     await fetch(provider)
     elapsed = time.monotonic() - started
     ticker.cancel()
-    assert ticks >= 1 and ticks >= elapsed / 0.05, f"the loop turned {ticks} times in {elapsed:.3f}s"
+    # run on the loop, generation would leave the ticker no turn at all until it ended
+    assert ticks >= 3 and ticks >= elapsed / 0.1, f"the loop turned {ticks} times in {elapsed:.3f}s"
 
 
 @pytest.mark.parametrize("name", PROVIDERS)

@@ -197,11 +197,6 @@ def test_cancel_stops_the_turn_and_reset_starts_over(workspace: Path, start_nvim
     assert [m["role"] for m in context if m["role"] != "system"] == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server: a new file's edit is (0,0)-(0,0) 'new\\n'; Neovim's empty buffer is [''] with 'eol', "
-    "so it keeps ['new', ''] and :write adds a blank line. An end one line past the text, (1,0), fixes it.",
-)
 def test_write_creates_a_new_file_as_a_buffer(workspace: Path, start_nvim) -> None:
     nvim = start_nvim(workspace, "a.txt")
     nvim.command("ElelemAsk create b")

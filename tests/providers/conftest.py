@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from fake_model_server import FakeModelServer  # noqa: E402
+from .fake_model_server import FakeModelServer
 
 
 @pytest.fixture

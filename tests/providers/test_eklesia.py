@@ -9,7 +9,7 @@ import pytest
 
 from elelem_lsp.agent.messages import ProviderError
 from elelem_lsp.providers.eklesia import OpenAIGenericProvider, QueryProvider, provider_by_type
-from fake_model_server import Reply
+from .fake_model_server import Reply
 
 ASK = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello"}]
 

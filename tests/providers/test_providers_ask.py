@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fake_model_server import Reply, json_error, openai_chunk, sse
+from .fake_model_server import Reply, json_error, openai_chunk, sse
 
 READ_RESULT = '{"content":"# hello\\n","path":"README.md","ok":true}'
 

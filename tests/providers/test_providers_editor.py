@@ -3,11 +3,12 @@ declared ``openai-chat`` provider from settings, through the real server."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pexpect
-import pytest
-from lsprotocol import types as lsp
+
+from .fake_model_server import Reply, openai_chunk, sse
 
 READ_RESULT = '{"content":"# hello\\n","path":"README.md","ok":true}'
 
@@ -28,8 +29,6 @@ def test_human_answers_on_the_terminal(project):
 
 
 def test_human_without_a_terminal_is_an_error_not_a_hang(project):
-    import subprocess
-
     run = subprocess.run(
         [sys.executable, "-m", "elelem_lsp", "ask", "-p", "human", "anyone?"],
         cwd=project, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
@@ -84,3 +83,23 @@ async def test_declared_provider_of_unknown_type_names_the_supported_ones(projec
     editor = await start_editor(project, settings={"provider": "odd", "providers": [declared]})
     result = await editor.ask("hi")
     assert "unknown provider type: \"claude-chat\". Supported: openai-chat" in result["reply"]
+
+
+async def test_every_remote_provider_and_preset_is_listed(project, start_editor):
+    editor = await start_editor(project, settings={"provider": "stub"})
+    listed = await editor.command("elelem.providers", {})
+    available = set(listed["available"])
+    assert {"openai", "anthropic", "vertex", "ollama", "openai-chat", "human", "groq", "openrouter", "mistral",
+            "deepseek", "together", "fireworks", "cerebras", "gemini", "lmstudio", "llamacpp", "vllm"} <= available
+
+
+async def test_a_dropped_stream_ends_the_turn_and_the_session_goes_on(project, start_editor, fake_server):
+    fake_server.queue(Reply([sse(openai_chunk({"content": "half an ans"}))], drop=True))
+    env = {"OPENAI_BASE_URL": f"{fake_server.url}/v1", "OPENAI_API_KEY": "sk-test-key"}
+    editor = await start_editor(project, settings={"provider": "openai"}, env=env)
+    broken = await editor.ask("what is in the readme?", token="t1")
+    assert broken["reply"].startswith(f"Error: the connection to {fake_server.url} dropped mid-answer")
+    assert broken["error"]
+    assert editor.progress["t1"][-1]["message"].startswith("Error: the connection")
+    again = await editor.ask("what is in the readme?", token="t2")
+    assert again["reply"] == f"the tool said: {READ_RESULT}" and not again["error"]

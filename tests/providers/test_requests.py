@@ -236,6 +236,9 @@ async def test_anthropic_thinking_budget_is_sent_and_signed_thinking_goes_back_w
         b'{"role":"assistant","content":[{"type":"thinking","thinking":"Read it.","signature":"EqQBCkYIARgC"},'
         b'{"type":"tool_use","id":"toolu_1","name":"read","input":{"path":"a"}}]}'
     ) in capture.last.content
+    await provider.fetch([{"role": "user", "content": "go"}, {"role": "assistant", "content": "done"},
+                          {"role": "user", "content": "next turn"}], [], lambda e: None)
+    assert provider.signed_thinking == {}  # a finished turn's thinking is not kept
 
 
 async def test_vertex_sends_the_body_without_model_to_stream_raw_predict():
@@ -297,3 +300,24 @@ async def test_ollama_sends_the_api_chat_body():
 )
 def test_ollama_host_forms(host, url):
     assert OllamaProvider("m", host=host).url == url
+
+
+@pytest.mark.parametrize("value, sent", [("true", b'"think":true'), ("False", b'"think":false'), ("high", b'"think":"high"')])
+async def test_ollama_think_setting_is_sent(monkeypatch, value, sent):
+    from elelem_lsp.providers.ollama import factory
+
+    monkeypatch.setenv("OLLAMA_THINK", value)
+    capture = Capture(OLLAMA_DONE, content_type="application/x-ndjson")
+    provider = factory(model="qwen3:8b")
+    provider.transport = capture.transport
+    await provider.fetch([{"role": "user", "content": "hi"}], [], lambda e: None)
+    assert capture.last.content == b'{"model":"qwen3:8b","messages":[{"role":"user","content":"hi"}],"stream":true,' + sent + b"}"
+
+
+def test_ollama_think_setting_is_checked(monkeypatch):
+    from elelem_lsp.agent.messages import ProviderError
+    from elelem_lsp.providers.ollama import factory
+
+    monkeypatch.setenv("OLLAMA_THINK", "maybe")
+    with pytest.raises(ProviderError, match="OLLAMA_THINK must be true, false, low, medium or high, got 'maybe'"):
+        factory()

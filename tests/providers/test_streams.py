@@ -16,7 +16,7 @@ from elelem_lsp.agent.messages import ProviderError
 from elelem_lsp.providers.anthropic import AnthropicProvider
 from elelem_lsp.providers.ollama import OllamaProvider
 from elelem_lsp.providers.openai import OpenAIProvider
-from fake_model_server import (
+from .fake_model_server import (
     Reply,
     anthropic_error_event,
     anthropic_message,
@@ -314,3 +314,14 @@ async def test_scripted_model_calls_read_then_answers_with_the_result(fake_serve
     second: list[dict] = []
     await provider.fetch(follow_up, READ, second.append)
     assert "".join(e["text"] for e in second if e["type"] == "saying") == f"the tool said: {result}"
+
+
+async def test_tool_calls_without_ids_get_ids_unique_in_the_turn(fake_server):
+    chunk = openai_chunk({"tool_calls": [{"index": 0, "function": {"name": "read", "arguments": '{"path":"a"}'}}]}, "tool_calls")
+    fake_server.queue(Reply([sse(chunk), sse("[DONE]")]), Reply([sse(chunk), sse("[DONE]")]))
+    provider, first, second = openai(fake_server), [], []
+    await provider.fetch(ASK, READ, first.append)
+    later = ASK + [{"role": "assistant", "content": "", "tool_calls": [{"id": first[0]["id"], "name": "read", "arguments": {"path": "a"}}]},
+                   {"role": "tool", "tool_call_id": first[0]["id"], "content": "{}"}]
+    await provider.fetch(later, READ, second.append)
+    assert (first[0]["id"], second[0]["id"]) == ("call-2-1", "call-4-1")

@@ -15,7 +15,7 @@ import pytest
 
 from elelem_lsp.agent.messages import ProviderError
 from elelem_lsp.providers.vertex import GoogleToken, VertexProvider
-from fake_model_server import FAKE_TOKEN
+from .fake_model_server import FAKE_TOKEN
 
 READ = [{"type": "function", "function": {"name": "read", "description": "Read", "parameters": {"type": "object"}}}]
 

@@ -12,7 +12,7 @@ import { ServerConnection } from "./connection";
 import { toProvidersResult } from "./protocol";
 import { StatusBar } from "./statusBar";
 import { TranscriptPanel } from "./transcriptPanel";
-import { TurnRunner } from "./turns";
+import { describeLocation, TurnRunner } from "./turns";
 
 /** The folder the person is working in: the active editor's, else the first one. */
 export function activeFolder(): vscode.WorkspaceFolder | undefined {
@@ -48,7 +48,7 @@ export class Commands {
   async ask(prompt?: unknown): Promise<void> {
     const editor = vscode.window.activeTextEditor;
     const uri = editor && editor.document.uri.scheme === "file" ? editor.document.uri : activeFolder()?.uri;
-    const text = await this.promptFor(prompt, uri ? `About ${vscode.workspace.asRelativePath(uri)}` : undefined);
+    const text = await this.promptFor(prompt, uri ? `About ${describeLocation(uri)}` : undefined);
     if (text === undefined) {
       return;
     }

@@ -99,7 +99,7 @@ body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size
 .thinking summary { cursor: pointer; }
 .thinking-text { white-space: pre-wrap; padding-left: 1.2em; }
 .tool { margin: 4px 0; font-family: var(--vscode-editor-font-family); font-size: 92%; }
-.tool summary { cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.tool summary { cursor: pointer; overflow-wrap: anywhere; }
 .tool .tool-name { font-weight: 600; }
 .tool .tool-args { color: var(--vscode-descriptionForeground); }
 .tool.ok .icon { color: var(--vscode-testing-iconPassed, #3fb950); }

@@ -34,6 +34,15 @@ interface RunningTurn {
   uri?: vscode.Uri;
 }
 
+/** A file as its workspace-relative path; a workspace folder as its name. */
+export function describeLocation(uri: vscode.Uri): string {
+  const folder = vscode.workspace.getWorkspaceFolder(uri);
+  if (folder && folder.uri.toString() === uri.toString()) {
+    return folder.name;
+  }
+  return vscode.workspace.asRelativePath(uri);
+}
+
 export class TurnRunner implements vscode.Disposable {
   private turnCount = 0;
   private readonly running: RunningTurn[] = [];
@@ -49,7 +58,7 @@ export class TurnRunner implements vscode.Disposable {
 
   /** Runs one turn to its end; resolves to the result, or undefined when cancelled or failed. */
   async run(request: TurnRequest): Promise<TurnResult | undefined> {
-    const where = request.uri ? vscode.workspace.asRelativePath(request.uri) : undefined;
+    const where = request.uri ? describeLocation(request.uri) : undefined;
     const turn = newTurn(++this.turnCount, request.heading, where);
     const client = this.client();
     this.panel.show(true);

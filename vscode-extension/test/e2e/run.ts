@@ -3,8 +3,10 @@
  * driven by playwright-core. Installs the packaged .vsix, opens a copy of test/e2e/workspace
  * (whose .agents/plugins/scripted.py is the provider), and checks what a person would see:
  * "elelem: Ask" from the command palette streams into the transcript and edits the open file;
- * "Fix with elelem" from the quick-fix menu fixes a JSON problem; Cancel stops a long turn;
- * the edit is an ordinary undoable change. Screenshots go to tests/output/vscode/.
+ * "Fix with elelem" from the quick-fix menu fixes a JSON problem; a command waits for VS Code's
+ * own "Allow once" button; Select Provider writes the folder setting and the human provider asks
+ * through an input box (elelem/input); Cancel stops a long turn; the agent's edit is an ordinary
+ * undoable change. Screenshots go to tests/output/vscode/.
  *
  * Run: npm run e2e (builds the .vsix first). Environment:
  *   ELELEM_CODE_SERVER   code-server entry (default: the one install-e2e.sh puts in the cache)
@@ -199,38 +201,64 @@ function stopProcessGroup(child: ChildProcess | undefined): void {
   }
 }
 
-/** Runs a command from the palette; retries while the workbench is still registering commands. */
-async function runCommand(page: Page, label: string): Promise<void> {
+/**
+ * Opens a quick input with `key`, types `text` and accepts once the focused row shows `row`
+ * (accepting earlier takes the previous top row). Retries while the workbench is still
+ * registering commands right after it appears, and when the keys went to a webview that kept
+ * them: then it clicks into the first editor so the workbench has the focus.
+ */
+async function pick(page: Page, key: string, text: string, row: string): Promise<void> {
+  const input = page.locator(".quick-input-widget input");
+  const focusedRow = page.locator(".quick-input-list .monaco-list-row.focused", { hasText: row });
   for (let attempt = 1; ; attempt++) {
-    await page.keyboard.press("Escape");
-    await page.keyboard.press("F1");
-    const input = page.locator(".quick-input-widget input");
-    await input.waitFor({ state: "visible", timeout: 10_000 });
-    await input.fill(`>${label}`);
-    const item = page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first();
     try {
-      await item.waitFor({ state: "visible", timeout: 5_000 });
+      await page.keyboard.press("Escape");
+      await page.keyboard.press(key);
+      await input.waitFor({ state: "visible", timeout: 5_000 });
+      await input.fill(text, { timeout: 5_000 });
+      await focusedRow.waitFor({ state: "visible", timeout: 5_000 });
       await page.keyboard.press("Enter");
       return;
     } catch (error) {
       if (attempt >= 6) {
-        throw new Error(`command "${label}" not found in the palette: ${error}`);
+        throw new Error(`could not pick "${row}" after ${key}: ${error}`);
       }
-      await page.waitForTimeout(1_000);
+      step(`retrying "${row}" (${String(error).split("\n")[0]})`);
+      await page.keyboard.press("Escape");
+      await page.locator(".editor-group-container .monaco-editor .view-lines").first().click().catch(() => undefined);
+      await page.waitForTimeout(500);
     }
   }
+}
+
+/** Runs a command from the command palette. */
+async function runCommand(page: Page, label: string): Promise<void> {
+  await pick(page, "F1", `>${label}`, label);
+}
+
+/** "elelem: Ask" from the palette, answering its input box with `prompt`. */
+async function ask(page: Page, prompt: string): Promise<void> {
+  await runCommand(page, "elelem: Ask");
+  await page.locator(".quick-input-widget", { hasText: "Ask elelem" }).waitFor({ state: "visible", timeout: 10_000 });
+  await page.keyboard.type(prompt);
+  await page.keyboard.press("Enter");
+}
+
+/** Picks `name` in the "elelem: Select Provider" quick pick and waits for the status bar to show it. */
+async function selectProvider(page: Page, name: string): Promise<void> {
+  await runCommand(page, "elelem: Select Provider");
+  await page.locator(".quick-input-widget", { hasText: "elelem provider for workspace" }).waitFor({ state: "visible" });
+  await page.locator(".quick-input-widget input").fill(name);
+  await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: name }).waitFor();
+  await page.keyboard.press("Enter");
+  await page.locator(".statusbar-item", { hasText: name }).first().waitFor({ timeout: 15_000 });
 }
 
 /** Opens a file in the first editor group, so the transcript beside it stays in view. */
 async function openFile(page: Page, name: string): Promise<void> {
   await page.keyboard.press("Escape");
   await page.keyboard.press("Control+1");
-  await page.keyboard.press("Control+P");
-  const input = page.locator(".quick-input-widget input");
-  await input.waitFor({ state: "visible", timeout: 10_000 });
-  await input.fill(name);
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 10_000 });
-  await page.keyboard.press("Enter");
+  await pick(page, "Control+P", name, name);
   await page.locator(`.tabs-container .tab.active`, { hasText: name }).waitFor({ timeout: 10_000 });
 }
 
@@ -267,7 +295,7 @@ function assertIncludes(text: string, expected: string, where: string): void {
   step(`saw ${JSON.stringify(expected)} in ${where}`);
 }
 
-async function scenario(page: Page, url: string): Promise<void> {
+async function scenario(page: Page, folders: Folders, url: string): Promise<void> {
   step(`opening ${url}`);
   await page.goto(url);
   await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
@@ -277,17 +305,16 @@ async function scenario(page: Page, url: string): Promise<void> {
   // --- Ask from the command palette: the transcript streams, the open file changes -------------
   await openFile(page, "hello.txt");
   await editorLines(page, "hello.txt").getByText("Hello, world!").waitFor({ timeout: 10_000 });
-  await runCommand(page, "elelem: Ask");
-  const askBox = page.locator(".quick-input-widget", { hasText: "Ask elelem" });
-  await askBox.waitFor({ state: "visible", timeout: 10_000 });
-  await page.keyboard.type("Greet elelem instead of the world");
-  await page.keyboard.press("Enter");
+  await ask(page, "Greet elelem instead of the world");
 
   const frame = await transcriptFrame(page);
   const firstTurn = frame.locator("section.turn").first();
   await firstTurn.locator(".saying").first().waitFor({ timeout: 30_000 });
   const whileRunning = await firstTurn.getAttribute("class");
-  step(`first reply text visible while the turn is "${whileRunning}"`);
+  if (whileRunning !== "turn running") {
+    throw new Error(`the reply should stream in before the turn ends; the turn was "${whileRunning}" at its first text`);
+  }
+  step("the reply's first text is visible while the turn is still running");
   await frame.locator("section.turn.done").first().waitFor({ timeout: 30_000 });
   const turnText = await transcriptText(frame, "section.turn >> nth=0");
   assertIncludes(turnText, "Greet elelem instead of the world", "the turn's heading");
@@ -355,21 +382,46 @@ async function scenario(page: Page, url: string): Promise<void> {
     step(`copied the screenshot to ${DOCS_SCREENSHOT}`);
   }
 
+  // --- A command needs permission: VS Code's own message buttons ------------------------------
+  await ask(page, "Run the greeting script");
+  const toast = page.locator(".notification-toast", { hasText: "elelem wants to run: echo elelem-ran" });
+  await toast.waitFor({ timeout: 30_000 });
+  step("VS Code asks for permission to run `echo elelem-ran`");
+  await toast.getByRole("button", { name: "Allow once" }).click();
+  await frame.locator("section.turn").nth(2).and(frame.locator(".done")).waitFor({ timeout: 30_000 });
+  const runText = await transcriptText(frame, "section.turn >> nth=2");
+  assertIncludes(runText, 'execute(command="echo elelem-ran") ok', "the allowed command");
+  assertIncludes(runText, "The command printed elelem-ran.", "the command's output in the reply");
+
   // --- Cancel a long turn ------------------------------------------------------------------------
-  await runCommand(page, "elelem: Ask");
-  await askBox.waitFor({ state: "visible", timeout: 10_000 });
-  await page.keyboard.type("Tell me slowly about everything");
-  await page.keyboard.press("Enter");
-  const slowTurn = frame.locator("section.turn").nth(2);
+  await ask(page, "Tell me slowly about everything");
+  const slowTurn = frame.locator("section.turn").nth(3);
   await slowTurn.locator(".saying", { hasText: "word3" }).waitFor({ timeout: 30_000 });
   await runCommand(page, "elelem: Cancel");
   await frame.locator("section.turn.cancelled").first().waitFor({ timeout: 15_000 });
-  const cancelledText = await transcriptText(frame, "section.turn >> nth=2");
-  if (cancelledText.includes("word299")) {
-    throw new Error("the slow turn ran to its end instead of being cancelled");
-  }
+  const cancelledText = await transcriptText(frame, "section.turn >> nth=3");
   assertIncludes(cancelledText, "cancelled", "the cancelled turn's footer");
   await page.screenshot({ path: path.join(OUTPUT_DIR, "cancelled.png") });
+
+  // --- Select Provider writes the folder's setting; the human provider asks with an input box ---
+  // (this turn also shows the cancelled one really stopped: the server runs one turn per folder)
+  await selectProvider(page, "human");
+  const folderSettings = JSON.parse(fs.readFileSync(path.join(folders.workspace, ".vscode", "settings.json"), "utf8"));
+  if (folderSettings["elelem.provider"] !== "human") {
+    throw new Error(`Select Provider should write the folder setting; .vscode/settings.json has ${JSON.stringify(folderSettings)}`);
+  }
+  step("the status bar and .vscode/settings.json say 'human'");
+  await ask(page, "Say hello to the team");
+  const inputBox = page.locator(".quick-input-widget", { hasText: "Say hello to the team" });
+  await inputBox.waitFor({ state: "visible", timeout: 30_000 });
+  step("the human provider's question arrived as an input box (elelem/input)");
+  await page.keyboard.type("Hello, team! (typed by a person)");
+  await page.keyboard.press("Enter");
+  await frame.locator("section.turn").nth(4).and(frame.locator(".done")).waitFor({ timeout: 30_000 });
+  const humanText = await transcriptText(frame, "section.turn >> nth=4");
+  assertIncludes(humanText, "Hello, team! (typed by a person)", "the human provider's reply");
+  assertIncludes(humanText, "done — human", "the human turn's footer");
+  await selectProvider(page, "scripted");
 
   // --- The agent's edit is an ordinary, undoable change ----------------------------------------
   await openFile(page, "hello.txt");
@@ -409,7 +461,7 @@ async function main(): Promise<void> {
     });
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(30_000);
-    await scenario(page, `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folders.workspace)}`);
+    await scenario(page, folders, `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folders.workspace)}`);
     step("PASS");
   } catch (error) {
     failed = true;

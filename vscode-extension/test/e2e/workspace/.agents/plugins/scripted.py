@@ -4,7 +4,8 @@ It streams like a model (thinking, then text in small pieces, then a tool call) 
 watch the transcript fill in, and it changes files only through the edit tool, so every change
 reaches VS Code as a workspace/applyEdit:
 - a "Fix the problem..." prompt (the server's elelem.fix) adds the missing comma to config.json;
-- a prompt with "slowly" keeps talking for a minute, for the cancel test;
+- "Tell me slowly..." keeps talking for a minute, for the cancel test;
+- "Run ..." asks to execute `echo elelem-ran`, for the permission prompt;
 - any other prompt changes the greeting in hello.txt.
 """
 
@@ -28,10 +29,12 @@ class ScriptedProvider:
         last = messages[-1]
         if last["role"] == "tool":
             outcome = json.loads(last["content"])
-            if outcome.get("ok"):
-                await stream(emit, "saying", f"Done: `{outcome.get('path', 'the file')}` is updated.")
+            if not outcome.get("ok"):
+                await stream(emit, "saying", f"That failed: {outcome.get('error')}")
+            elif "output" in outcome:
+                await stream(emit, "saying", f"The command printed `{outcome['output'].strip()}`.")
             else:
-                await stream(emit, "saying", f"The edit failed: {outcome.get('error')}")
+                await stream(emit, "saying", f"Done: `{outcome.get('path')}` is updated.")
             return
         prompt = last["content"]
         if prompt.startswith("Fix the problem"):
@@ -39,7 +42,10 @@ class ScriptedProvider:
             await stream(emit, "saying", "Adding the **missing comma** in `config.json`.")
             emit({"type": "doing", "id": "fix-1", "name": "edit",
                   "arguments": {"path": "config.json", "old": '"name": "demo"', "new": '"name": "demo",'}})
-        elif "slowly" in prompt:
+        elif prompt.startswith("Run "):
+            await stream(emit, "saying", "Running the greeting script.")
+            emit({"type": "doing", "id": "run-1", "name": "execute", "arguments": {"command": "echo elelem-ran"}})
+        elif prompt.startswith("Tell me slowly"):
             for count in range(300):
                 emit({"type": "saying", "text": f"word{count} "})
                 await asyncio.sleep(0.2)
