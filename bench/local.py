@@ -8,10 +8,11 @@ provider is built from the environment as the server builds it, then:
 - load: the model read from disk into a ready provider;
 - prompt: the agent's first fetch (system prompt, the built-in tools described,
   one user line) at ``maxTokens`` 1, in prompt tokens per second;
-- generate: the same fetch again at ``maxTokens`` N, greedy; the prompt is cached
-  by then, so this is generated tokens per second as the agent receives them.
+- generate: the same fetch again at ``maxTokens`` N, greedy, the median of
+  ``--repeat`` runs; the prompt is cached by then, so this is generated tokens per
+  second as the agent receives them.
 
-    python bench/local.py [--tokens 200] [--q8] [--gguf PATH] [--llama2 CKPT TOKENIZER] [-p NAME ...]
+    python bench/local.py [--tokens 200] [--repeat 3] [--q8] [--gguf PATH] [--llama2 CKPT TOKENIZER] [-p NAME ...]
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import argparse
 import asyncio
 import importlib.util
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -64,7 +66,7 @@ def load(provider: Any) -> None:
         provider.llm
 
 
-async def measure(name: str, tokens: int) -> str:
+async def measure(name: str, tokens: int, repeats: int) -> str:
     messages, tools = conversation()
     module = import_module(f"elelem_lsp.providers.{name}")
 
@@ -85,17 +87,23 @@ async def measure(name: str, tokens: int) -> str:
         nonlocal events
         events += 1
 
-    started = time.perf_counter()
-    await provider.fetch(messages, tools, count)
-    generate_time = time.perf_counter() - started
+    timings = []
+    for _ in range(repeats):
+        events = 0
+        started = time.perf_counter()
+        await provider.fetch(messages, tools, count)
+        timings.append(time.perf_counter() - started)
+    generate_time = statistics.median(timings)
     generated = cached_tokens(provider) - prompt_tokens + 1  # the last token is sampled, not evaluated
-    return (f"{name:7} load {loaded * 1000:8.1f} ms   prompt {prompt_tokens:5d} tok {prompt_tokens / prompt_time:9.0f} tok/s"
+    return (f"{name:7} load {loaded * 1000:8.1f} ms"
+            f"   prompt {prompt_tokens:5d} tok {prompt_tokens / prompt_time:9.0f} tok/s"
             f"   generate {generated:4d} tok {generated / generate_time:8.0f} tok/s ({events} saying events)")
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=200, help="tokens to generate (default 200)")
+    parser.add_argument("--repeat", type=int, default=3, help="generation runs, the median is shown (default 3)")
     parser.add_argument("--q8", action="store_true", help="write the tiny GGUF with Q8_0 matrices")
     parser.add_argument("--gguf", type=Path, help="a llama GGUF to use instead of the tiny one")
     parser.add_argument("--llama2", type=Path, nargs=2, metavar=("CHECKPOINT", "TOKENIZER"))
@@ -117,7 +125,7 @@ async def main() -> None:
             if importlib.util.find_spec(EXTRAS[name]) is None:
                 print(f"{name:7} skipped: pip install 'elelem-lsp[{name}]'")
                 continue
-            print(await measure(name, args.tokens), flush=True)
+            print(await measure(name, args.tokens, args.repeat), flush=True)
 
 
 if __name__ == "__main__":

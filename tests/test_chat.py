@@ -61,6 +61,8 @@ def test_chat_turns_and_slash_commands(project):
     child.sendeof()
     child.expect(pexpect.EOF)
     assert child.wait() == 0
+    history = (project.parent / "home/.local/state/elelem-lsp/history").read_text()
+    assert "what is in the readme?" in history and "/provider echo" in history
 
 
 def test_ctrl_c_cancels_a_turn_and_exits_only_at_the_prompt(project):

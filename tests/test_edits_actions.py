@@ -95,6 +95,9 @@ async def test_explain_with_elelem_for_a_selection(project, start_editor):
         code_action_params(uri, {"line": 1, "character": 0}, {"line": 1, "character": 5}))
 
     assert explain.title == "Explain with elelem" and explain.kind == lsp.CodeActionKind.Refactor
+    quickfixes_only = code_action_params(uri, {"line": 1, "character": 0}, {"line": 1, "character": 5})
+    quickfixes_only.context.only = [lsp.CodeActionKind.QuickFix]
+    assert not await editor.client.text_document_code_action_async(quickfixes_only)
     result = await editor.command(explain.command.command, *explain.command.arguments)
     assert result["reply"] == "Explain this code.\n\nFile: m.py (line 2)\n```\ny = 2\n```"
 

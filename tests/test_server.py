@@ -155,3 +155,43 @@ async def test_unknown_provider_is_the_seed_error(project, start_editor):
 
     assert result["reply"].startswith('Error: unknown provider: "nosuch". Available: stub')
     assert result["reply"].endswith("Run: pip install elelem-nosuch")
+
+
+async def test_client_without_apply_edit_gets_the_file_written(project, start_editor):
+    add_plugin(project, "scripted")
+    write_script(project, [[{"type": "doing", "id": "w", "name": "write", "arguments": {"path": "out.txt", "content": "written\n"}}]])
+    plain = lsp.ClientCapabilities(workspace=lsp.WorkspaceClientCapabilities(configuration=True))
+    editor = await start_editor(project, client=plain, settings={"provider": "scripted"})
+    result = await editor.command("elelem.ask", {"prompt": "write"})
+    assert result["error"] is None and editor.edits == []
+    assert (project / "out.txt").read_text() == "written\n"
+
+
+async def test_tcp_server(project, tmp_path):
+    import asyncio
+    import socket
+    import sys
+
+    from elelem_lsp.client import TerminalClient
+    from elelem_lsp.client.terminal import Terminal
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = await asyncio.create_subprocess_exec(sys.executable, "-m", "elelem_lsp", "serve", "--tcp", f"127.0.0.1:{port}")
+    try:
+        client = TerminalClient(project, Terminal(interactive=False))
+        for _ in range(100):  # until the server listens
+            try:
+                await client.client.start_tcp("127.0.0.1", port)
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+        await client.client.initialize_async(lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(), workspace_folders=[lsp.WorkspaceFolder(uri=project.as_uri(), name="p")]))
+        tools = await client.command("elelem.tools", {})
+        assert [t["name"] for t in tools["tools"]][:2] == ["read", "write"]
+    finally:
+        if server.returncode is None:
+            server.kill()
+        await server.wait()

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
 import readline
 import threading
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any, Callable
 
 from . import TerminalClient
@@ -27,6 +30,7 @@ HELP = """\
 /reload            load the plugin files again
 /help              this list
 /exit              leave (Ctrl-D works too)"""
+HISTORY = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "elelem-lsp" / "history"
 SLASH = ["/provider", "/model", "/reset", "/context", "/tools", "/reload", "/help", "/exit"]
 
 
@@ -51,11 +55,16 @@ class Chat:
         self.thread.start()
         self.call(self.client.start())
         self.providers = self.call(self.client.command("elelem.providers", {}))["available"]
+        with contextlib.suppress(OSError):
+            readline.read_history_file(HISTORY)
         readline.set_completer(self.complete)
         readline.set_completer_delims(" ")
         readline.parse_and_bind("tab: complete")
 
     def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            HISTORY.parent.mkdir(parents=True, exist_ok=True)
+            readline.write_history_file(HISTORY)
         self.call(self.client.stop())
         self.loop.call_soon_threadsafe(self.loop.stop)
 

@@ -8,10 +8,12 @@ operations (RMSNorm, rotary embeddings on adjacent pairs as llama.cpp's GGUFs
 expect, attention with a KV cache and grouped KV heads, SwiGLU). candle-nn's
 own ``QuantizedLlama`` is not used: it calls functions that do not exist.
 The tokenizer is the GGUF's vocabulary (``pieces``), special tokens included.
+``ELELEM_CANDLE_TEMPLATE`` picks the chat template (``chatml``, the default, or ``llama2``).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -164,4 +166,5 @@ def factory(temperature: float | None = None, max_tokens: int | None = None, **_
     """Reads its model from ``ELELEM_CANDLE_MODEL`` only; ``--model`` is ignored, as in the seeds."""
     require_module("candle", "candle")
     path = env_path("ELELEM_CANDLE_MODEL", "a GGUF file of a llama model")
-    return LocalProvider(lambda: load(path), temperature, max_tokens)
+    template = os.environ.get("ELELEM_CANDLE_TEMPLATE")  # chatml (default) or llama2
+    return LocalProvider(lambda: load(path), temperature, max_tokens, template)

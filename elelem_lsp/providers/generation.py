@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import importlib.util
-import logging
 import os
 import threading
 from pathlib import Path
@@ -25,9 +24,7 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 
 from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
-from .tool_text import ToolCallStream, chatml_prompt
-
-log = logging.getLogger(__name__)
+from .tool_text import ToolCallStream, template_named
 
 DEFAULT_TEMPERATURE = 0.7
 DEFAULT_MAX_TOKENS = 512
@@ -192,24 +189,27 @@ class Generator:
 
 
 class LocalProvider:
-    """A provider over a TokenModel: ChatML prompt with tools, tokens as ``saying``, calls as ``doing``."""
+    """A provider over a TokenModel: a chat-template prompt with the tools, tokens as ``saying``,
+    calls as ``doing``. ``template`` names one of ``tool_text.TEMPLATES`` (ChatML by default)."""
 
     def __init__(
         self,
         load: Callable[[], TokenModel],
         temperature: float | None = None,
         max_tokens: int | None = None,
+        template: str | None = None,
     ) -> None:
         self.generator = Generator(load)
         self.temperature = checked_temperature(temperature)
         self.max_tokens = checked_max_tokens(max_tokens)
+        self.template = template_named(template)
 
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
-        prompt = chatml_prompt(messages, tools)
+        prompt = self.template.render(messages, tools)
         await run_off_loop(lambda send, cancelled: self._generate(prompt, send, cancelled), emit)
 
     def _generate(self, prompt: str, send: Emit, cancelled: threading.Event) -> None:
-        stream = ToolCallStream(send)
+        stream = ToolCallStream(send, self.template.stops)
         self.generator.generate(prompt, stream.feed, cancelled, self.temperature, self.max_tokens)
         stream.close()
 

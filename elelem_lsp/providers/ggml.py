@@ -7,7 +7,8 @@ through the shared token loop: ctransformers evaluates tokens and keeps the
 cache, the loop samples and stops. Its tokenizer does not know special tokens,
 so the ChatML prompt is read as plain text and the reply ends at the end-of-
 sequence token, at the written end marker, or at max tokens.
-``ELELEM_GGML_CTX`` and ``ELELEM_GGML_THREADS`` size the context and the threads.
+``ELELEM_GGML_CTX`` and ``ELELEM_GGML_THREADS`` size the context and the threads;
+``ELELEM_GGML_TEMPLATE`` picks the chat template (``chatml``, the default, or ``llama2``).
 """
 
 from __future__ import annotations
@@ -81,4 +82,5 @@ def factory(temperature: float | None = None, max_tokens: int | None = None, **_
     """Reads its model from the environment only; ``--model`` is ignored, as in the seeds."""
     require_module("ctransformers", "ggml")
     chosen = settings()
-    return LocalProvider(lambda: GgmlModel(**chosen), temperature, max_tokens)
+    template = os.environ.get("ELELEM_GGML_TEMPLATE")  # chatml (default) or llama2
+    return LocalProvider(lambda: GgmlModel(**chosen), temperature, max_tokens, template)

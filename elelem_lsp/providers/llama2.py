@@ -5,12 +5,14 @@ float32 weights, layer by layer per kind) and its ``tokenizer.bin`` to the
 agent, through the shared token loop. The forward pass is run.c's: RMSNorm,
 rotary embeddings on adjacent pairs, attention with a KV cache and grouped KV
 heads, a SwiGLU feed-forward. Generation stops on BOS or EOS, at max tokens,
-or at the ChatML end marker. Configured by environment only:
-``ELELEM_LLAMA2_MODEL`` and ``ELELEM_LLAMA2_TOKENIZER``.
+or at the template's end marker. Configured by environment only:
+``ELELEM_LLAMA2_MODEL``, ``ELELEM_LLAMA2_TOKENIZER``, and ``ELELEM_LLAMA2_TEMPLATE``
+(``chatml``, the default, or ``llama2`` for Llama 2 chat models).
 """
 
 from __future__ import annotations
 
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,4 +164,5 @@ def factory(temperature: float | None = None, max_tokens: int | None = None, **_
     """Reads its model from the environment only; ``--model`` is ignored, as in the seeds."""
     checkpoint = env_path("ELELEM_LLAMA2_MODEL", "a llama2.c checkpoint (.bin)")
     tokenizer = env_path("ELELEM_LLAMA2_TOKENIZER", "a llama2.c tokenizer.bin")
-    return LocalProvider(lambda: load(checkpoint, tokenizer), temperature, max_tokens)
+    template = os.environ.get("ELELEM_LLAMA2_TEMPLATE")  # chatml (default) or llama2
+    return LocalProvider(lambda: load(checkpoint, tokenizer), temperature, max_tokens, template)

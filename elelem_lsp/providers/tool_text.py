@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from typing import Any, Iterable
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
 
-from ..agent.messages import Emit, Message, ToolDefinition
+from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +59,8 @@ def with_tools_described(messages: list[Message], tools: list[ToolDefinition]) -
     return [{"role": "system", "content": section}, *messages]
 
 
-def chatml_prompt(messages: list[Message], tools: list[ToolDefinition]) -> str:
-    """The whole conversation as ChatML, ending where the assistant's reply begins."""
+def _turns(messages: list[Message], tools: list[ToolDefinition]) -> list[tuple[str, str]]:
+    """(role, text) per message, tools described, calls and results written as the model writes them."""
     turns = []
     for message in with_tools_described(messages, tools):
         role, content = message["role"], message.get("content") or ""
@@ -68,8 +69,51 @@ def chatml_prompt(messages: list[Message], tools: list[ToolDefinition]) -> str:
             content = "\n".join(part for part in [content, *calls] if part)
         elif role == "tool":
             role, content = "user", f"<tool_response>\n{content}\n</tool_response>"
-        turns.append(f"{TURN_START}{role}\n{content}{TURN_END}\n")
-    return "".join(turns) + f"{TURN_START}assistant\n"
+        turns.append((role, content))
+    return turns
+
+
+def chatml_prompt(messages: list[Message], tools: list[ToolDefinition]) -> str:
+    """The whole conversation as ChatML, ending where the assistant's reply begins."""
+    turns = "".join(f"{TURN_START}{role}\n{content}{TURN_END}\n" for role, content in _turns(messages, tools))
+    return turns + f"{TURN_START}assistant\n"
+
+
+def llama2_prompt(messages: list[Message], tools: list[ToolDefinition]) -> str:
+    """The conversation in Llama 2 chat's ``[INST]`` format (the tokenizer adds the first ``<s>``)."""
+    system = "\n".join(content for role, content in _turns(messages, tools) if role == "system")
+    exchanges: list[str] = []
+    asked: list[str] = [f"<<SYS>>\n{system}\n<</SYS>>\n\n"] if system else []
+    for role, content in _turns(messages, tools):
+        if role == "assistant":
+            exchanges.append(f"[INST] {''.join(asked).strip()} [/INST] {content} </s>")
+            asked = []
+        elif role != "system":
+            asked.append(content + "\n")
+    return "<s>".join([*exchanges, f"[INST] {''.join(asked).strip()} [/INST]"])
+
+
+@dataclass(frozen=True)
+class Template:
+    """How a prompt is written for one family of chat models, and the text that ends a reply."""
+
+    render: Callable[[list[Message], list[ToolDefinition]], str]
+    stops: tuple[str, ...]
+
+
+TEMPLATES = {
+    "chatml": Template(chatml_prompt, CHATML_STOPS),
+    "llama2": Template(llama2_prompt, ("[INST]",)),
+}
+
+
+def template_named(name: str | None) -> Template:
+    """The template called ``name`` (ChatML when not given)."""
+    if not name:
+        return TEMPLATES["chatml"]
+    if name not in TEMPLATES:
+        raise ProviderError(f"unknown chat template {name!r}; known: {', '.join(TEMPLATES)}")
+    return TEMPLATES[name]
 
 
 class ToolCallStream:
@@ -118,10 +162,11 @@ class ToolCallStream:
             self._pending = self._pending[len(self._pending) - held :]
             return False
         self._say(self._pending[:at])
-        self._pending = self._pending[at + len(marker) :]
         if marker == CALL_OPEN:
+            self._pending = self._pending[at + len(marker) :]
             self._in_call = True
             return True
+        self._pending = ""  # what follows the end of the reply is not part of it
         self.stopped = True
         return False
 
@@ -131,12 +176,13 @@ class ToolCallStream:
         if marker is None:
             return False
         body = self._pending[:at]
-        self._pending = self._pending[at + len(marker) :]
         self._in_call = False
         if marker == CALL_CLOSE:
+            self._pending = self._pending[at + len(marker) :]
             self._call(body)
             return True
         self._say(CALL_OPEN + body)  # the reply ended inside the call
+        self._pending = ""
         self.stopped = True
         return False
 

@@ -37,12 +37,16 @@ class GoogleToken:
     def __init__(self) -> None:
         self.credentials: Any = None
         self.gcloud_token: tuple[str, float] | None = None
+        # why application default credentials failed; looking again costs seconds (a GCE probe)
+        self.no_adc: str | None = None
 
     async def __call__(self) -> str:
-        try:
-            return await self.from_application_default()
-        except NoApplicationDefault as why:
-            return await self.from_gcloud(str(why))
+        if self.no_adc is None:
+            try:
+                return await self.from_application_default()
+            except NoApplicationDefault as why:
+                self.no_adc = str(why)
+        return await self.from_gcloud(self.no_adc)
 
     async def from_application_default(self) -> str:
         try:

@@ -26,6 +26,19 @@ def _diagnostic(d: lsp.Diagnostic) -> dict[str, Any]:
 
 
 def code_actions(params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """The actions for the request, limited to the kinds it asks for with ``only``."""
+    actions = _all_actions(params)
+    if params.context.only:
+        wanted = [_kind(k) for k in params.context.only]
+        actions = [a for a in actions if any(_kind(a.kind) == k or _kind(a.kind).startswith(f"{k}.") for k in wanted)]
+    return actions
+
+
+def _kind(kind: Any) -> str:
+    return str(getattr(kind, "value", kind))
+
+
+def _all_actions(params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
     actions = []
     for diagnostic in params.context.diagnostics:

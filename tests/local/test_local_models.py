@@ -127,6 +127,25 @@ def test_llama_cpp_computes_the_same_logits_as_numpy(numpy_model, llama_cpp_mode
     assert actual.argmax() == expected.argmax()
 
 
+def test_candle_reads_a_gguf_without_an_output_matrix_like_llama_cpp(tmp_path):
+    require_extra("candle")
+    require_extra("llama")
+    import llama_cpp
+
+    from elelem_lsp.providers.candle import CandleLlama
+    from tiny_models import write_gguf
+
+    path = write_gguf(tmp_path / "tied.gguf", tie_embeddings=True)
+    model = CandleLlama(path)
+    reference = llama_cpp.Llama(str(path), n_ctx=4096, logits_all=True, verbose=False)
+    ids = model.encode(PROMPT)
+    reference.eval(ids)
+    expected = np.asarray(reference.scores[len(ids) - 1])
+    actual = model.forward(ids, 0)
+    assert np.abs(actual - expected).max() < 0.01 * expected.std()
+    assert actual.argmax() == expected.argmax()
+
+
 def test_ctransformers_computes_the_same_logits_as_numpy(numpy_model, tiny_dir):
     require_extra("ggml")
     from elelem_lsp.providers.ggml import GgmlModel

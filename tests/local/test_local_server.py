@@ -15,6 +15,7 @@ def sayings(events: list[dict]) -> str:
     return "".join(e["text"] for e in events if e["type"] == "saying")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PROVIDERS)
 async def test_a_turn_streams_through_the_server_and_greedy_repeats(name, project, start_editor, tiny_env):
     require_extra(name)

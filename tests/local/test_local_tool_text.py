@@ -74,6 +74,14 @@ def test_the_end_marker_stops_the_reply_even_when_split():
     events, stopped = stream(["done", "<|im", "_end|>", "garbage after"])
     assert stopped
     assert said(events) == "done"
+    events, stopped = stream(["done<|im_end|>\n<|im_start|>user"])  # in the same piece as what follows
+    assert stopped and said(events) == "done"
+
+
+def test_the_end_marker_inside_a_call_ends_the_reply_and_shows_the_call_as_text():
+    events, stopped = stream(['<tool_call>{"name": "read"', "<|im_end|>after"])
+    assert stopped and doings(events) == []
+    assert said(events) == '<tool_call>{"name": "read"'
 
 
 def test_a_lone_angle_bracket_is_text_once_it_cannot_be_a_tag():
@@ -109,13 +117,15 @@ def test_chatml_prompt_carries_tools_calls_and_results():
     messages = [
         {"role": "system", "content": "You are a coding agent."},
         {"role": "user", "content": "what is in README.md?"},
-        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "README.md"}}]},
+        {"role": "assistant", "content": "",
+         "tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "README.md"}}]},
         {"role": "tool", "tool_call_id": "c1", "content": '{"content":"# hi","ok":true}'},
     ]
     prompt = chatml_prompt(messages, [READ])
     assert prompt.startswith("<|im_start|>system\nYou are a coding agent.\n\n# Tools")
     assert json.dumps(READ) in prompt
-    assert '<|im_start|>assistant\n<tool_call>\n{"name": "read", "arguments": {"path": "README.md"}}\n</tool_call><|im_end|>' in prompt
+    call = '{"name": "read", "arguments": {"path": "README.md"}}'
+    assert f"<|im_start|>assistant\n<tool_call>\n{call}\n</tool_call><|im_end|>" in prompt
     assert '<|im_start|>user\n<tool_response>\n{"content":"# hi","ok":true}\n</tool_response><|im_end|>' in prompt
     assert prompt.endswith("<|im_end|>\n<|im_start|>assistant\n")
 
@@ -145,3 +155,41 @@ def test_the_tiny_models_template_renders_what_chatml_prompt_writes():
         messages=openai_messages(messages), tools=[READ], add_generation_prompt=True
     )
     assert rendered == chatml_prompt(messages, [READ])
+
+
+def test_llama2_template_writes_inst_turns_with_the_system_prompt_first():
+    from elelem_lsp.providers.tool_text import llama2_prompt
+
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "read it"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "a"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"ok":true}'},
+    ]
+    prompt = llama2_prompt(messages, [])
+    assert prompt == (
+        "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nread it [/INST] "
+        '<tool_call>\n{"name": "read", "arguments": {"path": "a"}}\n</tool_call> </s>'
+        '<s>[INST] <tool_response>\n{"ok":true}\n</tool_response> [/INST]'
+    )
+    assert llama2_prompt([{"role": "user", "content": "hi"}], []) == "[INST] hi [/INST]"
+
+
+def test_an_unknown_template_name_is_refused_with_the_known_ones():
+    from elelem_lsp.agent.messages import ProviderError
+    from elelem_lsp.providers.tool_text import template_named
+
+    assert template_named(None) is template_named("chatml")
+    with pytest.raises(ProviderError, match="unknown chat template 'alpaca'; known: chatml, llama2"):
+        template_named("alpaca")
+
+
+def test_llama2_template_stops_at_the_next_inst():
+    from elelem_lsp.providers.tool_text import TEMPLATES
+
+    events: list[dict] = []
+    parser = ToolCallStream(events.append, TEMPLATES["llama2"].stops)
+    assert not parser.feed("an answer ")
+    assert parser.feed("[IN") is False and parser.feed("ST] more")
+    parser.close()
+    assert said(events) == "an answer "

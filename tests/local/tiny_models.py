@@ -119,8 +119,12 @@ def weights(config: TinyConfig) -> dict[str, np.ndarray]:
     return tensors
 
 
-def write_gguf(path: Path, config: TinyConfig = TinyConfig(), quantize_q8: bool = False) -> Path:
-    """The tiny model as a llama GGUF (F32, or Q8_0 for the matrices when ``quantize_q8``)."""
+def write_gguf(path: Path, config: TinyConfig = TinyConfig(), quantize_q8: bool = False,
+               tie_embeddings: bool = False) -> Path:
+    """The tiny model as a llama GGUF (F32, or Q8_0 for the matrices when ``quantize_q8``).
+
+    With ``tie_embeddings`` it has no output matrix: the embedding table scores the next token.
+    """
     import gguf
 
     vocab = vocabulary()
@@ -145,6 +149,8 @@ def write_gguf(path: Path, config: TinyConfig = TinyConfig(), quantize_q8: bool 
     writer.add_eos_token_id(2)
     writer.add_chat_template(CHAT_TEMPLATE)
     for name, tensor in weights(config).items():
+        if tie_embeddings and name == "output.weight":
+            continue
         if quantize_q8 and tensor.ndim == 2:
             q8 = gguf.GGMLQuantizationType.Q8_0
             writer.add_tensor(name, gguf.quants.quantize(tensor, q8), raw_dtype=q8)

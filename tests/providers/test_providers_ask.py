@@ -85,7 +85,7 @@ def tool_result_sent(request) -> str:
 )
 def test_read_then_answer_through_ask(name, path, project, tmp_path, fake_server):
     if name == "vertex-adc":
-        pytest.importorskip("google.auth")
+        pytest.importorskip("google.auth.transport.requests")
     provider = name.split("-")[0] if name.startswith("vertex") else name
     run = ask(project, "-p", provider, "what is in the readme?", env=environment(name, fake_server.url, tmp_path))
     assert run.returncode == 0, run.stderr

@@ -43,7 +43,7 @@ def fake_gcloud(tmp_path: Path, monkeypatch, script: str) -> None:
 
 
 async def test_application_default_credentials_refresh_against_the_token_endpoint(fake_server, tmp_path, monkeypatch):
-    pytest.importorskip("google.auth")
+    pytest.importorskip("google.auth.transport.requests")
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(refreshable_credentials(tmp_path, f"{fake_server.url}/token")))
     provider = VertexProvider("claude-x@1", project="p", region="us-east5", base_url=fake_server.url)
     events: list[dict] = []
@@ -99,3 +99,17 @@ async def test_vertex_without_a_project_says_which_variable():
 
     with pytest.raises(ProviderError, match="^GOOGLE_CLOUD_PROJECT is not set$"):
         await VertexProvider("m@1", project=None, token=token).fetch([{"role": "user", "content": "go"}], [], lambda e: None)
+
+
+async def test_failed_application_default_credentials_are_not_looked_up_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
+    fake_gcloud(tmp_path, monkeypatch, "echo ya29.from-gcloud\n")
+    source = GoogleToken()
+    assert await source() == "ya29.from-gcloud"
+
+    async def looked_again() -> str:
+        raise AssertionError("application default credentials were looked up again")
+
+    monkeypatch.setattr(source, "from_application_default", looked_again)
+    source.gcloud_token = None  # expired: gcloud is asked again, the credentials lookup is not
+    assert await source() == "ya29.from-gcloud"

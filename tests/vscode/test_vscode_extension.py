@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -39,16 +40,28 @@ def require(condition: bool, what: str) -> None:
 def npm_run(script: str, *, timeout: float, env: dict[str, str] | None = None) -> str:
     require(shutil.which("npm") is not None, "npm")
     require((EXTENSION / "node_modules" / ".bin" / "tsc").exists(), "vscode-extension/node_modules")
-    result = subprocess.run(
+    # Its own process group, so a timeout stops npm and everything it started (the e2e runner
+    # stops code-server's group when it gets SIGTERM).
+    process = subprocess.Popen(
         ["npm", "run", "--silent", script],
         cwd=EXTENSION,
         env={**os.environ, **(env or {})},
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
-        timeout=timeout,
+        start_new_session=True,
     )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, f"npm run {script} failed ({result.returncode}):\n{output[-8000:]}"
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            output, _ = process.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            output, _ = process.communicate()
+        pytest.fail(f"npm run {script} took longer than {timeout} s:\n{output[-8000:]}")
+    assert process.returncode == 0, f"npm run {script} failed ({process.returncode}):\n{output[-8000:]}"
     return output
 
 

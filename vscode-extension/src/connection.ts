@@ -31,8 +31,11 @@ export class ServerConnection implements vscode.Disposable {
   client: LanguageClient | undefined;
   private readonly subscriptions: vscode.Disposable[] = [];
   private readonly started = new vscode.EventEmitter<void>();
+  private readonly failed = new vscode.EventEmitter<string>();
   /** Fires each time the server has started (again). */
   readonly onDidStart = this.started.event;
+  /** Fires with the reason when the server could not be started. */
+  readonly onDidFail = this.failed.event;
 
   constructor(
     private readonly output: vscode.OutputChannel,
@@ -60,7 +63,7 @@ export class ServerConnection implements vscode.Disposable {
       );
       serverOptions = { command, args, transport: TransportKind.stdio, options: { cwd: folder?.uri.fsPath } };
     } catch (error) {
-      void vscode.window.showErrorMessage(`elelem: ${error instanceof Error ? error.message : String(error)}`);
+      this.fail(error instanceof Error ? error.message : String(error));
       return;
     }
     const clientOptions: LanguageClientOptions = {
@@ -100,17 +103,23 @@ export class ServerConnection implements vscode.Disposable {
       await client.start();
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      const choice = await vscode.window.showErrorMessage(
-        `elelem: could not start the language server (${serverOptions.command}): ${message}. ` +
+      this.fail(
+        `could not start the language server (${serverOptions.command}): ${message}. ` +
           "Install it with `pip install elelem-lsp` or set elelem.server.command.",
-        "Open Settings",
       );
-      if (choice === "Open Settings") {
-        void vscode.commands.executeCommand("workbench.action.openSettings", "elelem.server.command");
-      }
       return;
     }
     this.started.fire();
+  }
+
+  /** Reports a server that cannot start, without holding up activation on the message. */
+  private fail(message: string): void {
+    this.failed.fire(message);
+    void vscode.window.showErrorMessage(`elelem: ${message}`, "Open Settings").then((choice) => {
+      if (choice === "Open Settings") {
+        void vscode.commands.executeCommand("workbench.action.openSettings", "elelem.server.command");
+      }
+    });
   }
 
   async stop(): Promise<void> {
@@ -143,18 +152,20 @@ export class ServerConnection implements vscode.Disposable {
   dispose(): void {
     void this.stop();
     this.started.dispose();
+    this.failed.dispose();
     for (const subscription of this.subscriptions) {
       subscription.dispose();
     }
   }
 
-  /** Tells the server its settings changed; it pulls them again per folder. */
+  /**
+   * Tells the server its settings changed (or trust was granted). The notification carries no
+   * settings: the server pulls each folder's `elelem` section through workspace/configuration.
+   */
   private notifySettingsChanged(): void {
     const client = this.client;
     if (client?.isRunning()) {
-      const folder = vscode.workspace.workspaceFolders?.[0];
-      const elelem = serverSettings(vscode.workspace.getConfiguration("elelem", folder?.uri), vscode.workspace.isTrusted);
-      void client.sendNotification(DidChangeConfigurationNotification.type, { settings: { elelem } });
+      void client.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
     }
   }
 }

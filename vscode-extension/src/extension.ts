@@ -44,6 +44,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     server.onDidStart(() => ui.refreshStatus()),
+    server.onDidFail((message) => status.showProblem(message)),
     vscode.window.onDidChangeActiveTextEditor(() => ui.refreshStatus()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration("elelem")) {

@@ -46,6 +46,7 @@ const CHROMIUM_FLAGS = [
   "--disable-background-networking",
   "--disable-component-update",
   "--disable-sync",
+  "--disable-crash-reporter",
 ];
 
 const started = Date.now();
@@ -447,6 +448,16 @@ async function main(): Promise<void> {
   let context: BrowserContext | undefined;
   let page: Page | undefined;
   let failed = false;
+  const stopOnSignal = (signal: NodeJS.Signals) => {
+    console.error(`[e2e] ${signal}: stopping chromium and code-server`);
+    void Promise.race([context?.close(), new Promise((resolve) => setTimeout(resolve, 5_000))]).finally(() => {
+      stopProcessGroup(codeServer);
+      fs.rmSync(folders.root, { recursive: true, force: true });
+      process.exit(1);
+    });
+  };
+  process.once("SIGTERM", stopOnSignal);
+  process.once("SIGINT", stopOnSignal);
   try {
     installExtension(folders);
     step("installed the .vsix with --install-extension");
