@@ -8,29 +8,12 @@ only when that extra is missing.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
+from local_extras import ggml_library
 from tiny_models import TinyConfig, write_gguf, write_llama2
-
-EXTRAS = {"llama": "llama_cpp", "ggml": "ctransformers", "candle": "candle", "llama2": "numpy"}
-PROVIDERS = list(EXTRAS)
-
-
-def require_extra(provider: str) -> None:
-    """Skip the test, saying which extra to install, when ``provider``'s package is missing."""
-    module = EXTRAS[provider]
-    if importlib.util.find_spec(module) is None:
-        pytest.skip(f"the {provider} extra is not installed ({module} missing): pip install 'elelem-lsp[{provider}]'")
-
-
-def ggml_library() -> str:
-    """ctransformers' build for this CPU, named so it skips its slow probe."""
-    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    return "avx2" if " avx2" in flags else "avx" if " avx" in flags else "basic"
-
 
 @pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -12,7 +12,7 @@ import threading
 import numpy as np
 import pytest
 
-from conftest import require_extra
+from local_extras import require_extra
 from elelem_lsp.providers.generation import Generator
 from elelem_lsp.providers.llama2 import Llama2Model
 from elelem_lsp.providers.pieces import PieceVocab
@@ -61,7 +61,7 @@ def test_llama2_tokenizer_reads_special_markers_as_plain_text_like_ctransformers
     require_extra("ggml")
     from elelem_lsp.providers.ggml import GgmlModel
 
-    from conftest import ggml_library
+    from local_extras import ggml_library
 
     reference = GgmlModel(tiny_dir / "tiny.gguf", "llama", ggml_library(), 4096, 1)
     assert numpy_model.encode(text) == reference.encode(text)
@@ -150,7 +150,7 @@ def test_ctransformers_computes_the_same_logits_as_numpy(numpy_model, tiny_dir):
     require_extra("ggml")
     from elelem_lsp.providers.ggml import GgmlModel
 
-    from conftest import ggml_library
+    from local_extras import ggml_library
 
     model = GgmlModel(tiny_dir / "tiny.gguf", "llama", ggml_library(), 4096, 1)
     ids = model.encode(PROMPT)

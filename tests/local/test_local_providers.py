@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import PROVIDERS, require_extra
+from local_extras import PROVIDERS, require_extra
 from elelem_lsp.agent.messages import ProviderError
 
 HELLO = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "hi"}]

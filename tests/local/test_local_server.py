@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import PROVIDERS, require_extra
+from local_extras import PROVIDERS, require_extra
 
 
 def sayings(events: list[dict]) -> str:

@@ -62,7 +62,9 @@ install_code_server() {
   log "npm install code-server@$CODE_SERVER_VERSION into $prefix (builds native modules; minutes)"
   (
     cd "$prefix"
-    [ -f package.json ] || echo '{"name": "elelem-code-server", "private": true}' > package.json
+    # allowScripts: npm 11 asks for install-script approval; code-server's postinstall is the install.
+    [ -f package.json ] \
+      || echo '{"name": "elelem-code-server", "private": true, "allowScripts": {"code-server": true}}' > package.json
     npm_config_unsafe_perm=true npm_config_yes=true npm_config_nodedir=/usr \
       npm install --no-audit --no-fund --loglevel=error "code-server@$CODE_SERVER_VERSION"
   )

@@ -50,7 +50,6 @@ export class ServerConnection implements vscode.Disposable {
         }
       }),
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.notifySettingsChanged()),
-      vscode.workspace.onDidChangeWorkspaceFolders(() => this.notifySettingsChanged()),
     );
   }
 

@@ -443,6 +443,9 @@ async function main(): Promise<void> {
     }
   }
   fs.mkdirSync(OUTPUT_DIR, { recursive: true });
+  for (const stale of ["failure.png", "code-server-logs"]) {
+    fs.rmSync(path.join(OUTPUT_DIR, stale), { recursive: true, force: true });
+  }
   const folders = prepareFolders();
   let codeServer: ChildProcess | undefined;
   let context: BrowserContext | undefined;
