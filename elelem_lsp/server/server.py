@@ -225,7 +225,17 @@ def uri_path(uri: str) -> Path:
     return Path(path).resolve()
 
 
+class AnsweredErrors(logging.Filter):
+    """pygls logs a traceback for every error it answers with; a bad argument or a refused
+    request is an answer the client shows, not a fault of the server."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, (commands.JsonRpcInvalidParams, commands.RequestFailed))
+
+
 def create_server() -> ElelemServer:
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(AnsweredErrors())
     server = ElelemServer()
 
     for name, (model, handler) in commands.COMMANDS.items():

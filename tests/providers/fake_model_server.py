@@ -25,6 +25,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -373,3 +374,15 @@ class FakeModelServer:
             self.aborted.append(handler.path)
             handler.close_connection = True
 
+
+def refreshable_credentials(tmp_path: Path, token_url: str) -> Path:
+    """Application default credentials refreshed at ``token_url`` (google-auth pins the token
+    endpoint of plain ``authorized_user`` files, so this is the workforce flavour)."""
+    path = tmp_path / "adc.json"
+    path.write_text(json.dumps({
+        "type": "external_account_authorized_user",
+        "audience": "//iam.googleapis.com/locations/global/workforcePools/pool/providers/fake",
+        "client_id": "fake-client", "client_secret": "fake-secret",
+        "refresh_token": "1//fake-refresh", "token_url": token_url,
+    }))
+    return path

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .fake_model_server import Reply, json_error, openai_chunk, sse
+from .fake_model_server import Reply, json_error, openai_chunk, refreshable_credentials, sse
 
 READ_RESULT = '{"content":"# hello\\n","path":"README.md","ok":true}'
 
@@ -36,23 +36,12 @@ def gcloud_on_path(tmp_path: Path, token: str) -> dict[str, str]:
     return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "GOOGLE_APPLICATION_CREDENTIALS": str(tmp_path / "none.json")}
 
 
-def workforce_credentials(tmp_path: Path, token_url: str) -> dict[str, str]:
-    path = tmp_path / "adc.json"
-    path.write_text(json.dumps({
-        "type": "external_account_authorized_user",
-        "audience": "//iam.googleapis.com/locations/global/workforcePools/pool/providers/fake",
-        "client_id": "fake-client", "client_secret": "fake-secret",
-        "refresh_token": "1//fake-refresh", "token_url": token_url,
-    }))
-    return {"GOOGLE_APPLICATION_CREDENTIALS": str(path)}
-
-
 def environment(name: str, url: str, tmp_path: Path) -> dict[str, str]:
     vertex = {"VERTEX_BASE_URL": url, "GOOGLE_CLOUD_PROJECT": "proj-1", "GOOGLE_CLOUD_REGION": "us-east5"}
     return {
         "openai": {"OPENAI_BASE_URL": f"{url}/v1", "OPENAI_API_KEY": "sk-test-key"},
         "anthropic": {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test-key"},
-        "vertex-adc": {**vertex, **workforce_credentials(tmp_path, f"{url}/token")},
+        "vertex-adc": {**vertex, "GOOGLE_APPLICATION_CREDENTIALS": str(refreshable_credentials(tmp_path, f"{url}/token"))},
         "vertex-gcloud": {**vertex, **gcloud_on_path(tmp_path, "ya29.fake-vertex-token")},
         "ollama": {"OLLAMA_HOST": url},
         "groq": {"GROQ_BASE_URL": f"{url}/openai/v1", "GROQ_API_KEY": "gsk-test-key"},

@@ -6,7 +6,6 @@ fake server, and a fake ``gcloud`` executable on PATH.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -15,22 +14,9 @@ import pytest
 
 from elelem_lsp.agent.messages import ProviderError
 from elelem_lsp.providers.vertex import GoogleToken, VertexProvider
-from .fake_model_server import FAKE_TOKEN
+from .fake_model_server import FAKE_TOKEN, refreshable_credentials
 
 READ = [{"type": "function", "function": {"name": "read", "description": "Read", "parameters": {"type": "object"}}}]
-
-
-def refreshable_credentials(tmp_path: Path, token_url: str) -> Path:
-    """Application default credentials refreshed at ``token_url`` (google-auth pins the token
-    endpoint of plain ``authorized_user`` files, so this is the workforce flavour)."""
-    path = tmp_path / "adc.json"
-    path.write_text(json.dumps({
-        "type": "external_account_authorized_user",
-        "audience": "//iam.googleapis.com/locations/global/workforcePools/pool/providers/fake",
-        "client_id": "fake-client", "client_secret": "fake-secret",
-        "refresh_token": "1//fake-refresh", "token_url": token_url,
-    }))
-    return path
 
 
 def fake_gcloud(tmp_path: Path, monkeypatch, script: str) -> None:
