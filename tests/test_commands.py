@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from lsprotocol import types as lsp
@@ -201,3 +202,19 @@ async def test_declared_provider_unknown_type_names_the_supported_ones(project, 
     editor = await start_editor(project, settings={"provider": "mine", "providers": [{"name": "mine", "type": "telepathy"}]})
     result = await editor.ask("hi")
     assert result["error"] and "telepathy" in result["reply"] and "openai-chat" in result["reply"]
+
+
+async def test_model_temperature_and_max_tokens_reach_the_provider(project, start_editor):
+    plugin = project / ".agents/plugins/options.py"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(
+        "import json, elelem_lsp\n"
+        "class Options:\n"
+        "    def __init__(self, options): self.options = options\n"
+        "    def fetch(self, messages, tools, emit):\n"
+        "        emit({'type': 'saying', 'text': json.dumps(self.options, sort_keys=True)})\n"
+        "elelem_lsp.configure(lambda c: c.provider('options', lambda **options: Options(options)))\n"
+    )
+    editor = await start_editor(project, settings={"provider": "options", "model": "m", "temperature": 0.2, "maxTokens": 64})
+    result = await editor.ask("hi")
+    assert json.loads(result["reply"]) == {"max_tokens": 64, "model": "m", "temperature": 0.2}
