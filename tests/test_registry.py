@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-import elelem_lsp
 from elelem_lsp.agent.messages import ProviderError
 from elelem_lsp.agent.registry import Config, UnknownProvider, plugin_dirs
 
@@ -157,5 +156,25 @@ def test_reload_runs_the_plugin_files_again(tmp_path):
     assert config.build("v") == 2
 
 
-def test_configure_is_the_public_api():
-    assert elelem_lsp.configure is not None and elelem_lsp.Config is Config
+def test_package_imported_before_resolution_still_registers(packages):
+    (packages / "elelem_pkgearly.py").write_text(textwrap.dedent("""
+        import elelem_lsp
+
+        @elelem_lsp.configure
+        def setup(config):
+            config.provider("pkgearly", lambda **_: "early")
+    """))
+    __import__("elelem_pkgearly")  # imported by something else first
+    assert Config().build("pkgearly") == "early"
+
+
+def test_package_loaded_by_a_plugin_file_serves_every_workspace(packages, tmp_path):
+    (packages / "elelem_pkgloader.py").write_text(textwrap.dedent("""
+        import elelem_lsp
+        elelem_lsp.configure(lambda config: config.provider("other-name", lambda **_: "via plugin"))
+    """))
+    for workspace in ("one", "two"):  # the seeds' one-line plugin that loads a package first
+        plugin(tmp_path / workspace / ".agents/plugins", "load.py", "import elelem_pkgloader\n")
+    for workspace in ("one", "two"):
+        config = Config(plugin_dirs=plugin_dirs(tmp_path / workspace, include_workspace=True, home=tmp_path / "h"))
+        assert config.build("other-name") == "via plugin"

@@ -24,10 +24,10 @@ log = logging.getLogger(__name__)
 Factory = Callable[..., Provider]
 Configurer = Callable[["Config"], None]
 
-_loading: contextvars.ContextVar["Config | _Recorder | None"] = contextvars.ContextVar(
-    "elelem_loading", default=None
-)
+_loading: contextvars.ContextVar["Config | None"] = contextvars.ContextVar("elelem_loading", default=None)
+# What each installed package's ``configure`` calls asked for, by package, to replay on every Config.
 _package_configurers: dict[str, list[Configurer]] = {}
+PLUGIN_MODULE = "elelem_plugin_"
 
 
 class UnknownProvider(ProviderError):
@@ -40,24 +40,19 @@ class PluginFailure:
     error: str
 
 
-class _Recorder:
-    """Collects what a package's ``configure`` calls ask for, to replay on each Config."""
-
-    def __init__(self) -> None:
-        self.configurers: list[Configurer] = []
-
-
 def configure(fn: Configurer) -> Configurer:
-    """Register providers: ``fn(config)`` runs on the Config being loaded.
+    """Register providers: ``fn(config)`` runs on the Config loading a plugin file.
 
-    Usable as a decorator. Outside plugin loading it configures the process-wide
-    default Config.
+    Usable as a decorator. A package's call (``elelem_NAME``, imported by
+    resolution, by a plugin file or by anyone) is also remembered, because the
+    package is imported once per process and every later Config needs it too.
     """
+    package = fn.__module__.partition(".")[0]
+    if not package.startswith(PLUGIN_MODULE):
+        _package_configurers.setdefault(package, []).append(fn)
     target = _loading.get()
-    if isinstance(target, _Recorder):
-        target.configurers.append(fn)
-    else:
-        fn(target or default_config)
+    if target is not None:
+        fn(target)
     return fn
 
 
@@ -99,6 +94,11 @@ class Config:
         if self.loaded:
             return self.failures
         self.loaded = True
+        # Packages some earlier plugin or resolution imported register here too; the
+        # plugin files come after them, so their registrations win.
+        for configurers in list(_package_configurers.values()):
+            for configurer in configurers:
+                configurer(self)
         token = _loading.set(self)
         try:
             for folder in self.plugin_dirs:
@@ -117,7 +117,7 @@ class Config:
         return self.load_plugins()
 
     def _run_plugin(self, path: Path) -> None:
-        name = f"elelem_plugin_{abs(hash(str(path.resolve())))}"
+        name = f"{PLUGIN_MODULE}{abs(hash(str(path.resolve())))}"
         try:
             spec = importlib.util.spec_from_file_location(name, path)
             assert spec and spec.loader
@@ -148,23 +148,20 @@ class Config:
 
     def _import_package(self, package: str) -> bool:
         """Import ``package`` and apply its configure calls here; False when it is not installed."""
-        if package not in _package_configurers:
-            recorder = _Recorder()
-            token = _loading.set(recorder)
-            try:
-                importlib.import_module(package)
-            except ModuleNotFoundError as error:
-                # Only the package itself missing means "unknown"; a missing dependency
-                # inside it is the real error and is shown as itself.
-                if error.name == package:
-                    return False
-                raise ProviderError(f"{package} failed to import: {error}") from error
-            except ImportError as error:
-                raise ProviderError(f"{package} failed to import: {error}") from error
-            finally:
-                _loading.reset(token)
-            _package_configurers[package] = recorder.configurers
-        for configurer in _package_configurers[package]:
+        token = _loading.set(None)  # the package's configure calls are remembered, not run on us
+        try:
+            importlib.import_module(package)
+        except ModuleNotFoundError as error:
+            # Only the package itself missing means "unknown"; a missing dependency
+            # inside it is the real error and is shown as itself.
+            if error.name == package:
+                return False
+            raise ProviderError(f"{package} failed to import: {error}") from error
+        except ImportError as error:
+            raise ProviderError(f"{package} failed to import: {error}") from error
+        finally:
+            _loading.reset(token)
+        for configurer in _package_configurers.get(package, []):
             configurer(self)
         return True
 
@@ -192,5 +189,3 @@ def plugin_dirs(workspace: Path | None, *, include_workspace: bool, home: Path |
         dirs.append(workspace / ".agents" / "plugins")
     return dirs
 
-
-default_config = Config(loaded=True)

@@ -29,8 +29,7 @@ class Terminal:
     ) -> None:
         self.out = out
         self.err = err
-        self.live = out.isatty()
-        self.color = self.live
+        self.live = out.isatty()  # a person watches stdout: stream there, in colour
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
         self.assume_yes = assume_yes
         self.verbose = verbose
@@ -47,7 +46,7 @@ class Terminal:
         if not text:
             return
         stream = self.events_out
-        stream.write(f"{DIM}{text}{RESET}" if dim and self.color else text)
+        stream.write(f"{DIM}{text}{RESET}" if dim and self.live else text)
         stream.flush()
         self.at_line_start = text.endswith("\n")
 

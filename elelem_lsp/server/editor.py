@@ -52,7 +52,7 @@ class EditorWorkspace(Workspace):
         if not self.server.can_apply_edits:
             await super().update(path, change, tool=tool)
             return
-        for attempt in range(2):
+        for _ in range(2):  # the second try only after the person typed
             document = self.open_document(path)
             if document is not None:
                 current: str | None = document.source
@@ -63,11 +63,11 @@ class EditorWorkspace(Workspace):
             applied, reason = await self._apply(path, document, current, change(current), version, tool)
             if applied:
                 return
-            moved = self.open_document(path)
-            if attempt == 0 and moved is not None and moved.version != version:
-                continue  # the person typed since: apply the same change to the new text once
-            if reason or moved is None or moved.version == version:
-                raise WorkspaceError(f"the editor refused the edit to {self.relative(path)}" + (f": {reason}" if reason else ""))
+            now = self.open_document(path)
+            if now is None or now.version == version:
+                detail = f": {reason}" if reason else ""
+                raise WorkspaceError(f"the editor refused the edit to {self.relative(path)}{detail}")
+            # the person typed since: the same change is applied to the new text, once
         raise WorkspaceError(f"{STALE}: {self.relative(path)} was not changed")
 
     async def _apply(
@@ -133,8 +133,6 @@ class EditorWorkspace(Workspace):
             return True, ""
         if command in self.allowed_for_session:
             return True, ""
-        if not self.server.can_show_message_request:
-            return False, "the editor cannot ask for permission (set elelem.execute or elelem.allowCommands)"
         try:
             answer = await self.server.window_show_message_request_async(
                 lsp.ShowMessageRequestParams(

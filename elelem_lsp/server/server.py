@@ -85,11 +85,6 @@ class ElelemServer(LanguageServer):
         return bool(edit and edit.change_annotation_support is not None)
 
     @property
-    def can_show_message_request(self) -> bool:
-        window = self._capabilities.window
-        return bool(window is None or window.show_message is None or window.show_message)
-
-    @property
     def position_encoding(self) -> str:
         return str(self.workspace.position_encoding or "utf-16")
 

@@ -26,7 +26,6 @@ class ProgressStream:
         self.tail = ""
         self.timer: asyncio.TimerHandle | None = None
         self.last_flush = float("-inf")
-        self.sent = 0
 
     def begin(self, title: str, message: str) -> None:
         self.send({"kind": "begin", "title": title, "cancellable": True, "message": message[:TAIL]})
@@ -67,7 +66,6 @@ class ProgressStream:
                 {"type": e["type"], "text": "".join(e["parts"])} if "parts" in e else e for e in self.pending
             ]
             self.pending = []
-            self.sent += 1
             self.send({"kind": "report", "message": self.tail.strip() or "working", "events": events})
 
     def end(self, message: str) -> None:
