@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from optional_parts import require_module
+
 from .fake_model_server import Reply, json_error, openai_chunk, refreshable_credentials, sse
 
 READ_RESULT = '{"content":"# hello\\n","path":"README.md","ok":true}'
@@ -74,7 +76,7 @@ def tool_result_sent(request) -> str:
 )
 def test_read_then_answer_through_ask(name, path, project, tmp_path, fake_server):
     if name == "vertex-adc":
-        pytest.importorskip("google.auth.transport.requests")
+        require_module("google.auth.transport.requests", "vertex", "python3 -m pip install -e '.[vertex]'")
     provider = name.split("-")[0] if name.startswith("vertex") else name
     run = ask(project, "-p", provider, "what is in the readme?", env=environment(name, fake_server.url, tmp_path))
     assert run.returncode == 0, run.stderr

@@ -3,7 +3,7 @@ tests of the transcript rendering and argument building, and the end-to-end test
 (code-server in Debian's chromium, driven by playwright-core; see vscode-extension/test/e2e/run.ts).
 
 The npm packages, chromium and code-server come from vscode-extension/scripts/install-e2e.sh.
-Without them these tests skip, unless ELELEM_REQUIRE_VSCODE=1 (set by CI) makes that a failure.
+Without them these tests skip, unless ELELEM_REQUIRE_VSCODE=1 or ELELEM_REQUIRE_ALL=1 (set by CI) makes that a failure.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from optional_parts import require as require_part
+
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = ROOT / "vscode-extension"
 OUTPUT = ROOT / "tests" / "output" / "vscode"
@@ -29,12 +31,7 @@ INSTALL_HINT = "run vscode-extension/scripts/install-e2e.sh"
 
 
 def require(condition: bool, what: str) -> None:
-    if condition:
-        return
-    message = f"{what} is missing: {INSTALL_HINT}"
-    if os.environ.get("ELELEM_REQUIRE_VSCODE") == "1":
-        pytest.fail(message)
-    pytest.skip(message)
+    require_part(condition, "vscode", what, INSTALL_HINT)
 
 
 def npm_run(script: str, *, timeout: float, env: dict[str, str] | None = None) -> str:
