@@ -107,7 +107,7 @@ def run_ask(args: argparse.Namespace) -> int:
             terminal.newline()
             terminal.notice("cancelled")
             return 130
-        terminal.finish(result["reply"])
+        terminal.finish(result["reply"], error=bool(result.get("error")))
         return 1 if result.get("error") else 0
 
     try:

@@ -3,7 +3,7 @@
 A turn calls ``fetch``, runs the tool calls it emitted in order, and calls it
 again until a fetch asks for none. Afterwards the history keeps only the prompt
 and the final reply. Observers see every event as it happens, plus a ``result``
-event after each tool call.
+event after each tool call (``summary`` or ``error``).
 """
 
 from __future__ import annotations
@@ -116,7 +116,9 @@ class Session:
                 for call in fetched.calls:
                     result = await self.toolbox.call(call["name"], call["arguments"], self.workspace)
                     outcome = {"type": "result", "id": call["id"], "name": call["name"], "ok": result["ok"]}
-                    if not result["ok"]:
+                    if result["ok"]:
+                        outcome["summary"] = self.toolbox.summary(call["name"], result)
+                    else:
                         outcome["error"] = result["error"]
                     observer(outcome)
                     messages.append(tool_result(call["id"], encode(result)))

@@ -26,6 +26,7 @@ from .terminal import Terminal
 
 EventSink = Callable[[dict[str, Any]], None]
 SERVER_COMMAND = (sys.executable, "-m", "elelem_lsp", "serve")
+TERMINAL_CLIENT = "elelem-terminal"  # announced in initializationOptions, so the server talks of -p
 
 
 class TerminalClient:
@@ -94,7 +95,7 @@ class TerminalClient:
                 client_info=lsp.ClientInfo(name="elelem-lsp terminal", version=__version__),
                 root_uri=self.root.as_uri(),
                 workspace_folders=[lsp.WorkspaceFolder(uri=self.root.as_uri(), name=self.root.name)],
-                initialization_options=self.options,
+                initialization_options={**self.options, "client": TERMINAL_CLIENT},
                 capabilities=lsp.ClientCapabilities(
                     workspace=lsp.WorkspaceClientCapabilities(
                         apply_edit=True,

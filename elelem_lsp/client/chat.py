@@ -95,7 +95,7 @@ class Chat:
                 self.terminal.newline()
                 self.terminal.notice("cancelled")
             else:
-                self.terminal.finish(result["reply"])
+                self.terminal.finish(result["reply"], error=bool(result.get("error")))
 
     def slash(self, line: str) -> bool:
         """Run a slash command; False means leave."""
@@ -104,19 +104,19 @@ class Chat:
         actions: dict[str, Callable[[], Any]] = {
             "/provider": lambda: self.provider(rest),
             "/model": lambda: self.model(rest),
-            "/reset": lambda: self.command("elelem.reset") and print("new conversation"),
+            "/reset": lambda: self.command("elelem.reset") and self.terminal.print("new conversation"),
             "/context": self.context,
-            "/tools": lambda: print(
+            "/tools": lambda: self.terminal.print(
                 "\n".join(f"{t['name']:8} {t['description']}" for t in self.command("elelem.tools")["tools"])
             ),
             "/reload": self.reload,
-            "/help": lambda: print(HELP),
+            "/help": lambda: self.terminal.print(HELP),
         }
         if name in ("/exit", "/quit"):
             return False
         action = actions.get(name)
         if action is None:
-            print(f"unknown command {name}; /help lists them")
+            self.terminal.print(f"unknown command {name}; /help lists them")
             return True
         try:
             action()
@@ -132,28 +132,28 @@ class Chat:
             listing = self.command("elelem.providers")
             self.providers = listing["available"]
             for provider in self.providers:
-                print(f"{'*' if provider == listing['provider'] else ' '} {provider}")
+                self.terminal.print(f"{'*' if provider == listing['provider'] else ' '} {provider}")
             return
         self.command("elelem.selectProvider", {"name": name})
-        print(f"provider: {name}")
+        self.terminal.print(f"provider: {name}")
 
     def model(self, model: str) -> None:
         if not model:
-            print("usage: /model NAME")
+            self.terminal.print("usage: /model NAME")
             return
         current = self.command("elelem.providers")["provider"]
         self.command("elelem.selectProvider", {"name": current, "model": model})
-        print(f"provider: {current}, model: {model}")
+        self.terminal.print(f"provider: {current}, model: {model}")
 
     def context(self) -> None:
         for message in self.command("elelem.context")["messages"]:
             content = message.get("content") or json.dumps(message.get("tool_calls"))
-            print(f"[{message['role']}] {content}")
+            self.terminal.print(f"[{message['role']}] {content}")
 
     def reload(self) -> None:
         errors = self.command("elelem.reload")["pluginErrors"]
         self.providers = self.command("elelem.providers")["available"]
-        print("\n".join(errors) if errors else "plugins reloaded")
+        self.terminal.print("\n".join(errors) if errors else "plugins reloaded")
 
 
 def chat(args: argparse.Namespace, options: dict[str, Any]) -> int:

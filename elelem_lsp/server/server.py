@@ -26,6 +26,7 @@ from .folders import Choice, Folder
 from .settings import parse_settings
 
 log = logging.getLogger(__name__)
+TERMINAL_CLIENT = "elelem-terminal"  # what `elelem-lsp ask|chat|providers` announce in initializationOptions
 
 
 class ElelemProtocol(LanguageServerProtocol):
@@ -67,6 +68,7 @@ class ElelemServer(LanguageServer):
         self.reported_problems: dict[str, list[str]] = {}
         self.client_name = "editor"
         self.initialization_options: Any = None
+        self.our_client: str | None = None  # "elelem-terminal", "elelem-vscode", ...: one of ours announced itself
 
     # -- what the client negotiated -------------------------------------------
     @property
@@ -133,11 +135,17 @@ class ElelemServer(LanguageServer):
         if choice.source != "environment" or folder.uri in self.told_choice:
             return
         self.told_choice.add(folder.uri)
+        what = " (a demo that needs no model)" if choice.name == "stub" else ""
+        change = (
+            "choose one with -p NAME (elelem-lsp providers lists them)"
+            if self.our_client == TERMINAL_CLIENT
+            else "set elelem.provider or run elelem.selectProvider to change it"
+        )
         self.window_show_message(
             lsp.ShowMessageParams(
                 type=lsp.MessageType.Info,
-                message=f"elelem: using provider {choice.name!r} for {folder.root.name} (picked from the environment); "
-                "set elelem.provider or run elelem.selectProvider to change it",
+                message=f"elelem: using provider {choice.name!r}{what} for {folder.root.name} "
+                f"(picked from the environment); {change}",
             )
         )
 
@@ -241,6 +249,9 @@ def create_server() -> ElelemServer:
         if params.client_info:
             ls.client_name = f"{params.client_info.name} {params.client_info.version or ''}".strip()
         ls.initialization_options = params.initialization_options
+        if isinstance(params.initialization_options, dict):
+            announced = params.initialization_options.get("client")
+            ls.our_client = announced if isinstance(announced, str) and announced.startswith("elelem-") else None
 
     # Registering the document handlers makes pygls advertise open/close sync and
     # keep the editor's unsaved text, which ``read`` and the edits rely on.

@@ -81,7 +81,7 @@ def test_read_then_answer_through_ask(name, path, project, tmp_path, fake_server
     run = ask(project, "-p", provider, "what is in the readme?", env=environment(name, fake_server.url, tmp_path))
     assert run.returncode == 0, run.stderr
     assert run.stdout == f"the tool said: {READ_RESULT}\n"
-    assert '+ read({"path": "README.md"})' in run.stderr
+    assert "+ read README.md → 1 line\n" in run.stderr
     model_requests = [r for r in fake_server.requests if r.path != "/token"]
     assert [r.path for r in model_requests] == [path, path]
     first, second = (r.json for r in model_requests)
@@ -99,7 +99,8 @@ def test_http_error_is_the_reply_and_a_non_zero_exit(project, tmp_path, fake_ser
     fake_server.queue(json_error(401, {"error": {"message": "Incorrect API key provided: sk-test-key", "code": "invalid_api_key"}}))
     run = ask(project, "-p", "openai", "hi", env=environment("openai", fake_server.url, tmp_path))
     assert run.returncode == 1
-    assert run.stdout == "Error: HTTP 401: Incorrect API key provided: ***\n"
+    assert run.stdout == ""  # an error is not the reply: it goes to stderr
+    assert run.stderr.endswith("Error: HTTP 401: Incorrect API key provided: ***\n")
     assert "sk-test-key" not in run.stdout + run.stderr
 
 
@@ -107,4 +108,5 @@ def test_dropped_stream_is_the_reply_and_a_non_zero_exit(project, tmp_path, fake
     fake_server.queue(Reply([sse(openai_chunk({"content": "half an ans"}))], drop=True))
     run = ask(project, "-p", "openai", "hi", env=environment("openai", fake_server.url, tmp_path))
     assert run.returncode == 1
-    assert run.stdout.startswith(f"Error: the connection to {fake_server.url} dropped mid-answer")
+    assert run.stdout == ""
+    assert f"\nError: the connection to {fake_server.url} dropped mid-answer" in run.stderr
