@@ -19,9 +19,9 @@ import sys
 from typing import Any, TextIO
 
 DIM, RESET = "\033[2m", "\033[0m"
-# Whole escape sequences first (CSI, OSC up to BEL or ST, two-byte ESC codes), so no
+# Whole escape sequences first (CSI; OSC, DCS, APC and PM up to BEL or ST; other ESC codes), so no
 # "[31m" residue is left; then any control character but newline and tab, C1 included.
-ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]P^_X][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 ARGUMENT_WIDTH = 100
 MAIN_ARGUMENTS = ("path", "command", "pattern")
