@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import TerminalClient
+from ..spinner import Spinner
 from .terminal import Terminal
 
 HELP = """\
@@ -51,15 +52,35 @@ class Chat:
             except KeyboardInterrupt:
                 self.loop.call_soon_threadsafe(self.client.cancel)
 
-    def start(self) -> None:
+    def start(self, spinner: Spinner) -> dict[str, Any]:
+        """Start the server and check the provider; the listing of ``elelem.providers``."""
         self.thread.start()
-        self.call(self.client.start())
-        self.providers = self.call(self.client.command("elelem.providers", {}))["available"]
+        try:
+            self.call(self.client.start())
+        finally:
+            spinner.stop()
+        listing = self.call(self.client.command("elelem.providers", {}))
+        self.providers = listing["available"]
         with contextlib.suppress(OSError):
             readline.read_history_file(HISTORY)
         readline.set_completer(self.complete)
         readline.set_completer_delims(" ")
         readline.parse_and_bind("tab: complete")
+        return listing
+
+    def check_provider(self, name: str, model: str | None) -> str | None:
+        """Build the provider now, so that a bad ``-p`` fails before the first prompt; the error, if any."""
+        try:
+            self.command("elelem.selectProvider", {"name": name, **({"model": model} if model else {})})
+        except Exception as error:  # the server's refusal, e.g. an unknown provider
+            return str(error)
+        return None
+
+    def banner(self, listing: dict[str, Any]) -> None:
+        model = listing.get("model") or "its default model"
+        how = "picked from the environment; -p NAME picks another" if listing["source"] == "environment" else ""
+        self.terminal.notice(f"chat with {listing['provider']} ({model}{'; ' + how if how else ''})")
+        self.terminal.notice("type a request, /help for commands, Ctrl-D to leave")
 
     def stop(self) -> None:
         with contextlib.suppress(OSError):
@@ -77,7 +98,6 @@ class Chat:
         return options[state] if state < len(options) else None
 
     def repl(self) -> int:
-        self.terminal.notice("type a request, /help for commands, Ctrl-D to leave")
         while True:
             try:
                 line = input("elelem> ").strip()
@@ -156,11 +176,17 @@ class Chat:
         self.terminal.print("\n".join(errors) if errors else "plugins reloaded")
 
 
-def chat(args: argparse.Namespace, options: dict[str, Any]) -> int:
+def chat(args: argparse.Namespace, options: dict[str, Any], spinner: Spinner) -> int:
     terminal = Terminal(interactive=True, assume_yes=args.yes, verbose=args.verbose)
     session = Chat(TerminalClient(args.directory, terminal, options=options), terminal)
-    session.start()
     try:
+        listing = session.start(spinner)
+        if args.provider:
+            error = session.check_provider(args.provider, args.model)
+            if error is not None:
+                terminal.finish(f"Error: {error}", error=True)  # as ask says it
+                return 1
+        session.banner(listing)
         return session.repl()
     finally:
         session.stop()
