@@ -79,7 +79,7 @@ class TerminalClient:
         @client.feature("elelem/input")
         async def ask_input(params: Any) -> dict[str, str] | None:
             prompt = params.get("prompt") if isinstance(params, dict) else getattr(params, "prompt", "")
-            text = await self.terminal.read_line(str(prompt or "> "))
+            text = await self.terminal.ask_person(str(prompt or ""))
             return None if text is None else {"text": text}
 
     async def start(self, command: tuple[str, ...] = SERVER_COMMAND) -> None:
@@ -155,7 +155,8 @@ class TerminalClient:
             self.sinks.pop(token, None)
 
     def cancel(self) -> None:
-        """Stop the running turn with ``$/cancelRequest``, as an editor does."""
+        """Stop the running turn with ``$/cancelRequest``, as an editor does; stop waiting for input."""
+        self.terminal.dismiss()
         if self.in_flight is not None:
             self.client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=self.in_flight))
 

@@ -2,7 +2,9 @@
 
 The prompt runs on the main thread with readline (history, completion of
 slash commands and provider names); the LSP client runs on an event loop in a
-second thread. Ctrl-C during a turn cancels the turn; at the prompt it exits.
+second thread. Questions during a turn (a permission, the human provider's
+reply) are typed on the main thread too, so Ctrl-C reaches them. Ctrl-C during
+a turn cancels the turn; at the prompt it exits.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import os
+import queue
 import readline
 import threading
 from concurrent.futures import Future
@@ -42,13 +45,31 @@ class Chat:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="elelem-lsp-client", daemon=True)
         self.providers: list[str] = []
+        # What the main thread has to do while a call runs: a question to ask (prompt and the
+        # loop's future for the answer), or None once the call is done.
+        self.errands: queue.Queue[tuple[str, asyncio.Future[str | None]] | None] = queue.Queue()
+        terminal.reader = self.read_on_main_thread
+
+    async def read_on_main_thread(self, prompt: str) -> str | None:
+        answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self.errands.put((prompt, answer))
+        return await answer
 
     def call(self, coroutine: Any) -> Any:
-        """Run a coroutine on the client's loop; Ctrl-C while waiting cancels the turn."""
+        """Run a coroutine on the client's loop, asking its questions here; Ctrl-C cancels the turn."""
         future: Future[Any] = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        future.add_done_callback(lambda _: self.errands.put(None))
         while True:
             try:
-                return future.result()
+                errand = self.errands.get()
+                if errand is None:
+                    return future.result()
+                prompt, answer = errand
+                try:
+                    text: str | None = input(prompt)
+                except EOFError:
+                    text = None
+                self.loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(text))
             except KeyboardInterrupt:
                 self.loop.call_soon_threadsafe(self.client.cancel)
 
@@ -167,7 +188,8 @@ class Chat:
 
     def context(self) -> None:
         for message in self.command("elelem.context")["messages"]:
-            content = message.get("content") or json.dumps(message.get("tool_calls"))
+            calls = message.get("tool_calls")
+            content = message.get("content") or (json.dumps(calls, ensure_ascii=False) if calls else "")
             self.terminal.print(f"[{message['role']}] {content}")
 
     def reload(self) -> None:

@@ -16,9 +16,12 @@ import asyncio
 import json
 import re
 import sys
-from typing import Any, TextIO
+import threading
+from typing import Any, Awaitable, Callable, TextIO
 
 DIM, RESET = "\033[2m", "\033[0m"
+REPLY_CUE = "your reply> "
+Reader = Callable[[str], Awaitable["str | None"]]
 # Whole escape sequences first (CSI; OSC, DCS, APC and PM up to BEL or ST; other ESC codes), so no
 # "[31m" residue is left; then any control character but newline and tab, C1 included.
 ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]P^_X][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]")
@@ -53,6 +56,7 @@ class Terminal:
         interactive: bool | None = None,
         assume_yes: bool = False,
         verbose: bool = False,
+        reader: Reader | None = None,
     ) -> None:
         self.out = out
         self.err = err
@@ -64,6 +68,8 @@ class Terminal:
         self.at_line_start = True
         self.last_kind = ""
         self.open_call: str | None = None  # the id of the tool call whose line awaits its outcome
+        self.reader = reader or read_on_a_thread
+        self.questions: set[asyncio.Future[str | None]] = set()
 
     # -- a turn ---------------------------------------------------------------
     @property
@@ -147,13 +153,33 @@ class Terminal:
 
     # -- questions ------------------------------------------------------------
     async def read_line(self, prompt: str) -> str | None:
+        """A line the person types; None when nobody is there, at end of input, or after ``dismiss()``."""
         if not self.interactive:
             return None
         self.newline()
+        answer = asyncio.ensure_future(self.reader(printable(prompt)))
+        self.questions.add(answer)
         try:
-            return await asyncio.to_thread(input, prompt)
-        except EOFError:
+            return await answer
+        except asyncio.CancelledError:
+            if answer.cancelled():  # dismissed: the turn was cancelled while the person was typing
+                return None
+            raise
+        finally:
+            self.questions.discard(answer)
+
+    def dismiss(self) -> None:
+        """Stop waiting for the person (Ctrl-C cancelled the turn): open questions answer None."""
+        for answer in list(self.questions):
+            answer.cancel()
+
+    async def ask_person(self, question: str) -> str | None:
+        """The human provider's question on its own line, then a cue where the person types."""
+        if not self.interactive:
             return None
+        self.newline()
+        self.write(f"{question.rstrip()}\n" if question else "")
+        return await self.read_line(REPLY_CUE)
 
     async def choose(self, message: str, titles: list[str]) -> str | None:
         if self.assume_yes and titles:
@@ -171,3 +197,26 @@ class Terminal:
             for title in titles:
                 if answer.lower() == title.lower():
                     return title
+
+
+async def read_on_a_thread(prompt: str) -> str | None:
+    """``input()`` on a daemon thread: an abandoned read never keeps the process alive."""
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str | None] = loop.create_future()
+
+    def settle(text: str | None) -> None:
+        if not answer.done():
+            answer.set_result(text)
+
+    def read() -> None:
+        try:
+            text: str | None = input(prompt)
+        except (EOFError, OSError):
+            text = None
+        try:
+            loop.call_soon_threadsafe(settle, text)
+        except RuntimeError:  # the loop is gone: nobody waits for this answer any more
+            pass
+
+    threading.Thread(target=read, name="elelem-input", daemon=True).start()
+    return await answer
