@@ -203,3 +203,14 @@ def test_an_invalid_value_in_the_user_settings_file_is_named(project, home):
     run = run_cli(project, "ask", "hi")
     assert run.returncode == 0
     assert "invalid value for elelem.maxSteps: 'many'; using 50" in run.stderr
+
+
+def test_p_names_the_plugin_that_failed_to_load(project):
+    plugins = project / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    (plugins / "broken.py").write_text("import elelem_lsp\ndef setup(:\n")
+    run = ask(project, "-p", "mine", "hi")
+    assert run.returncode == 1 and run.stdout == ""
+    assert 'Error: unknown provider: "mine" (a plugin failed to load: .agents/plugins/broken.py line 2: SyntaxError: ' in run.stderr
+    listing = run_cli(project, "providers")
+    assert "elelem: a plugin failed to load: .agents/plugins/broken.py line 2: SyntaxError: " in listing.stderr

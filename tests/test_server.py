@@ -195,3 +195,14 @@ async def test_tcp_server(project, tmp_path):
         if server.returncode is None:
             server.kill()
         await server.wait()
+
+
+async def test_an_unknown_provider_from_an_untrusted_workspace_says_workspace_plugins_are_off(project, start_editor):
+    add_plugin(project, "echo")
+    editor = await start_editor(project, settings={"workspacePlugins": False, "provider": "echo"})
+    result = await editor.ask("hi")
+    assert result["error"] and "Workspace plugins are off here, so " in result["reply"]
+    assert ".agents/plugins/echo.py did not load: turn on the workspacePlugins setting" in result["reply"]
+    assert "pip install" not in result["reply"]
+    trusted = await start_editor(project, settings={"workspacePlugins": True, "provider": "echo"})
+    assert not (await trusted.ask("hi"))["error"]

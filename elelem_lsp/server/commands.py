@@ -174,7 +174,7 @@ async def providers(server: "ElelemServer", args: FolderArguments) -> dict[str, 
         "model": choice.model,
         "source": choice.source,
         "available": folder.available(),
-        "pluginErrors": [f"{f.path}: {f.error}" for f in folder.config.failures],
+        "pluginErrors": [failure.describe() for failure in folder.config.failures],
     }
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.messages import Provider, ProviderError
-from ..agent.registry import Config, plugin_dirs
+from ..agent.registry import Config, plugin_dirs, workspace_plugin_dir
 from ..agent.session import Session
 from ..agent.workspace import Workspace
 from ..providers import register as register_builtins
@@ -52,6 +52,7 @@ class Folder:
     def _new_config(self) -> Config:
         return Config(
             plugin_dirs=plugin_dirs(self.root, include_workspace=self.settings.workspace_plugins),
+            skipped_dirs=[] if self.settings.workspace_plugins else [workspace_plugin_dir(self.root)],
             builtins=self._register,
         )
 
@@ -89,7 +90,7 @@ class Folder:
     def reload(self) -> list[str]:
         """Load the plugin files again; the provider is rebuilt at the next turn."""
         self.built = None
-        return [f"{failure.path}: {failure.error}" for failure in self.config.reload()]
+        return [failure.describe() for failure in self.config.reload()]
 
     def _options(self, choice: Choice) -> dict[str, Any]:
         options = {**self.settings.provider_options(), "model": choice.model}
