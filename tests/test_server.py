@@ -44,7 +44,7 @@ async def test_progress_events_are_exactly_what_the_provider_emitted(project, st
     expected = provider_events(first + [second[0], second[2]])
     assert provider_events(editor.events()) == expected
     results = [e for e in editor.events() if e["type"] == "result"]
-    assert results == [{"type": "result", "id": "c1", "name": "list", "ok": True}]
+    assert results == [{"type": "result", "id": "c1", "name": "list", "ok": True, "summary": "3 files"}]
     # coalesced: far fewer reports than events
     assert len(values) - 2 < 50
 

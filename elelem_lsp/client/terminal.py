@@ -13,11 +13,12 @@ they are refused, never left hanging.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import sys
 import threading
 from typing import Any, Awaitable, Callable, TextIO
+
+from ..agent.toolbox import brief
 
 DIM, RESET = "\033[2m", "\033[0m"
 REPLY_CUE = "your reply> "
@@ -27,7 +28,6 @@ Reader = Callable[[str], Awaitable["str | None"]]
 ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]P^_X][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 ARGUMENT_WIDTH = 100
-MAIN_ARGUMENTS = ("path", "command", "pattern")
 
 
 def printable(text: str) -> str:
@@ -42,9 +42,7 @@ def one_line(text: str, width: int = ARGUMENT_WIDTH) -> str:
 
 def call_line(name: str, arguments: dict[str, Any]) -> str:
     """``+ read README.md``: the tool and its main argument, never a file's content."""
-    main = next((arguments[key] for key in MAIN_ARGUMENTS if isinstance(arguments.get(key), str)), None)
-    shown = main if main is not None else json.dumps(arguments, ensure_ascii=False) if arguments else ""
-    return one_line(f"+ {name} {shown}".rstrip())
+    return one_line(f"+ {brief(name, arguments)}")
 
 
 class Terminal:

@@ -121,6 +121,16 @@ async def fix(server: "ElelemServer", args: FixArguments) -> dict[str, Any]:
 
 
 async def run_turn(server: "ElelemServer", folder: Folder, prompt: str, token: str | int | None) -> dict[str, Any]:
+    record = server.record_turn(prompt)
+    result = await play_turn(server, folder, prompt, token, record.add if record else lambda event: None)
+    if record is not None:
+        server.show_turn(folder, record, result)
+    return result
+
+
+async def play_turn(
+    server: "ElelemServer", folder: Folder, prompt: str, token: str | int | None, observe: Callable[[dict[str, Any]], None]
+) -> dict[str, Any]:
     await server.refresh_settings(folder)
     choice = folder.choice()
     try:
@@ -131,8 +141,13 @@ async def run_turn(server: "ElelemServer", folder: Folder, prompt: str, token: s
     progress = await server.open_progress(token)
     stream = ProgressStream(progress.send)
     stream.begin("elelem", prompt)
+
+    def add(event: dict[str, Any]) -> None:
+        stream.add(event)
+        observe(event)
+
     try:
-        task = folder.start(session.turn(prompt, stream.add))
+        task = folder.start(session.turn(prompt, add))
     except Busy as error:
         stream.end(f"Error: {error}")
         progress.close()

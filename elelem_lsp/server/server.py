@@ -6,6 +6,7 @@ this file only connects them to LSP and holds what the client negotiated.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from ..agent.toolbox import Toolbox
 from . import actions, commands
 from .editor import EditorWorkspace
 from .folders import Choice, Folder
+from .plain_clients import TurnRecord, announced_client, preview, write_transcript
 from .settings import parse_settings
 
 log = logging.getLogger(__name__)
@@ -69,6 +71,7 @@ class ElelemServer(LanguageServer):
         self.client_name = "editor"
         self.initialization_options: Any = None
         self.our_client: str | None = None  # "elelem-terminal", "elelem-vscode", ...: one of ours announced itself
+        self.showing: set[asyncio.Task[Any]] = set()
 
     # -- what the client negotiated -------------------------------------------
     @property
@@ -148,6 +151,30 @@ class ElelemServer(LanguageServer):
                 f"(picked from the environment); {change}",
             )
         )
+
+    def record_turn(self, prompt: str) -> TurnRecord | None:
+        """A record of the turn for a plain client, which sees neither progress nor results; None for ours."""
+        return None if self.our_client else TurnRecord(prompt)
+
+    def show_turn(self, folder: Folder, record: TurnRecord, result: dict[str, Any]) -> None:
+        """For a plain client: the start of the reply as a message, the whole turn as a document."""
+        reply = result["reply"] or ("cancelled" if result["cancelled"] else "(no reply)")
+        kind = lsp.MessageType.Error if result["error"] else lsp.MessageType.Info
+        self.window_show_message(lsp.ShowMessageParams(type=kind, message=f"elelem: {preview(reply)}"))
+        window = self._capabilities.window
+        if not (window and window.show_document and window.show_document.support):
+            return
+        try:
+            path = write_transcript(folder.root.name, record.markdown(folder.root.name, result))
+        except OSError as error:
+            log.warning("could not write the transcript: %s", error)
+            return
+        # Not awaited: the command's result must not wait for the editor to open a file.
+        task = asyncio.ensure_future(
+            self.window_show_document_async(lsp.ShowDocumentParams(uri=path.as_uri(), take_focus=False))
+        )
+        self.showing.add(task)
+        task.add_done_callback(self.showing.discard)
 
     def describe_location(self, folder: Folder, uri: str, range_: Any, context_lines: int = 0) -> str:
         """The file and the selected lines, for a prompt about a place in the code."""
@@ -249,9 +276,7 @@ def create_server() -> ElelemServer:
         if params.client_info:
             ls.client_name = f"{params.client_info.name} {params.client_info.version or ''}".strip()
         ls.initialization_options = params.initialization_options
-        if isinstance(params.initialization_options, dict):
-            announced = params.initialization_options.get("client")
-            ls.our_client = announced if isinstance(announced, str) and announced.startswith("elelem-") else None
+        ls.our_client = announced_client(params.initialization_options)
 
     # Registering the document handlers makes pygls advertise open/close sync and
     # keep the editor's unsaved text, which ``read`` and the edits rely on.
