@@ -240,7 +240,9 @@ Asks first only when a change annotation needs confirmation (`confirmEdits')."
     (or elelem-settings eglot--{})))
 
 (cl-defmethod eglot-initialization-options ((server elelem-server))
-  (elelem--settings-for (project-root (eglot--project server))))
+  "The folder's settings, with `:client' telling the server this client renders the turn."
+  (let ((settings (elelem--settings-for (project-root (eglot--project server)))))
+    (append (list :client "elelem-emacs") (and (listp settings) settings))))
 
 (cl-defmethod eglot-handle-request
   ((server elelem-server) (_method (eql workspace/configuration)) &key items)
