@@ -107,12 +107,22 @@ def stream_failure(data: Any) -> ProviderError:
     return ProviderError(f"the model server reported an error mid-answer: {shorten(message)}")
 
 
+# Self-hosted model servers refuse tool calls until started with these flags; the hint says which.
+TOOL_FLAG_HINTS = (
+    ("requires --jinja", "start llama-server with --jinja so that it accepts tools"),
+    ("--enable-auto-tool-choice", "start vLLM with --enable-auto-tool-choice --tool-call-parser NAME (e.g. hermes)"),
+)
+
+
 def http_error(response: httpx.Response, secrets: Iterable[str | None] = ()) -> ProviderError:
     """``HTTP <code>: <message>`` for a failed answer whose body has been read."""
     message = shorten(redact(api_message(response.content), secrets)) or response.reason_phrase
     retry = response.headers.get("retry-after")
     if response.status_code == 429 and retry and retry.strip().isdigit():
         message += f" (retry after {retry.strip()} s)"
+    for symptom, hint in TOOL_FLAG_HINTS:
+        if symptom in message:
+            message += f" ({hint})"
     return ProviderError(f"HTTP {response.status_code}: {message}")
 
 

@@ -110,3 +110,27 @@ def test_dropped_stream_is_the_reply_and_a_non_zero_exit(project, tmp_path, fake
     assert run.returncode == 1
     assert run.stdout == ""
     assert f"\nError: the connection to {fake_server.url} dropped mid-answer" in run.stderr
+
+
+@pytest.mark.parametrize(
+    "preset, status, payload, hint",
+    [
+        ("llamacpp", 500, {"error": {"code": 500, "message": "tools param requires --jinja flag", "type": "server_error"}},
+         "HTTP 500: tools param requires --jinja flag (start llama-server with --jinja so that it accepts tools)"),
+        ("vllm", 400, {"object": "error", "type": "BadRequestError", "code": 400,
+                       "message": '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'},
+         "(start vLLM with --enable-auto-tool-choice --tool-call-parser NAME (e.g. hermes))"),
+    ],
+)
+def test_a_self_hosted_server_refusing_tools_names_the_flag_it_needs(project, fake_server, preset, status, payload, hint):
+    fake_server.queue(json_error(status, payload))
+    env = {f"{preset.upper()}_BASE_URL": f"{fake_server.url}/v1", f"{preset.upper()}_MODEL": "local"}
+    run = ask(project, "-p", preset, "hi", env=env)
+    assert run.returncode == 1 and run.stdout == ""
+    assert hint in run.stderr, run.stderr
+
+
+def test_an_unrelated_http_error_gets_no_flag_hint(project, fake_server):
+    fake_server.queue(json_error(500, {"error": {"message": "out of memory"}}))
+    run = ask(project, "-p", "llamacpp", "hi", env={"LLAMACPP_BASE_URL": f"{fake_server.url}/v1", "LLAMACPP_MODEL": "m"})
+    assert run.stderr.endswith("Error: HTTP 500: out of memory\n")
