@@ -93,3 +93,16 @@ def test_ask_fix_cancel_undo_in_code_server():
     steps = [line for line in output.splitlines() if line.startswith("[e2e")]
     assert steps and steps[-1].endswith("PASS"), output[-8000:]
     assert (OUTPUT / "transcript.png").stat().st_size > 10_000
+
+
+def test_every_picture_of_the_packaged_readme_is_packaged_with_it():
+    """vsce packages only what .vscodeignore lets through, and we ask it not to rewrite links:
+    a picture outside the package (../docs/...) would be a broken image on the extension's page."""
+    readme = (EXTENSION / "README.md").read_text()
+    pictures = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", readme)
+    assert pictures
+    packaged = [line[1:].removesuffix("/**") for line in (EXTENSION / ".vscodeignore").read_text().split() if line.startswith("!")]
+    for picture in pictures:
+        assert not picture.startswith(("../", "/")), picture
+        assert (EXTENSION / picture).is_file(), picture
+        assert any(picture == entry or picture.startswith(entry + "/") for entry in packaged), picture

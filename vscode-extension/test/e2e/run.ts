@@ -26,7 +26,7 @@ import { BrowserContext, chromium, Frame, Locator, Page } from "playwright-core"
 const EXTENSION_DIR = path.resolve(__dirname, "../../..");
 const REPO_DIR = path.resolve(EXTENSION_DIR, "..");
 const OUTPUT_DIR = path.join(REPO_DIR, "tests", "output", "vscode");
-const DOCS_SCREENSHOT = path.join(REPO_DIR, "docs", "vscode-transcript.png");
+const DOCS_SCREENSHOT = path.join(REPO_DIR, "vscode-extension", "media", "transcript.png");
 const VSIX = path.join(EXTENSION_DIR, "elelem-lsp.vsix");
 const FIXTURE = path.join(EXTENSION_DIR, "test", "e2e", "workspace");
 const CODE_SERVER =
