@@ -147,7 +147,8 @@ def test_on_a_terminal_only_our_own_dimming_is_sent(project):
     child.close()
     assert child.exitstatus == 0
     output = child.before.replace(b"\r\n", b"\n")  # the pty's own line discipline adds the CR
-    assert control_bytes(output, allowed=(b"\x1b[2m", b"\x1b[0m")) == []
+    ours = (b"\x1b[2m", b"\x1b[0m", b"\r\x1b[K")  # dimming, and the start-up spinner clearing its line
+    assert control_bytes(output, allowed=ours) == []
     assert b"reply red2J end" in output
     assert re.search(rb"\+ read notes\.txt\x1b\[2m \xe2\x86\x92 2 lines", output) is None  # success is not dimmed
     assert b"+ read notes.txt \xe2\x86\x92 2 lines\n" in output or b"  read \xe2\x86\x92 2 lines\n" in output
