@@ -21,6 +21,8 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
+from pygls.exceptions import JsonRpcException
+
 from . import TerminalClient
 from ..spinner import Spinner
 from .terminal import Terminal
@@ -69,7 +71,7 @@ class Chat:
                     text: str | None = input(prompt)
                 except EOFError:
                     text = None
-                self.loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(text))
+                self.loop.call_soon_threadsafe(settle, answer, text)
             except KeyboardInterrupt:
                 self.loop.call_soon_threadsafe(self.client.cancel)
 
@@ -93,7 +95,7 @@ class Chat:
         """Build the provider now, so that a bad ``-p`` fails before the first prompt; the error, if any."""
         try:
             self.command("elelem.selectProvider", {"name": name, **({"model": model} if model else {})})
-        except Exception as error:  # the server's refusal, e.g. an unknown provider
+        except JsonRpcException as error:  # the server's refusal, e.g. an unknown provider
             return str(error)
         return None
 
@@ -196,6 +198,11 @@ class Chat:
         errors = self.command("elelem.reload")["pluginErrors"]
         self.providers = self.command("elelem.providers")["available"]
         self.terminal.print("\n".join(errors) if errors else "plugins reloaded")
+
+
+def settle(answer: asyncio.Future[str | None], text: str | None) -> None:
+    if not answer.done():  # a cancelled turn may have dismissed the question meanwhile
+        answer.set_result(text)
 
 
 def chat(args: argparse.Namespace, options: dict[str, Any], spinner: Spinner) -> int:
