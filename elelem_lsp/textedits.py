@@ -43,8 +43,17 @@ def position_at(text: str, offset: int, encoding: str) -> Position:
 
 def change_at(text: str, replacement: Replacement, encoding: str = "utf-16") -> Change:
     """``replacement`` (code-point offsets in ``text``) as a range in LSP coordinates."""
+    start, end = replacement.start, replacement.end
+    marked = breaks_as_lf(text)
+    first_line = marked.count("\n", 0, start)
+    first_line_begins = marked.rfind("\n", 0, start) + 1
+    # The end is counted from the start, so a one-line change scans the text once.
+    last_line = first_line + marked.count("\n", start, end)
+    last_line_begins = max(first_line_begins, marked.rfind("\n", start, end) + 1)
     return Change(
-        position_at(text, replacement.start, encoding), position_at(text, replacement.end, encoding), replacement.text
+        Position(first_line, units(text[first_line_begins:start], encoding)),
+        Position(last_line, units(text[last_line_begins:end], encoding)),
+        replacement.text,
     )
 
 

@@ -64,23 +64,13 @@ def for_model(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def newline_of(text: str) -> str | None:
-    """The line ending most lines of ``text`` use (a tie goes to ``\\n``); None without a line break."""
-    crlf = text.count("\r\n")
-    lf = text.count("\n") - crlf
-    cr = text.count("\r") - crlf
-    if not (crlf or lf or cr):
-        return None
-    return max(("\n", lf), ("\r\n", crlf), ("\r", cr), key=lambda pair: pair[1])[0]
-
-
 def breaks_as_lf(text: str) -> str:
     """``text`` of the same length in which every line break ends in ``\\n`` (a lone ``\\r`` becomes one).
 
     Line numbers and line starts of the original can then be found with ``count``,
     ``rfind`` and ``split`` on ``\\n`` alone, all at C speed.
     """
-    if text.count("\r") == text.count("\r\n"):
+    if "\r" not in text or text.count("\r") == text.count("\r\n"):
         return text
     return LONE_CR.sub("\n", text)
 
@@ -117,7 +107,7 @@ def common_prefix_length(a: str, b: str, limit: int | None = None) -> int:
     low = 0  # a[:low] == b[:low] holds throughout
     while low < high:
         middle = (low + high + 1) // 2
-        if a[low:middle] == b[low:middle]:
+        if a.startswith(b[low:middle], low):  # copies only b's slice
             low = middle
         else:
             high = middle - 1
@@ -130,7 +120,7 @@ def common_suffix_length(a: str, b: str, limit: int) -> int:
     end_a, end_b = len(a), len(b)
     while low < high:
         middle = (low + high + 1) // 2
-        if a[end_a - middle : end_a - low] == b[end_b - middle : end_b - low]:
+        if a.endswith(b[end_b - middle : end_b - low], 0, end_a - low):
             low = middle
         else:
             high = middle - 1
@@ -169,15 +159,61 @@ def narrowed(old: str, replacement: Replacement) -> Replacement | None:
 # -- from the model's view back to the stored text ------------------------------------
 
 
-def stored_offset(stored: str, model: str, offset: int) -> int:
-    """The offset in ``stored`` of ``offset`` in ``model`` (its text with breaks spelled ``\\n``)."""
-    if stored is model:
-        return offset
-    line = model.count("\n", 0, offset)
-    column = offset - (model.rfind("\n", 0, offset) + 1)
-    start = line_start(stored, line)
-    assert start is not None, "the model's text has the stored text's lines"
-    return start + column
+@dataclass(frozen=True)
+class ModelView:
+    """A stored text as the model sees it, and what it takes to carry the model's changes back."""
+
+    stored: str
+    text: str  # every line break spelled "\n"; lines and columns are the stored text's
+    newline: str | None  # the ending most lines use (a tie goes to "\n"); None without a line break
+    mixed: bool  # more than one kind of ending
+
+    @classmethod
+    def of(cls, stored: str) -> "ModelView":
+        if "\r" not in stored:  # the common case costs one memchr
+            return cls(stored, stored, "\n" if "\n" in stored else None, False)
+        joined = stored.replace("\r\n", "\n")
+        crlf = len(stored) - len(joined)
+        lone_cr = joined.count("\r") if "\r" in joined else 0
+        text = joined.replace("\r", "\n") if lone_cr else joined
+        counts = {"\n": text.count("\n") - crlf - lone_cr, "\r\n": crlf, "\r": lone_cr}
+        newline = max(counts, key=counts.__getitem__)
+        return cls(stored, text, newline, sum(1 for n in counts.values() if n) > 1)
+
+    def carry(self, change: str | Replacement) -> Replacement | None:
+        """The model's change, narrowed to what it changes; None when it changes nothing.
+
+        ``change`` is the model's whole new text or a Replacement in ``self.text``. The
+        result is in ``self.text`` offsets (the same lines and columns as the stored
+        text) with its text in the stored endings: line breaks the model wrote, however
+        spelled, take the file's ending, and lines it kept keep theirs. A file without a
+        line break yet takes the model's text as written.
+        """
+        if isinstance(change, str):
+            found = difference(self.text, for_model(change) if self.newline else change)
+        else:
+            text = for_model(change.text) if self.newline else change.text
+            found = narrowed(self.text, Replacement(change.start, change.end, text))
+        if found is None or self.newline in (None, "\n") and not self.mixed:
+            return found
+        if not self.mixed:
+            return Replacement(found.start, found.end, found.text.replace("\n", self.newline))
+        stored_span = self.stored[self.stored_offset(found.start) : self.stored_offset(found.end)]
+        return Replacement(found.start, found.end, with_endings(stored_span, found.text, self.newline))
+
+    def stored_offset(self, offset: int) -> int:
+        """The offset in the stored text of ``offset`` in the model's."""
+        if self.stored is self.text:
+            return offset
+        line = self.text.count("\n", 0, offset)
+        column = offset - (self.text.rfind("\n", 0, offset) + 1)
+        start = line_start(self.stored, line)
+        assert start is not None, "the model's text has the stored text's lines"
+        return start + column
+
+    def in_stored(self, replacement: Replacement) -> Replacement:
+        """``replacement`` (offsets in the model's text) at the same place in the stored text."""
+        return Replacement(self.stored_offset(replacement.start), self.stored_offset(replacement.end), replacement.text)
 
 
 def with_endings(stored_span: str, text: str, newline: str) -> str:
@@ -187,8 +223,6 @@ def with_endings(stored_span: str, text: str, newline: str) -> str:
     line breaks become ``newline``.
     """
     old_breaks = LINE_BREAK.findall(stored_span)
-    if all(ending == newline for ending in old_breaks):
-        return text.replace("\n", newline)
     old_lines = LINE_BREAK.split(stored_span)
     new_lines = text.split("\n")
     endings = [newline] * (len(new_lines) - 1)
@@ -198,27 +232,3 @@ def with_endings(stored_span: str, text: str, newline: str) -> str:
             if new_start + k < len(endings) and old_start + k < len(old_breaks):
                 endings[new_start + k] = old_breaks[old_start + k]
     return "".join(line + ending for line, ending in zip(new_lines, endings + [""]))
-
-
-def to_stored(stored: str, change: str | Replacement) -> Replacement | None:
-    """A change the model made, as the smallest change to the stored text; None when it changes nothing.
-
-    ``change`` is the model's whole new text, or a Replacement in the model's view
-    of ``stored``. New line breaks take the file's ending; a file without one yet
-    takes the model's text as written.
-    """
-    model = for_model(stored)
-    newline = newline_of(stored)
-    if isinstance(change, str):
-        change = difference(model, for_model(change) if newline else change)
-        if change is None:
-            return None
-    elif newline:
-        change = narrowed(model, Replacement(change.start, change.end, for_model(change.text)))
-    else:
-        change = narrowed(model, change)
-    if change is None:
-        return None
-    start, end = stored_offset(stored, model, change.start), stored_offset(stored, model, change.end)
-    text = with_endings(stored[start:end], change.text, newline) if newline else change.text
-    return Replacement(start, end, text)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .textfile import Replacement, StoredText, decode, for_model, to_stored
+from .textfile import ModelView, Replacement, StoredText, decode, for_model
 
 # A change is a function of the current text (None for a missing file), in the model's
 # view, to its new whole text, or to the Replacement it makes when it knows where it lands.
@@ -73,9 +73,10 @@ class Workspace:
         if stored is None:
             write_atomically(path, new_file_text(change))
             return
-        replacement = to_stored(stored.text, change(for_model(stored.text)))
-        if replacement is not None:
-            write_atomically(path, stored.encode(replacement.applied_to(stored.text)))
+        view = ModelView.of(stored.text)
+        carried = view.carry(change(view.text))
+        if carried is not None:
+            write_atomically(path, stored.encode(view.in_stored(carried).applied_to(stored.text)))
 
     # -- processes -------------------------------------------------------------
     async def allow_command(self, command: str) -> tuple[bool, str]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
-from ..agent.textfile import for_model, to_stored
+from ..agent.textfile import ModelView, for_model
 from ..agent.workspace import Change, Workspace, WorkspaceError, new_file_text, read_stored_for_writing, refuse_hard_links
 from ..textedits import Change as TextChange
 from ..textedits import Position, change_at
@@ -90,8 +90,11 @@ class EditorWorkspace(Workspace):
             # A new file's text replaces the whole (empty) document: ending the range a line
             # further keeps Neovim from adding its empty buffer's own end of line.
             return TextChange(Position(0, 0), Position(1, 0), new_file_text(change))
-        replacement = to_stored(current, change(for_model(current)))
-        return None if replacement is None else change_at(current, replacement, encoding)
+        view = ModelView.of(current)
+        carried = view.carry(change(view.text))
+        # Lines and columns of the model's text are the buffer's: positions are found on
+        # the text with "\n" breaks alone.
+        return None if carried is None else change_at(view.text, carried, encoding)
 
     async def _apply(
         self, path: Path, document: Any | None, edit: TextChange, create: bool, version: int | None, tool: str

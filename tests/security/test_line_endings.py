@@ -15,7 +15,7 @@ import re
 import pytest
 from lsprotocol import types as lsp
 
-from elelem_lsp.agent.textfile import decode, for_model, newline_of, to_stored
+from elelem_lsp.agent.textfile import ModelView, decode, for_model
 from elelem_lsp.agent.toolbox import Toolbox
 from elelem_lsp.agent.workspace import Workspace, WorkspaceError
 from elelem_lsp.client.disk import apply_workspace_edit
@@ -113,7 +113,7 @@ def test_the_model_sees_every_line_break_as_lf(stored, model):
     ("a\r\nb\r\nc\n", "\r\n"), ("a\nb\nc\r\n", "\n"), ("a\rb\rc\n", "\r"), ("a\r\nb\n", "\n"), ("one line", None), ("", None),
 ])
 def test_the_dominant_line_ending(text, newline):
-    assert newline_of(text) == newline
+    assert ModelView.of(text).newline == newline
 
 
 @pytest.mark.parametrize("data, text, encoding", [
@@ -130,8 +130,8 @@ def test_decoding_strips_the_byte_order_mark_and_keeps_the_endings(data, text, e
 
 
 def test_a_change_that_keeps_everything_is_no_change():
-    assert to_stored("a\r\nb\r\n", "a\nb\n") is None
-    assert to_stored("a\rb", "a\r\nb") is None  # the model's own \r\n is a line break too
+    assert ModelView.of("a\r\nb\r\n").carry("a\nb\n") is None
+    assert ModelView.of("a\rb").carry("a\r\nb") is None  # the model's own \r\n is a line break too
 
 
 # -- disk: the workspace of a headless run ------------------------------------------

@@ -23,12 +23,12 @@ async def edit(args: EditArguments, workspace: Workspace) -> dict:
     def replace_once(text: str | None) -> Replacement:
         if text is None:
             raise ToolFailure(f"{name} does not exist")
-        count = text.count(old)
-        if count == 0:
-            raise ToolFailure(f"old text not found in {name}")
-        if count > 1:
-            raise ToolFailure(f"old text appears {count} times in {name}; include more context so it is unique")
         start = text.find(old)
+        if start < 0:
+            raise ToolFailure(f"old text not found in {name}")
+        if text.find(old, start + len(old)) >= 0:
+            count = text.count(old)
+            raise ToolFailure(f"old text appears {count} times in {name}; include more context so it is unique")
         return Replacement(start, start + len(old), args.new)
 
     await workspace.update(path, replace_once, tool="edit")
