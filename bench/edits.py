@@ -5,7 +5,8 @@ on an EditorWorkspace whose server is a stand-in holding a real pygls workspace 
 the document open; its `workspace_apply_edit_async` turns the params into JSON as
 pygls does before sending, and the clock stops there. The floor is the part any
 implementation pays: building and serialising the same one-line applyEdit for a
-range already known.
+range already known; "locate" adds finding the old text in the model's text and
+counting the lines before it, which an edit of a text it has not seen must do.
 
     python bench/edits.py [--lines 50000] [--runs 30]
 """
@@ -55,6 +56,12 @@ def document(lines: int, newline: str, astral: bool) -> str:
     return "".join(f"line {n}: the quick brown fox jumps over the lazy dog{mark}{newline}" for n in range(lines))
 
 
+def locate_once(model: str, old: str) -> float:
+    started = time.perf_counter()
+    model.count("\n", 0, model.find(old))
+    return time.perf_counter() - started
+
+
 def floor_once(server: StandInServer, uri: str, line: int) -> float:
     started = time.perf_counter()
     range_ = lsp.Range(start=lsp.Position(line=line, character=0), end=lsp.Position(line=line, character=4))
@@ -94,11 +101,12 @@ async def main(lines: int, runs: int) -> None:
             edit_args = {"path": "big.txt", "old": old, "new": f"LINE {middle}: the quick"}
             model = text.replace("\r\n", "\n")
             write_args = {"path": "big.txt", "content": model.replace(old, f"LINE {middle}: the quick")}
-            timings: dict[str, list[float]] = {"edit": [], "write": [], "floor": []}
+            timings: dict[str, list[float]] = {"edit": [], "write": [], "floor": [], "locate": []}
             for _ in range(runs):
                 timings["edit"].append(await tool_once(toolbox, workspace, server, "edit", edit_args))
                 timings["write"].append(await tool_once(toolbox, workspace, server, "write", write_args))
-                timings["floor"].append(floor_once(server, uri, middle))
+                timings["floor"].append(floor := floor_once(server, uri, middle))
+                timings["locate"].append(floor + locate_once(model, old))
             for params in server.sent:
                 [change] = params.edit.document_changes
                 [sent] = change.edits
@@ -108,6 +116,7 @@ async def main(lines: int, runs: int) -> None:
             print("  " + row("edit (one line, known span)", timings["edit"]))
             print("  " + row("write (whole text, diffed)", timings["write"]))
             print("  " + row("floor (known range, serialised)", timings["floor"]))
+            print("  " + row("floor + locate (find, count lines)", timings["locate"]))
 
 
 if __name__ == "__main__":
