@@ -265,6 +265,18 @@ async def test_editor_edit_range_covers_only_the_changed_characters(project, sta
         lsp.Position(line=1, character=0), lsp.Position(line=1, character=3), "TWO")
 
 
+async def test_fix_prompt_shows_the_model_lf_breaks(project, start_editor):
+    add_plugin(project, "echo")
+    (project / "m.py").write_bytes(b"a = 1\r\nb = c\r\nd = 3\r\n")
+    editor = await start_editor(project, settings={"provider": "echo"})
+    editor.open("m.py", text="a = 1\r\nb = c\r\nd = 3\r\n")
+    result = await editor.command("elelem.fix", {
+        "uri": editor.uri("m.py"),
+        "range": {"start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 5}},
+    })
+    assert "a = 1\nb = c\nd = 3" in result["reply"] and "\r" not in result["reply"]
+
+
 async def test_editor_refuses_a_closed_utf16_file_without_sending_an_edit(project, start_editor):
     add_plugin(project, "scripted")
     data = codecs.BOM_UTF16_LE + "one\r\ntwo\r\n".encode("utf-16-le")
