@@ -34,13 +34,6 @@ def units(text: str, encoding: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def position_at(text: str, offset: int, encoding: str) -> Position:
-    """The line and character of a code-point offset in ``text``."""
-    marked = breaks_as_lf(text)
-    line_begins = marked.rfind("\n", 0, offset) + 1
-    return Position(marked.count("\n", 0, offset), units(text[line_begins:offset], encoding))
-
-
 def change_at(text: str, replacement: Replacement, encoding: str = "utf-16") -> Change:
     """``replacement`` (code-point offsets in ``text``) as a range in LSP coordinates."""
     start, end = replacement.start, replacement.end

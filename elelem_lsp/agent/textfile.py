@@ -101,10 +101,9 @@ class Replacement:
         return text[: self.start] + self.text + text[self.end :]
 
 
-def common_prefix_length(a: str, b: str, limit: int | None = None) -> int:
-    """How many leading characters ``a`` and ``b`` share (at most ``limit``), by bisection of slices."""
-    high = min(len(a), len(b)) if limit is None else limit
-    low = 0  # a[:low] == b[:low] holds throughout
+def common_prefix_length(a: str, b: str, limit: int) -> int:
+    """How many leading characters ``a`` and ``b`` share, at most ``limit``, by bisection of slices."""
+    low, high = 0, limit  # a[:low] == b[:low] holds throughout
     while low < high:
         middle = (low + high + 1) // 2
         if a.startswith(b[low:middle], low):  # copies only b's slice

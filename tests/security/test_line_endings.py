@@ -290,6 +290,22 @@ async def test_editor_refuses_a_closed_utf16_file_without_sending_an_edit(projec
     assert editor.edits == [] and (project / "wide.txt").read_bytes() == data
 
 
+async def test_editor_may_change_its_own_open_buffer_of_a_utf16_file(project, start_editor):
+    # The editor decoded the file and saves it in its own encoding: only elelem's own writes are refused.
+    add_plugin(project, "scripted")
+    data = codecs.BOM_UTF16_LE + "one\r\ntwo\r\n".encode("utf-16-le")
+    (project / "wide.txt").write_bytes(data)
+    write_script(project, [[{"type": "doing", "id": "e", "name": "edit",
+                             "arguments": {"path": "wide.txt", "old": "two", "new": "TWO"}}]])
+    editor = await start_editor(project, settings={"provider": "scripted"})
+    editor.open("wide.txt", text="one\r\ntwo\r\n")
+    await editor.ask("edit")
+    [params] = editor.edits
+    [edit] = params.edit.document_changes[0].edits
+    assert apply_text_edit("one\r\ntwo\r\n", edit) == "one\r\nTWO\r\n"
+    assert (project / "wide.txt").read_bytes() == data
+
+
 def test_ask_keeps_the_bytes_on_disk(project):
     add_plugin(project, "scripted")
     put_files(project)
