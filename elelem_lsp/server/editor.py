@@ -17,7 +17,14 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
 from ..agent.textfile import ModelView, for_model
-from ..agent.workspace import Change, Workspace, WorkspaceError, new_file_text, read_stored_for_writing, refuse_hard_links
+from ..agent.workspace import (
+    Change,
+    Workspace,
+    WorkspaceError,
+    new_file_text,
+    read_stored_for_writing,
+    refuse_hard_links,
+)
 from ..textedits import Change as TextChange
 from ..textedits import Position, change_at
 
