@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -35,6 +37,15 @@ def write_script(root: Path, fetches: list[list[dict[str, Any]]]) -> None:
     path = root / ".agents" / "script.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(fetches))
+
+
+def run_ask(cwd: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``elelem-lsp ask ARGS`` run in ``cwd`` as a person runs it: a subprocess with the real server behind it."""
+    return subprocess.run(
+        [sys.executable, "-m", "elelem_lsp", "ask", *args],
+        cwd=cwd, input=stdin, capture_output=True, text=True, timeout=60,
+        env={**os.environ, **(env or {})},
+    )
 
 
 class Editor:

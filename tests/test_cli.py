@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 from scaffold import add_plugin, write_script
-
-
-def ask(cwd, *args, stdin="", env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "elelem_lsp", "ask", *args],
-        cwd=cwd, input=stdin, capture_output=True, text=True, timeout=60,
-        env={**os.environ, **(env or {})},
-    )
+from scaffold import run_ask as ask
 
 
 def test_parrot_reads_the_readme(project):

@@ -19,6 +19,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from .. import __version__
+from ..agent.textfile import for_model
 from ..agent.toolbox import Toolbox
 from . import actions, commands
 from .editor import EditorWorkspace
@@ -161,7 +162,7 @@ class ElelemServer(LanguageServer):
             lines, lsp.Position(line=range_.end.line, character=range_.end.character)
         )
         first, last = max(0, start.line - context_lines), min(len(lines), end.line + 1 + context_lines)
-        selected = "".join(lines[first:last])
+        selected = for_model("".join(lines[first:last]))  # the model sees "\n" breaks, as read gives them
         where = f"lines {first + 1}-{last}" if last > first + 1 else f"line {first + 1}"
         return f"File: {name} ({where})\n```\n{selected.rstrip()}\n```"
 
