@@ -74,9 +74,6 @@ class AnthropicProvider:
             raise ProviderError("ANTHROPIC_API_KEY is not set")
         return {"x-api-key": self.api_key, "anthropic-version": API_VERSION}
 
-    def secrets(self) -> list[str | None]:
-        return [self.api_key]
-
     def request_body(self, messages: list[Message], tools: list[ToolDefinition]) -> dict[str, Any]:
         system, converted = self.convert_messages(messages)
         body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens}
@@ -132,7 +129,7 @@ class AnthropicProvider:
         body = self.request_body(messages, tools)
         headers = {**await self.headers(), "accept": "text/event-stream"}
         async with open_response(
-            "POST", self.url, body=body, headers=headers, transport=self.transport, secrets=self.secrets()
+            "POST", self.url, body=body, headers=headers, transport=self.transport
         ) as response:
             await self.read_stream(response, emit, id_prefix=f"toolu-{len(messages)}")
 
