@@ -6,7 +6,7 @@ description, input_schema}``, assistant tool calls ``tool_use`` blocks and tool
 results ``tool_result`` blocks (consecutive results in one user message). In
 the stream, ``text_delta`` is ``saying``, ``thinking_delta`` is ``thinking``,
 ``input_json_delta`` fragments are gathered per content block; ``ping`` is
-ignored and an ``error`` event raises. With extended thinking on, the signed
+ignored and an ``error`` event (or a typeless ``{"error": ...}``) raises. With extended thinking on, the signed
 thinking blocks of an answer that called tools are sent back with those calls,
 as the API requires.
 """
@@ -168,8 +168,8 @@ class AnthropicProvider:
             elif kind == "message_stop":
                 finished = True
                 break
-            elif kind == "error":
-                raise stream_failure(event)
+            elif kind == "error" or (kind is None and isinstance(event, dict) and "error" in event):
+                raise stream_failure(event)  # typeless: some gateways send {"error": {...}} alone
             elif kind is None:
                 raise ProviderError(f"malformed event in the model's stream: {data[:120]!r}")
         if not finished:

@@ -86,7 +86,8 @@ def credentials(url: str, headers: dict[str, str]) -> list[str]:
         found += [value, value.partition(" ")[2].strip()]
     try:
         parts = urlsplit(url)  # lenient: a URL httpx refuses still has its secrets found
-        found += [value for name, value in parse_qsl(parts.query) if CREDENTIAL_PARAMETER.search(name)]
+        raw = [pair.partition("=")[::2] for pair in parts.query.split("&")]  # as sent, and decoded
+        found += [value for name, value in raw + parse_qsl(parts.query) if CREDENTIAL_PARAMETER.search(name)]
         found.append(parts.password or "")
     except ValueError:  # not even a URL: nothing in it can be told apart
         pass
