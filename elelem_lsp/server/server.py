@@ -1,26 +1,43 @@
 """The language server: pygls wiring of the commands, code actions, settings and cancellation.
 
-Each feature delegates to a plain module (commands, actions, folders, stream);
-this file only connects them to LSP and holds what the client negotiated.
+Each feature delegates to a plain module (commands, actions, folders, stream,
+framing); this file only connects them to LSP and holds what the client
+negotiated. Every message from the editor passes ``ElelemProtocol.receive``
+first: what is not JSON, not JSON-RPC, too early (before ``initialize``), too
+late (after ``shutdown``) or has params that do not fit the method is answered
+with the JSON-RPC error that says so, without a traceback.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
+import sys
+import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import unquote, urlparse
 
+import cattrs
 from lsprotocol import types as lsp
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
+    JsonRpcServerNotInitialized,
+)
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from .. import __version__
 from ..agent.toolbox import Toolbox
-from . import actions, commands
+from . import actions, commands, framing
 from .editor import EditorWorkspace
 from .folders import Choice, Folder
 from .settings import parse_settings
@@ -29,7 +46,63 @@ log = logging.getLogger(__name__)
 
 
 class ElelemProtocol(LanguageServerProtocol):
-    """pygls' protocol, with cancellation that really stops a turn."""
+    """pygls' protocol, with messages checked before they are handled and cancellation that
+    really stops a turn."""
+
+    initialized = False  # an initialize request has been received
+
+    def receive(self, body: bytes) -> None:
+        """One frame's body from the editor: handled, or answered with the error it deserves."""
+        try:
+            data = json.loads(body)
+        except RecursionError:
+            return self._refuse(None, JsonRpcParseError("Parse error: the message is nested too deeply"))
+        except ValueError as error:  # not UTF-8, or not JSON
+            return self._refuse(None, JsonRpcParseError(f"Parse error: {error}"))
+        if not isinstance(data, dict):
+            return self._refuse(None, JsonRpcInvalidRequest("Invalid request: a message must be a JSON object"))
+        msg_id, method = data.get("id"), data.get("method")
+        if "id" in data and (isinstance(msg_id, bool) or not isinstance(msg_id, (str, int))):
+            return self._refuse(None, JsonRpcInvalidRequest("Invalid request: id must be a string or an integer"))
+        if data.get("jsonrpc") != self.VERSION or ("method" in data and not isinstance(method, str)):
+            return self._refuse(msg_id, JsonRpcInvalidRequest('Invalid request: not JSON-RPC 2.0 ("jsonrpc": "2.0" and a string method)'))
+        refusal = self._out_of_order(method, is_request="id" in data and "method" in data)
+        if refusal is not None:
+            return self._refuse(msg_id, refusal) if "id" in data else None
+        params = data.get("params")
+        if method == lsp.WORKSPACE_EXECUTE_COMMAND and isinstance(params, dict) and not isinstance(params.get("arguments", []), list):
+            # cattrs would make a string into a list of its characters
+            return self._refuse(msg_id, JsonRpcInvalidParams("Invalid params: params.arguments: must be an array"))
+        try:
+            message = self.structure_message(data)
+        except JsonRpcInvalidParams as error:
+            return self._refuse(msg_id if "method" in data else None, JsonRpcInvalidParams(invalid_params(error)))
+        except JsonRpcException as error:
+            return self._refuse(msg_id if "method" in data else None, JsonRpcInvalidRequest(f"Invalid request: {error.message}"))
+        if method == lsp.INITIALIZE:
+            self.initialized = True
+        self.handle_message(message)
+
+    def _out_of_order(self, method: str | None, *, is_request: bool) -> JsonRpcException | None:
+        """The error for a message the protocol's state does not allow now (a notification gets none)."""
+        if method is None or method == lsp.EXIT:
+            return None
+        if not self.initialized and method != lsp.INITIALIZE:
+            return JsonRpcServerNotInitialized(f"the server is not initialized: send initialize before {method}")
+        if self.initialized and method == lsp.INITIALIZE:
+            return JsonRpcInvalidRequest("Invalid request: the server is already initialized")
+        if self._shutdown:
+            return JsonRpcInvalidRequest(f"Invalid request: the server is shutting down; {method} was not run")
+        return None
+
+    def _refuse(self, msg_id: Any, error: JsonRpcException) -> None:
+        log.warning("refused a message from the editor: %s", error.message)
+        self._send_response(msg_id, error=error.to_response_error())
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if error is not None and isinstance(error.data, dict) and "traceback" in error.data:
+            error.data = None  # how the server failed is its log's business, not the editor's
+        super()._send_response(msg_id, result, error)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         # pygls answers the request but leaves the command's coroutine running.
@@ -67,6 +140,47 @@ class ElelemServer(LanguageServer):
         self.reported_problems: dict[str, list[str]] = {}
         self.client_name = "editor"
         self.initialization_options: Any = None
+
+    # -- the connection: our framing, not pygls' reader ------------------------
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """Serve over stdin/stdout until the editor exits or closes the stream."""
+        source = stdin or sys.stdin.buffer
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def read() -> bytes:
+            return await asyncio.get_running_loop().run_in_executor(self.thread_pool, source.read1, framing.CHUNK)
+
+        self._run(framing.serve(read, self.protocol.receive, self._stop_event.is_set))
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve one editor connection at a time on ``host:port``."""
+        self._stop_event = stop = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)  # type: ignore[arg-type]
+            await framing.serve(lambda: reader.read(framing.CHUNK), self.protocol.receive, stop.is_set)
+            self.shutdown()
+
+        async def listen() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            async with self._server:
+                await self._server.serve_forever()
+
+        self._run(listen())
+
+    def _run(self, main: Any) -> None:
+        try:
+            asyncio.run(main)
+        except framing.StreamLost as lost:
+            print(f"elelem-lsp: {lost}; exiting so the editor can restart the server", file=sys.stderr)
+            raise SystemExit(1) from None
+        except BrokenPipeError:
+            log.error("the editor closed the connection")
+        except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
+            pass  # exit: pygls ends the loop with SystemExit
+        finally:
+            self.shutdown()
 
     # -- what the client negotiated -------------------------------------------
     @property
@@ -208,6 +322,22 @@ class ElelemServer(LanguageServer):
             folder.cancel()
 
 
+def invalid_params(error: JsonRpcInvalidParams) -> str:
+    """``Invalid params: <field>: <problem>`` from the cattrs error behind pygls' InvalidParams."""
+    cause = error.__cause__
+    if not isinstance(cause, cattrs.BaseValidationError):
+        return "Invalid params"
+
+    def problem(exc: BaseException, type_: Any) -> str:
+        return str(exc) if isinstance(exc, (ValueError, TypeError)) else cattrs.v.format_exception(exc, type_)
+
+    found = []
+    for line in cattrs.transform_error(cause, format_exception=problem):
+        text, _, path = line.rpartition(" @ ")
+        found.append(f"{path.removeprefix('$.')}: {text}")
+    return "Invalid params: " + "; ".join(found)
+
+
 class _NoFuture:
     """pygls cancels the future it keeps per token; we cancel the turn ourselves."""
 
@@ -225,6 +355,8 @@ class AnsweredErrors(logging.Filter):
     request is an answer the client shows, not a fault of the server."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("Unable to deserialize message"):
+            return False  # ElelemProtocol.receive answers it, in one line
         error = record.exc_info[1] if record.exc_info else None
         return not isinstance(error, (commands.JsonRpcInvalidParams, commands.RequestFailed))
 
