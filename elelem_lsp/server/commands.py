@@ -102,7 +102,7 @@ def parse(model: type[Arguments], arguments: tuple[Any, ...]) -> Any:
 
 async def ask(server: "ElelemServer", args: AskArguments) -> dict[str, Any]:
     folder = server.folder_for(args.uri)
-    location = server.describe_location(folder, args.uri, args.range) if args.uri else ""
+    location = server.describe_location(folder, args.uri, args.range) if args.uri is not None else ""
     prompt = f"{args.prompt}\n\n{location}" if location else args.prompt
     return await run_turn(server, folder, prompt, args.progress_token)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import sys
 import threading
 import uuid
@@ -204,10 +205,11 @@ class ElelemServer(LanguageServer):
 
     # -- folders ---------------------------------------------------------------
     def folder_for(self, uri: str | None) -> Folder:
-        """The folder whose root contains ``uri``; the first folder without one."""
+        """The folder whose root contains ``uri``; the first folder for none, or for a document
+        that is not a file (``untitled:`` and other schemes)."""
         self._sync_folders()
-        if uri:
-            path = uri_path(uri)
+        path = document_path(uri) if uri is not None else None
+        if path is not None:
             matches = [f for f in self.folders.values() if path == f.root or f.root in path.parents]
             if matches:
                 return max(matches, key=lambda f: len(f.root.parts))
@@ -218,7 +220,7 @@ class ElelemServer(LanguageServer):
         uris = list(self.workspace.folders) or [self.workspace.root_uri or Path.cwd().as_uri()]
         for uri in uris:
             if uri not in self.folders:
-                workspace = EditorWorkspace(self, uri_path(uri))
+                workspace = EditorWorkspace(self, folder_path(uri))
                 folder = Folder(workspace.root, uri, workspace)
                 workspace.folder = folder
                 self.folders[uri] = folder
@@ -256,18 +258,27 @@ class ElelemServer(LanguageServer):
         )
 
     def describe_location(self, folder: Folder, uri: str, range_: Any, context_lines: int = 0) -> str:
-        """The file and the selected lines, for a prompt about a place in the code."""
-        path = uri_path(uri)
-        if path.is_dir():
+        """The file and the selected lines, for a prompt about a place in the code.
+
+        A document that is not a file is described from the text the editor sent
+        (if it sent any), under its URI; no path is made up for it.
+        """
+        path = document_path(uri)
+        if path is None:
+            label, name, document = "Buffer", uri, self.workspace.text_documents.get(unquote(uri))
+            if document is None:
+                return f"Buffer: {uri} (the editor has not sent its text)"
+        elif path.is_dir():
             return ""
-        document = self.workspace.get_text_document(uri)
-        name = folder.workspace.relative(path) if folder.root in path.parents else str(path)
+        else:
+            name = folder.workspace.relative(path) if folder.root in path.parents else str(path)
+            label, document = "File", self.workspace.get_text_document(uri)
         try:
             lines = document.lines
         except OSError:
-            return f"File: {name} (not readable)"
+            return f"{label}: {name} (not readable)"
         if range_ is None:
-            return f"File: {name}"
+            return f"{label}: {name}"
         start = document.position_codec.position_from_client_units(
             lines, lsp.Position(line=range_.start.line, character=range_.start.character)
         )
@@ -277,7 +288,7 @@ class ElelemServer(LanguageServer):
         first, last = max(0, start.line - context_lines), min(len(lines), end.line + 1 + context_lines)
         selected = "".join(lines[first:last])
         where = f"lines {first + 1}-{last}" if last > first + 1 else f"line {first + 1}"
-        return f"File: {name} ({where})\n```\n{selected.rstrip()}\n```"
+        return f"{label}: {name} ({where})\n```\n{selected.rstrip()}\n```"
 
     # -- progress and cancellation ---------------------------------------------
     async def open_progress(self, token: Any) -> Progress:
@@ -345,7 +356,33 @@ class _NoFuture:
         return True
 
 
-def uri_path(uri: str) -> Path:
+URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def document_path(uri: str) -> Path | None:
+    """The local path of a document's ``file:`` URI; None for any other scheme.
+
+    Not a URI at all, a file on another host, or a path with a NUL is
+    InvalidParams naming ``uri``.
+    """
+    if not URI_SCHEME.match(uri) or any(ord(c) < 0x20 for c in uri):
+        raise commands.JsonRpcInvalidParams(f"uri: not a URI: {uri[:120]!r}")
+    if not uri.lower().startswith("file:"):
+        return None
+    try:
+        host = urlparse(uri).netloc
+    except ValueError:
+        raise commands.JsonRpcInvalidParams(f"uri: not a URI: {uri[:120]!r}") from None
+    if host not in ("", "localhost"):
+        raise commands.JsonRpcInvalidParams(f"uri: {uri[:120]} is a file on another host")
+    path = unquote(urlparse(uri).path) if host else to_fs_path(uri) or ""
+    if not path or "\x00" in path:
+        raise commands.JsonRpcInvalidParams(f"uri: {uri[:120]!r} names no usable path")
+    return Path(path).resolve()
+
+
+def folder_path(uri: str) -> Path:
+    """A workspace folder's root; a folder the editor names by another scheme is taken by its path."""
     path = to_fs_path(uri) or unquote(urlparse(uri).path)
     return Path(path).resolve()
 

@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 
 from elelem_lsp.server.framing import FrameReader, Malformed
-from scaffold import write_script, add_plugin
+from scaffold import add_plugin
 
 INITIALIZE = {"processId": None, "rootUri": None, "capabilities": {}}
 
@@ -271,3 +272,116 @@ def test_a_server_bug_is_answered_without_its_traceback():
     answer = json.loads(sent[-1].partition(b"\r\n\r\n")[2])
     assert answer["id"] == 3 and answer["error"]["code"] == -32603
     assert answer["error"].get("data") is None and "KeyError" in answer["error"]["message"]
+
+
+# -- document URIs -----------------------------------------------------------------------------
+async def command_error(editor, name: str, argument: dict) -> JsonRpcException:
+    with pytest.raises(JsonRpcException) as caught:
+        await editor.command(name, argument)
+    return caught.value
+
+
+SELECT_LINE_2 = {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 5}}
+
+
+@pytest.mark.parametrize("uri", ["untitled:Untitled-1", "vscode-notebook-cell:/home/me/nb.ipynb#W0sZmlsZQ%3D%3D"])
+async def test_a_document_that_is_not_a_file_is_asked_about_as_the_text_the_editor_sent(uri, project, start_editor):
+    add_plugin(project, "echo")
+    editor = await start_editor(project, settings={"provider": "echo"})
+    editor.client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text="x = 1\ny = 2\n"))
+    )
+    result = await editor.ask("explain", uri=uri, range=SELECT_LINE_2)
+    assert result["reply"] == f"explain\n\nBuffer: {uri} (line 2)\n```\ny = 2\n```"
+
+
+async def test_an_unopened_buffer_is_named_but_no_path_is_read_for_it(project, start_editor):
+    add_plugin(project, "echo")
+    (project / "Untitled-2").write_text("text on disk that must not be read\n")
+    editor = await start_editor(project, settings={"provider": "echo"})
+    result = await editor.ask("explain", uri="untitled:Untitled-2", range=SELECT_LINE_2)
+    assert result["reply"] == "explain\n\nBuffer: untitled:Untitled-2 (the editor has not sent its text)"
+
+
+@pytest.mark.parametrize(
+    "uri, says",
+    [
+        ("not a uri", "not a URI"),
+        ("", "not a URI"),
+        ("/etc/passwd", "not a URI"),
+        ("file:///tmp/x\nfile:///etc/passwd", "not a URI"),
+        ("file://elsewhere.example.com/etc/passwd", "another host"),
+        ("file:///etc/passwd", "not inside a workspace folder"),
+        ("file://{project}/../../../etc/passwd", "not inside a workspace folder"),
+    ],
+)
+async def test_an_unusable_uri_is_invalid_params_naming_it(uri, says, project, start_editor):
+    add_plugin(project, "echo")
+    editor = await start_editor(project, settings={"provider": "echo"})
+    for name, argument in [
+        ("elelem.ask", {"prompt": "x", "uri": uri.format(project=project)}),
+        ("elelem.fix", {"uri": uri.format(project=project), "range": SELECT_LINE_2}),
+    ]:
+        error = await command_error(editor, name, argument)
+        assert error.code == -32602 and error.message.startswith("uri: ") and says in error.message, (name, error.message)
+
+
+# -- nothing reaches the client after a turn's end ---------------------------------------------
+LATE_PLUGIN = '''
+import asyncio, threading, time
+import elelem_lsp
+
+def leave_behind(emit, log, start):
+    """Emit after the fetch has returned, as a forgotten thread or task would."""
+    def later():
+        time.sleep(0.3)
+        for _ in range(3):
+            try:
+                emit({"type": "saying", "text": "LATE"})
+                log.append("accepted")
+            except Exception as error:
+                log.append(type(error).__name__)
+    start(later)
+
+class Leaky:
+    def __init__(self):
+        self.log = []
+    def fetch(self, messages, tools, emit):
+        leave_behind(emit, self.log, lambda f: threading.Thread(target=f).start())
+        emit({"type": "saying", "text": "on time"})
+
+class LeakyAsync(Leaky):
+    async def fetch(self, messages, tools, emit):
+        leave_behind(emit, self.log, lambda f: asyncio.get_running_loop().run_in_executor(None, f))
+        emit({"type": "saying", "text": "on time"})
+
+class Reporter:
+    def __init__(self, leaky):
+        self.leaky = leaky
+    async def fetch(self, messages, tools, emit):
+        await asyncio.sleep(1)  # while the leftover emits
+        emit({"type": "saying", "text": ",".join(self.leaky.log)})
+
+@elelem_lsp.configure
+def setup(config):
+    shared = {"leaky": Leaky(), "leaky-async": LeakyAsync()}
+    for name, provider in shared.items():
+        config.provider(name, lambda model=None, p=provider, **_: p)
+        config.provider(name + "-report", lambda model=None, p=provider, **_: Reporter(p))
+'''
+
+
+@pytest.mark.parametrize("kind", ["leaky", "leaky-async"])
+async def test_a_leftover_threads_late_emits_are_dropped_for_good(kind, project, start_editor):
+    (project / ".agents" / "plugins").mkdir(parents=True)
+    (project / ".agents" / "plugins" / "late.py").write_text(LATE_PLUGIN)
+    editor = await start_editor(project)
+    await editor.command("elelem.selectProvider", {"name": kind})
+    first = await editor.ask("go", token="first")
+    assert first["reply"] == "on time"
+    await editor.command("elelem.selectProvider", {"name": f"{kind}-report"})
+    second = await editor.ask("and?", token="second")  # the leftover emits during this turn
+    assert second["reply"] == "TurnAbandoned,TurnAbandoned,TurnAbandoned"
+    everything = json.dumps(dict(editor.progress))
+    assert "LATE" not in everything
+    assert editor.progress["first"][-1]["kind"] == "end"
