@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .messages import (
-    Emit,
     Message,
     Provider,
     ProviderError,

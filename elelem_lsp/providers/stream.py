@@ -4,7 +4,8 @@ One place for what every HTTP provider does the same way: the client and its
 timeouts (connect 10 s, read ``ELELEM_READ_TIMEOUT``), a non-2xx answer turned
 into ``HTTP <code>: <the API's message>``, transport failures turned into plain
 words, SSE (httpx-sse) and NDJSON bodies read as JSON, and tool-call argument
-fragments gathered per call and handed on as the model sent them.
+fragments gathered per call and parsed once the stream is complete (handed on
+as the model sent them when they are not a JSON object).
 
 Every failure of a request, from sending it to the last byte of its answer,
 leaves ``open_response`` as a ProviderError whose message has been scrubbed of
@@ -201,12 +202,12 @@ async def open_response(
     if body is not None:
         content = compact_json(body).encode("utf-8")
         request_headers["content-type"] = "application/json"
+    client = httpx.AsyncClient(
+        transport=transport,
+        timeout=httpx.Timeout(timeout, connect=CONNECT_TIMEOUT),
+        verify=_ssl_context(),
+    )
     try:
-        client = httpx.AsyncClient(
-            transport=transport,
-            timeout=httpx.Timeout(timeout, connect=CONNECT_TIMEOUT),
-            verify=_ssl_context(),
-        )
         async with client, client.stream(method, url, content=content, headers=request_headers) as response:
             if not response.is_success:
                 await response.aread()

@@ -31,8 +31,6 @@ from providers.fake_model_server import (
     anthropic_message,
     compact,
     json_error,
-    ndjson,
-    ollama_line,
     openai_chunk,
     openai_tool_calls,
     sse,
