@@ -115,10 +115,11 @@ class FrameReader:
     def _body(self) -> list[bytes | Malformed] | None:
         length = self.body_length
         assert length is not None
-        window = self.buffer[:length]
-        embedded = EMBEDDED_HEADER.search(window, max(0, self.scanned - HEADER_SPAN))
-        if embedded is None and len(window) < length:
-            self.scanned = len(window)
+        available = min(len(self.buffer), length)
+        # only the bytes not searched yet (a big body arrives in many reads)
+        embedded = EMBEDDED_HEADER.search(self.buffer, max(0, self.scanned - HEADER_SPAN), available)
+        if embedded is None and available < length:
+            self.scanned = available
             return None
         self.body_length = None
         if embedded is not None:  # the length was too long: what came before is the whole body
@@ -126,7 +127,7 @@ class FrameReader:
             del self.buffer[: embedded.start()]
             self.quiet = False
             return [*self._skip(f"Content-Length {length} ran past the end of its body"), body]
-        body = bytes(window)
+        body = bytes(self.buffer[:length])
         del self.buffer[:length]
         self.quiet = False
         return [body]
