@@ -59,7 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))  # it logs every message at INFO
+    # pygls logs every message body at INFO, httpx every request URL (a ?key= too) and httpcore
+    # its traffic: they stay at WARNING whatever the level asked for
+    for noisy in ("pygls", "httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     from .server.server import create_server
 
     server = create_server()

@@ -47,10 +47,11 @@ async def start_editor(home: Path):
         init_options: dict[str, Any] | None = None,
         folders: list[Path] | None = None,
         env: dict[str, str] | None = None,
+        server_command: list[str] | None = None,
     ) -> Editor:
         holder: list[Editor] = []
         config = ClientServerConfig(
-            server_command=SERVER_COMMAND,
+            server_command=server_command or SERVER_COMMAND,
             client_factory=make_client(holder),
             server_env={**os.environ, **(env or {})},
         )

@@ -97,7 +97,7 @@ class OpenAIProvider:
         if self.model:
             return self.model
         listing = await request_json(
-            "GET", f"{self.base_url}/models", headers=self.headers(), transport=self.transport, secrets=[self.api_key]
+            "GET", f"{self.base_url}/models", headers=self.headers(), transport=self.transport
         )
         models = listing.get("data") if isinstance(listing, dict) else None
         ids = [m["id"] for m in models or () if isinstance(m, dict) and isinstance(m.get("id"), str)]
@@ -112,7 +112,7 @@ class OpenAIProvider:
         body = self.request_body(await self.served_model(), messages, tools)
         headers = {**self.headers(), "accept": "text/event-stream"}
         async with open_response(
-            "POST", self.url, body=body, headers=headers, transport=self.transport, secrets=[self.api_key]
+            "POST", self.url, body=body, headers=headers, transport=self.transport
         ) as response:
             await read_chat_stream(response, emit, id_prefix=f"call-{len(messages)}")
 

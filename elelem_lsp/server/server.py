@@ -1,19 +1,37 @@
 """The language server: pygls wiring of the commands, code actions, settings and cancellation.
 
-Each feature delegates to a plain module (commands, actions, folders, stream);
-this file only connects them to LSP and holds what the client negotiated.
+Each feature delegates to a plain module (commands, actions, folders, stream,
+framing); this file only connects them to LSP and holds what the client
+negotiated. Every message from the editor passes ``ElelemProtocol.receive``
+first: what is not JSON, not JSON-RPC, too early (before ``initialize``), too
+late (after ``shutdown``) or has params that do not fit the method is answered
+with the JSON-RPC error that says so, without a traceback.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
+import re
+import sys
+import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import unquote, urlparse
 
+import cattrs
 from lsprotocol import types as lsp
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
+    JsonRpcServerNotInitialized,
+)
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
@@ -21,7 +39,7 @@ from pygls.uris import to_fs_path
 from .. import __version__
 from ..agent.textfile import for_model
 from ..agent.toolbox import Toolbox
-from . import actions, commands
+from . import actions, commands, framing
 from .editor import EditorWorkspace
 from .folders import Choice, Folder
 from .settings import parse_settings
@@ -30,7 +48,63 @@ log = logging.getLogger(__name__)
 
 
 class ElelemProtocol(LanguageServerProtocol):
-    """pygls' protocol, with cancellation that really stops a turn."""
+    """pygls' protocol, with messages checked before they are handled and cancellation that
+    really stops a turn."""
+
+    initialized = False  # an initialize request has been received
+
+    def receive(self, body: bytes) -> None:
+        """One frame's body from the editor: handled, or answered with the error it deserves."""
+        try:
+            data = json.loads(body)
+        except RecursionError:
+            return self._refuse(None, JsonRpcParseError("Parse error: the message is nested too deeply"))
+        except ValueError as error:  # not UTF-8, or not JSON
+            return self._refuse(None, JsonRpcParseError(f"Parse error: {error}"))
+        if not isinstance(data, dict):
+            return self._refuse(None, JsonRpcInvalidRequest("Invalid request: a message must be a JSON object"))
+        msg_id, method = data.get("id"), data.get("method")
+        if "id" in data and (isinstance(msg_id, bool) or not isinstance(msg_id, (str, int))):
+            return self._refuse(None, JsonRpcInvalidRequest("Invalid request: id must be a string or an integer"))
+        if data.get("jsonrpc") != self.VERSION or ("method" in data and not isinstance(method, str)):
+            return self._refuse(msg_id, JsonRpcInvalidRequest('Invalid request: not JSON-RPC 2.0 ("jsonrpc": "2.0" and a string method)'))
+        refusal = self._out_of_order(method, is_request="id" in data and "method" in data)
+        if refusal is not None:
+            return self._refuse(msg_id, refusal) if "id" in data else None
+        params = data.get("params")
+        if method == lsp.WORKSPACE_EXECUTE_COMMAND and isinstance(params, dict) and not isinstance(params.get("arguments", []), list):
+            # cattrs would make a string into a list of its characters
+            return self._refuse(msg_id, JsonRpcInvalidParams("Invalid params: params.arguments: must be an array"))
+        try:
+            message = self.structure_message(data)
+        except JsonRpcInvalidParams as error:
+            return self._refuse(msg_id if "method" in data else None, JsonRpcInvalidParams(invalid_params(error)))
+        except JsonRpcException as error:
+            return self._refuse(msg_id if "method" in data else None, JsonRpcInvalidRequest(f"Invalid request: {error.message}"))
+        if method == lsp.INITIALIZE:
+            self.initialized = True
+        self.handle_message(message)
+
+    def _out_of_order(self, method: str | None, *, is_request: bool) -> JsonRpcException | None:
+        """The error for a message the protocol's state does not allow now (a notification gets none)."""
+        if method is None or method == lsp.EXIT:
+            return None
+        if not self.initialized and method != lsp.INITIALIZE:
+            return JsonRpcServerNotInitialized(f"the server is not initialized: send initialize before {method}")
+        if self.initialized and method == lsp.INITIALIZE:
+            return JsonRpcInvalidRequest("Invalid request: the server is already initialized")
+        if self._shutdown:
+            return JsonRpcInvalidRequest(f"Invalid request: the server is shutting down; {method} was not run")
+        return None
+
+    def _refuse(self, msg_id: Any, error: JsonRpcException) -> None:
+        log.warning("refused a message from the editor: %s", error.message)
+        self._send_response(msg_id, error=error.to_response_error())
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if error is not None and isinstance(error.data, dict) and "traceback" in error.data:
+            error.data = None  # how the server failed is its log's business, not the editor's
+        super()._send_response(msg_id, result, error)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         # pygls answers the request but leaves the command's coroutine running.
@@ -69,6 +143,47 @@ class ElelemServer(LanguageServer):
         self.client_name = "editor"
         self.initialization_options: Any = None
 
+    # -- the connection: our framing, not pygls' reader ------------------------
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """Serve over stdin/stdout until the editor exits or closes the stream."""
+        source = stdin or sys.stdin.buffer
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def read() -> bytes:
+            return await asyncio.get_running_loop().run_in_executor(self.thread_pool, source.read1, framing.CHUNK)
+
+        self._run(framing.serve(read, self.protocol.receive, self._stop_event.is_set))
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve one editor connection at a time on ``host:port``."""
+        self._stop_event = stop = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)  # type: ignore[arg-type]
+            await framing.serve(lambda: reader.read(framing.CHUNK), self.protocol.receive, stop.is_set)
+            self.shutdown()
+
+        async def listen() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            async with self._server:
+                await self._server.serve_forever()
+
+        self._run(listen())
+
+    def _run(self, main: Any) -> None:
+        try:
+            asyncio.run(main)
+        except framing.StreamLost as lost:
+            print(f"elelem-lsp: {lost}; exiting so the editor can restart the server", file=sys.stderr)
+            raise SystemExit(1) from None
+        except BrokenPipeError:
+            log.error("the editor closed the connection")
+        except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
+            pass  # exit: pygls ends the loop with SystemExit
+        finally:
+            self.shutdown()
+
     # -- what the client negotiated -------------------------------------------
     @property
     def _capabilities(self) -> lsp.ClientCapabilities:
@@ -91,10 +206,11 @@ class ElelemServer(LanguageServer):
 
     # -- folders ---------------------------------------------------------------
     def folder_for(self, uri: str | None) -> Folder:
-        """The folder whose root contains ``uri``; the first folder without one."""
+        """The folder whose root contains ``uri``; the first folder for none, or for a document
+        that is not a file (``untitled:`` and other schemes)."""
         self._sync_folders()
-        if uri:
-            path = uri_path(uri)
+        path = document_path(uri) if uri is not None else None
+        if path is not None:
             matches = [f for f in self.folders.values() if path == f.root or f.root in path.parents]
             if matches:
                 return max(matches, key=lambda f: len(f.root.parts))
@@ -105,7 +221,7 @@ class ElelemServer(LanguageServer):
         uris = list(self.workspace.folders) or [self.workspace.root_uri or Path.cwd().as_uri()]
         for uri in uris:
             if uri not in self.folders:
-                workspace = EditorWorkspace(self, uri_path(uri))
+                workspace = EditorWorkspace(self, folder_path(uri))
                 folder = Folder(workspace.root, uri, workspace)
                 workspace.folder = folder
                 self.folders[uri] = folder
@@ -143,18 +259,27 @@ class ElelemServer(LanguageServer):
         )
 
     def describe_location(self, folder: Folder, uri: str, range_: Any, context_lines: int = 0) -> str:
-        """The file and the selected lines, for a prompt about a place in the code."""
-        path = uri_path(uri)
-        if path.is_dir():
+        """The file and the selected lines, for a prompt about a place in the code.
+
+        A document that is not a file is described from the text the editor sent
+        (if it sent any), under its URI; no path is made up for it.
+        """
+        path = document_path(uri)
+        if path is None:
+            label, name, document = "Buffer", uri, self.workspace.text_documents.get(unquote(uri))
+            if document is None:
+                return f"Buffer: {uri} (the editor has not sent its text)"
+        elif path.is_dir():
             return ""
-        document = self.workspace.get_text_document(uri)
-        name = folder.workspace.relative(path) if folder.root in path.parents else str(path)
+        else:
+            name = folder.workspace.relative(path) if folder.root in path.parents else str(path)
+            label, document = "File", self.workspace.get_text_document(uri)
         try:
             lines = document.lines
         except OSError:
-            return f"File: {name} (not readable)"
+            return f"{label}: {name} (not readable)"
         if range_ is None:
-            return f"File: {name}"
+            return f"{label}: {name}"
         start = document.position_codec.position_from_client_units(
             lines, lsp.Position(line=range_.start.line, character=range_.start.character)
         )
@@ -164,7 +289,7 @@ class ElelemServer(LanguageServer):
         first, last = max(0, start.line - context_lines), min(len(lines), end.line + 1 + context_lines)
         selected = for_model("".join(lines[first:last]))  # the model sees "\n" breaks, as read gives them
         where = f"lines {first + 1}-{last}" if last > first + 1 else f"line {first + 1}"
-        return f"File: {name} ({where})\n```\n{selected.rstrip()}\n```"
+        return f"{label}: {name} ({where})\n```\n{selected.rstrip()}\n```"
 
     # -- progress and cancellation ---------------------------------------------
     async def open_progress(self, token: Any) -> Progress:
@@ -209,6 +334,22 @@ class ElelemServer(LanguageServer):
             folder.cancel()
 
 
+def invalid_params(error: JsonRpcInvalidParams) -> str:
+    """``Invalid params: <field>: <problem>`` from the cattrs error behind pygls' InvalidParams."""
+    cause = error.__cause__
+    if not isinstance(cause, cattrs.BaseValidationError):
+        return "Invalid params"
+
+    def problem(exc: BaseException, type_: Any) -> str:
+        return str(exc) if isinstance(exc, (ValueError, TypeError)) else cattrs.v.format_exception(exc, type_)
+
+    found = []
+    for line in cattrs.transform_error(cause, format_exception=problem):
+        text, _, path = line.rpartition(" @ ")
+        found.append(f"{path.removeprefix('$.')}: {text}")
+    return "Invalid params: " + "; ".join(found)
+
+
 class _NoFuture:
     """pygls cancels the future it keeps per token; we cancel the turn ourselves."""
 
@@ -216,7 +357,33 @@ class _NoFuture:
         return True
 
 
-def uri_path(uri: str) -> Path:
+URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def document_path(uri: str) -> Path | None:
+    """The local path of a document's ``file:`` URI; None for any other scheme.
+
+    Not a URI at all, a file on another host, or a path with a NUL is
+    InvalidParams naming ``uri``.
+    """
+    if not URI_SCHEME.match(uri) or any(ord(c) < 0x20 for c in uri):
+        raise commands.JsonRpcInvalidParams(f"uri: not a URI: {uri[:120]!r}")
+    if not uri.lower().startswith("file:"):
+        return None
+    try:
+        host = urlparse(uri).netloc
+    except ValueError:
+        raise commands.JsonRpcInvalidParams(f"uri: not a URI: {uri[:120]!r}") from None
+    if host not in ("", "localhost"):
+        raise commands.JsonRpcInvalidParams(f"uri: {uri[:120]} is a file on another host")
+    path = unquote(urlparse(uri).path) if host else to_fs_path(uri) or ""
+    if not path or "\x00" in path:
+        raise commands.JsonRpcInvalidParams(f"uri: {uri[:120]!r} names no usable path")
+    return Path(path).resolve()
+
+
+def folder_path(uri: str) -> Path:
+    """A workspace folder's root; a folder the editor names by another scheme is taken by its path."""
     path = to_fs_path(uri) or unquote(urlparse(uri).path)
     return Path(path).resolve()
 
@@ -226,6 +393,8 @@ class AnsweredErrors(logging.Filter):
     request is an answer the client shows, not a fault of the server."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("Unable to deserialize message"):
+            return False  # ElelemProtocol.receive answers it, in one line
         error = record.exc_info[1] if record.exc_info else None
         return not isinstance(error, (commands.JsonRpcInvalidParams, commands.RequestFailed))
 
