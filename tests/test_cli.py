@@ -10,8 +10,9 @@ from scaffold import add_plugin, write_script
 
 
 def ask(cwd, *args, stdin="", env=None):
+    """``ask`` with ``--trust``: these tests put their providers in the workspace's plugins."""
     return subprocess.run(
-        [sys.executable, "-m", "elelem_lsp", "ask", *args],
+        [sys.executable, "-m", "elelem_lsp", "ask", "--trust", *args],
         cwd=cwd, input=stdin, capture_output=True, text=True, timeout=60,
         env={**os.environ, **(env or {})},
     )
@@ -87,7 +88,7 @@ def test_ctrl_c_stops_the_turn_and_the_server(project):
     add_plugin(project, "scripted")
     write_script(project, [[{"type": "saying", "text": "started"}, {"type": "sleep", "seconds": 30}]])
     process = subprocess.Popen(
-        [sys.executable, "-m", "elelem_lsp", "ask", "-p", "scripted", "slow"],
+        [sys.executable, "-m", "elelem_lsp", "ask", "--trust", "-p", "scripted", "slow"],
         cwd=project, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     deadline = time.time() + 20
