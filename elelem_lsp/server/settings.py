@@ -70,14 +70,14 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
 
     Settings can come from files in the project, so in a folder the editor does not trust
     nothing in them may loosen anything: no workspace plugins, commands asked about at
-    least (``allow`` becomes ``ask``, ``allowCommands`` is ignored), and neither declared
-    providers nor a provider choice (the environment picks, or elelem.selectProvider).
+    least (``allow`` becomes ``ask``, ``allowCommands`` is ignored), and no declared
+    providers (one could send the key its ``apiKeyEnv`` names to any endpoint). ``provider``
+    stays: without those it can only name a built-in, a user plugin or an installed package.
     """
     if settings.trusted:
         return settings, []
     ignored = [key for key, value in (("workspacePlugins", settings.workspace_plugins),
                                       ("allowCommands", settings.allow_commands),
-                                      ("provider", settings.provider),
                                       ("providers", settings.providers)) if value]
     if settings.execute == "allow":
         ignored.insert(0, "execute 'allow' (using 'ask')")
@@ -86,7 +86,6 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
             "workspace_plugins": False,
             "execute": "ask" if settings.execute == "allow" else settings.execute,
             "allow_commands": [],
-            "provider": None,
             "providers": [],
         }
     )

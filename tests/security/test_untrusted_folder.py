@@ -1,9 +1,8 @@
 """An editor's untrusted folder (`trusted: false` in the settings it sends) cannot loosen anything.
 
 Settings can come from files in the project (VS Code's `.vscode/settings.json`), so the server
-caps them: no workspace plugins, `execute` asks at most, no `allowCommands`, and neither a
-declared provider nor a provider choice from settings. The same settings in a trusted folder
-do all of that, which shows each test can fail.
+caps them: no workspace plugins, `execute` asks at most, no `allowCommands`, no declared
+providers. The same settings in a trusted folder do all of that, which shows each test can fail.
 """
 
 from __future__ import annotations
@@ -30,9 +29,9 @@ def test_untrusted_settings_are_capped_and_say_what_was_ignored():
     settings, _ = parse_settings({**LOOSE, "trusted": False, "model": "kept", "maxSteps": 3})
     limited, ignored = within_trust(settings)
     assert (limited.execute, limited.allow_commands, limited.workspace_plugins) == ("ask", [], False)
-    assert (limited.provider, limited.providers) == (None, [])
-    assert (limited.model, limited.max_steps) == ("kept", 3), "settings that loosen nothing are kept"
-    assert ignored == ["execute 'allow' (using 'ask')", "workspacePlugins", "allowCommands", "provider", "providers"]
+    assert limited.providers == []
+    assert (limited.provider, limited.model, limited.max_steps) == ("office", "kept", 3), "the rest is kept"
+    assert ignored == ["execute 'allow' (using 'ask')", "workspacePlugins", "allowCommands", "providers"]
 
 
 @pytest.mark.parametrize("execute", ["ask", "deny"])
@@ -77,12 +76,12 @@ async def test_untrusted_folder_ignores_loose_settings(project, home, start_edit
         return lsp.MessageActionItem(title="Deny")
 
     listing = await editor.command("elelem.providers", {})
-    assert listing["provider"] == "stub" and listing["source"] == "environment"
     assert "office" not in listing["available"] and "evil" not in listing["available"]
     assert not (project / ".agents" / "evil-imported").exists()
 
     first = await editor.ask("hi")
-    assert first["provider"] == "stub" and model_server.requests == [], "the declared provider is not used"
+    assert first["reply"].startswith('Error: unknown provider: "office"'), first
+    assert model_server.requests == [], "the declared provider is not used"
 
     await editor.command("elelem.selectProvider", {"name": "scripted"})  # the person's own choice still works
     await editor.ask("run it", token="turn-2")
@@ -90,7 +89,7 @@ async def test_untrusted_folder_ignores_loose_settings(project, home, start_edit
     assert not (project / "ran.txt").exists()
     warnings = [m.message for m in editor.client.messages if m.type == lsp.MessageType.Warning]
     assert any("is not trusted, so these settings are ignored: execute 'allow' (using 'ask'), workspacePlugins, "
-               "allowCommands, provider, providers" in w for w in warnings), warnings
+               "allowCommands, providers" in w for w in warnings), warnings
 
     with pytest.raises(Exception, match='The workspace plugins in .agents/plugins \\(evil.py\\) were not loaded'):
         await editor.command("elelem.selectProvider", {"name": "evil"})
@@ -110,7 +109,8 @@ async def test_the_same_settings_in_a_trusted_folder_take_effect(project, home, 
 async def test_trust_granted_later_applies_at_the_next_request(project, home, start_editor, model_server):
     settings = folder_setup(project, home, model_server)
     editor = await start_editor(project, settings={**settings, "trusted": False})
-    assert (await editor.ask("hi"))["provider"] == "stub"
+    assert (await editor.ask("hi"))["error"]
+    assert model_server.requests == []
     editor.client.set_configuration({"elelem": {**settings, "trusted": True}})
     editor.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
     assert (await editor.ask("hi", token="turn-2"))["provider"] == "office"
