@@ -467,8 +467,8 @@ async function startModelServer(reply: string): Promise<{ url: string; requests:
 /**
  * An untrusted folder cannot loosen anything through its own settings. The folder declares a
  * provider and makes it the folder's choice, allows every command, and carries a plugin that
- * leaves a mark when imported; the person's own provider (`scripted`, from ~/.agents/plugins)
- * is chosen in their user settings.
+ * leaves a mark when imported; the person picks their own provider (`scripted`, from
+ * ~/.agents/plugins) with Select Provider.
  */
 async function untrustedScenario(page: Page, folders: Folders): Promise<void> {
   const office = await startModelServer("Hello from the office model.");
@@ -493,11 +493,6 @@ async function untrustedScenario(page: Page, folders: Folders): Promise<void> {
       "elelem.providers": [{ name: "office", type: "openai-chat", model: "m", endpoint: `${office.url}/v1/chat/completions` }],
     }),
   );
-  const userSettings = path.join(folders.userData, "User", "settings.json");
-  fs.writeFileSync(
-    userSettings,
-    JSON.stringify({ ...JSON.parse(fs.readFileSync(userSettings, "utf8")), "elelem.provider": "scripted" }, null, 2),
-  );
   const port = await freePort();
   const codeServer = await startCodeServer(folders, port, { folder: untrusted, trust: true, home, log: "code-server-untrusted.log" });
   try {
@@ -509,11 +504,22 @@ async function untrustedScenario(page: Page, folders: Folders): Promise<void> {
     await dialog.getByRole("button", { name: "No, I don't trust the authors" }).click();
     await page.locator(".statusbar-item", { hasText: "Restricted Mode" }).first().waitFor({ timeout: 15_000 });
     step("VS Code asked about trust; the folder is in Restricted Mode");
-    await page.locator(".statusbar-item", { hasText: "scripted" }).first().waitFor({ timeout: 60_000 });
+    await page.locator(".statusbar-item", { hasText: "stub" }).first().waitFor({ timeout: 60_000 });
     if ((await page.locator(".statusbar-item", { hasText: "office" }).count()) !== 0) {
       throw new Error("the untrusted folder's own provider choice was used");
     }
-    step("the status bar shows the person's provider 'scripted', not the folder's 'office'");
+    step("the status bar shows the environment's provider 'stub', not the folder's 'office'");
+    await runCommand(page, "elelem: Select Provider");
+    const picker = page.locator(".quick-input-widget", { hasText: "elelem provider for untrusted" });
+    await picker.waitFor({ state: "visible" });
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "scripted" }).first().waitFor();
+    const offered = await page.locator(".quick-input-list .monaco-list-row").allInnerTexts();
+    if (offered.some((row) => /office|mark/.test(row))) {
+      throw new Error(`the untrusted folder's declared provider or plugin was offered: ${offered.join(", ")}`);
+    }
+    await page.keyboard.press("Escape");
+    await selectProvider(page, "scripted");
+    step("Select Provider offers the person's own plugin 'scripted' and none of the folder's");
 
     await openFile(page, "hello.txt");
     await ask(page, "Run the greeting script");
