@@ -154,10 +154,11 @@ class Chat:
 
     def reload(self) -> None:
         now = PluginSet.scan(self.client.root)
-        if self.trust.load and not self.trust.still_covers(now):
+        changed = now.changed_since(self.trust.plugins.files)
+        if self.trust.load and changed:
             # The files allowed at the start are the only workspace code this session may run.
-            changed = ", ".join(now.changed_since(self.trust.plugins.files))
-            print(f"not reloading: {now.shown()} changed since you allowed it ({changed}); start chat again to be asked")
+            print(f"not reloading: {now.shown()} changed since you allowed it ({', '.join(changed)}); "
+                  "start chat again to be asked")
             return
         errors = self.command("elelem.reload")["pluginErrors"]
         self.providers = self.command("elelem.providers")["available"]

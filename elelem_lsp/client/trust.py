@@ -112,10 +112,6 @@ class TrustDecision:
     plugins: PluginSet
     load: bool
 
-    def still_covers(self, now: PluginSet) -> bool:
-        """True while the folder holds only the files that were allowed (for ``/reload``)."""
-        return self.load and not now.changed_since(self.plugins.files)
-
 
 def read_answer(prompt: str, err: TextIO = sys.stderr) -> str | None:
     """Ask on stderr (stdout may be a file the reply goes to) and read one line from stdin."""
