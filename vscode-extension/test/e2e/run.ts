@@ -256,8 +256,14 @@ async function runCommand(page: Page, label: string): Promise<void> {
 async function ask(page: Page, prompt: string): Promise<void> {
   await runCommand(page, "elelem: Ask");
   await page.locator(".quick-input-widget", { hasText: "Ask elelem" }).waitFor({ state: "visible", timeout: 10_000 });
-  await page.keyboard.type(prompt);
-  await page.keyboard.press("Enter");
+  await answerInputBox(page, prompt);
+}
+
+/** Types into the open input box and accepts; `fill` targets the box, so no key is lost under load. */
+async function answerInputBox(page: Page, text: string): Promise<void> {
+  const input = page.locator(".quick-input-widget input");
+  await input.fill(text);
+  await input.press("Enter");
 }
 
 /** Picks `name` in the "elelem: Select Provider" quick pick and waits for the status bar to show it. */
@@ -431,8 +437,7 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   const inputBox = page.locator(".quick-input-widget", { hasText: "Say hello to the team" });
   await inputBox.waitFor({ state: "visible", timeout: 30_000 });
   step("the human provider's question arrived as an input box (elelem/input)");
-  await page.keyboard.type("Hello, team! (typed by a person)");
-  await page.keyboard.press("Enter");
+  await answerInputBox(page, "Hello, team! (typed by a person)");
   await frame.locator("section.turn").nth(4).and(frame.locator(".done")).waitFor({ timeout: 30_000 });
   const humanText = await transcriptText(frame, "section.turn >> nth=4");
   assertIncludes(humanText, "Hello, team! (typed by a person)", "the human provider's reply");
