@@ -306,8 +306,9 @@ def test_chat_asks_once_and_reload_refuses_files_added_since(evil_project, trust
     add_plugin(evil_project, "echo")
     child.sendline("/reload")
     child.expect_exact("not reloading: ./.agents/plugins changed since you allowed it (echo.py)")
+    child.expect_exact("elelem> ")
     child.sendline("/provider")
     child.expect_exact("elelem> ")
-    assert "echo" not in child.before, "the file that appeared was not loaded"
+    assert "* evil" in child.before and "echo" not in child.before, "the file that appeared was not loaded"
     child.sendeof()
     child.expect(pexpect.EOF)
