@@ -13,7 +13,10 @@ import logging
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from .client.trust import TrustDecision
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("-y", "--yes", action="store_true", help="let the agent run commands without asking")
         sub.add_argument("-C", "--directory", type=Path, default=Path.cwd(), help="workspace folder (default: .)")
         sub.add_argument("-v", "--verbose", action="store_true", help="show the server's log")
+        trust_option(sub)
 
     ask = commands.add_parser("ask", help="ask once and print the reply")
     client_options(ask)
@@ -53,8 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     providers = commands.add_parser("providers", help="list the providers -p can name here")
     providers.add_argument("-C", "--directory", type=Path, default=Path.cwd())
+    trust_option(providers)
     providers.set_defaults(run=run_providers)
     return parser
+
+
+def trust_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--trust", action="store_true", help="load the folder's .agents/plugins without asking")
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -74,9 +83,16 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def server_options(args: argparse.Namespace) -> dict[str, Any]:
+def plugin_trust(args: argparse.Namespace, interactive: bool, notice: Callable[[str], None]) -> "TrustDecision":
+    """Whether the folder's own plugins may load: --trust, the trust file, or the person's answer."""
+    from .client.trust import PluginSet, decide
+
+    return decide(PluginSet.scan(args.directory), interactive=interactive, trust_flag=args.trust, notice=notice)
+
+
+def server_options(args: argparse.Namespace, trust: "TrustDecision") -> dict[str, Any]:
     """The settings a terminal session passes as initializationOptions."""
-    options: dict[str, Any] = {"workspacePlugins": True}  # the person chose to run here
+    options: dict[str, Any] = {"workspacePlugins": trust.load}
     if args.provider:
         options["provider"] = args.provider
     if args.model:
@@ -97,9 +113,10 @@ def run_ask(args: argparse.Namespace) -> int:
         if data.strip():
             prompt += f"\n\n```\n{data.rstrip()}\n```"
     terminal = Terminal(interactive=False if piped else None, assume_yes=args.yes, verbose=args.verbose)
+    options = server_options(args, plugin_trust(args, terminal.interactive, terminal.notice))
 
     async def session() -> int:
-        client = TerminalClient(args.directory, terminal, options=server_options(args))
+        client = TerminalClient(args.directory, terminal, options=options)
         await client.start()
         asyncio.get_running_loop().add_signal_handler(signal.SIGINT, client.cancel)  # Ctrl-C stops the turn
         try:
@@ -121,16 +138,21 @@ def run_ask(args: argparse.Namespace) -> int:
 
 def run_chat(args: argparse.Namespace) -> int:
     from .client.chat import chat
+    from .client.terminal import Terminal
 
-    return chat(args, server_options(args))
+    trust = plugin_trust(args, sys.stdin.isatty(), Terminal(interactive=False).notice)
+    return chat(args, server_options(args, trust), trust)
 
 
 def run_providers(args: argparse.Namespace) -> int:
     from .client import TerminalClient
     from .client.terminal import Terminal
 
+    terminal = Terminal()
+    trust = plugin_trust(args, terminal.interactive, terminal.notice)
+
     async def listing() -> int:
-        client = TerminalClient(args.directory, Terminal(interactive=False), options={"workspacePlugins": True})
+        client = TerminalClient(args.directory, Terminal(interactive=False), options={"workspacePlugins": trust.load})
         await client.start()
         try:
             result = await client.command("elelem.providers", {})

@@ -39,10 +39,14 @@ def write_script(root: Path, fetches: list[list[dict[str, Any]]]) -> None:
     path.write_text(json.dumps(fetches))
 
 
-def run_ask(cwd: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """``elelem-lsp ask ARGS`` run in ``cwd`` as a person runs it: a subprocess with the real server behind it."""
+def run_ask(
+    cwd: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None, trust: bool = True
+) -> subprocess.CompletedProcess:
+    """``elelem-lsp ask ARGS`` run in ``cwd`` as a person runs it: a subprocess with the real server behind it.
+
+    ``trust`` passes ``--trust``: most tests put their providers in the workspace's plugins."""
     return subprocess.run(
-        [sys.executable, "-m", "elelem_lsp", "ask", *args],
+        [sys.executable, "-m", "elelem_lsp", "ask", *(["--trust"] if trust else []), *args],
         cwd=cwd, input=stdin, capture_output=True, text=True, timeout=60,
         env={**os.environ, **(env or {})},
     )

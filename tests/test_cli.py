@@ -79,7 +79,7 @@ def test_ctrl_c_stops_the_turn_and_the_server(project):
     add_plugin(project, "scripted")
     write_script(project, [[{"type": "saying", "text": "started"}, {"type": "sleep", "seconds": 30}]])
     process = subprocess.Popen(
-        [sys.executable, "-m", "elelem_lsp", "ask", "-p", "scripted", "slow"],
+        [sys.executable, "-m", "elelem_lsp", "ask", "--trust", "-p", "scripted", "slow"],
         cwd=project, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     deadline = time.time() + 20

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from . import TerminalClient
 from .terminal import Terminal
+from .trust import PluginSet, TrustDecision
 
 HELP = """\
 /provider [NAME]   list the providers, or switch to NAME (the conversation is kept)
@@ -35,9 +36,10 @@ SLASH = ["/provider", "/model", "/reset", "/context", "/tools", "/reload", "/hel
 
 
 class Chat:
-    def __init__(self, client: TerminalClient, terminal: Terminal) -> None:
+    def __init__(self, client: TerminalClient, terminal: Terminal, trust: TrustDecision) -> None:
         self.client = client
         self.terminal = terminal
+        self.trust = trust
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="elelem-lsp-client", daemon=True)
         self.providers: list[str] = []
@@ -151,14 +153,21 @@ class Chat:
             print(f"[{message['role']}] {content}")
 
     def reload(self) -> None:
+        now = PluginSet.scan(self.client.root)
+        changed = now.changed_since(self.trust.plugins.files)
+        if self.trust.load and changed:
+            # The files allowed at the start are the only workspace code this session may run.
+            print(f"not reloading: {now.shown()} changed since you allowed it ({', '.join(changed)}); "
+                  "start chat again to be asked")
+            return
         errors = self.command("elelem.reload")["pluginErrors"]
         self.providers = self.command("elelem.providers")["available"]
         print("\n".join(errors) if errors else "plugins reloaded")
 
 
-def chat(args: argparse.Namespace, options: dict[str, Any]) -> int:
+def chat(args: argparse.Namespace, options: dict[str, Any], trust: TrustDecision) -> int:
     terminal = Terminal(interactive=True, assume_yes=args.yes, verbose=args.verbose)
-    session = Chat(TerminalClient(args.directory, terminal, options=options), terminal)
+    session = Chat(TerminalClient(args.directory, terminal, options=options), terminal, trust)
     session.start()
     try:
         return session.repl()

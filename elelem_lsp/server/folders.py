@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.messages import Provider, ProviderError
-from ..agent.registry import Config, plugin_dirs
+from ..agent.registry import Config, UnknownProvider, plugin_dirs
 from ..agent.session import Session
 from ..agent.workspace import Workspace
 from ..providers import register as register_builtins
@@ -86,6 +86,12 @@ class Folder:
         self.selected = choice
         return provider
 
+    def unloaded_plugins(self) -> list[str]:
+        """The folder's own plugin files that are not loaded because it is not trusted."""
+        if self.settings.workspace_plugins:
+            return []
+        return sorted(path.name for path in (self.root / ".agents" / "plugins").glob("*.py"))
+
     def reload(self) -> list[str]:
         """Load the plugin files again; the provider is rebuilt at the next turn."""
         self.built = None
@@ -97,7 +103,18 @@ class Folder:
 
     def _build(self, choice: Choice) -> Provider:
         options = self._options(choice)
-        provider = self.config.build(choice.name, **options)
+        try:
+            provider = self.config.build(choice.name, **options)
+        except UnknownProvider as error:
+            unloaded = self.unloaded_plugins()
+            if not unloaded or not str(error).startswith("unknown provider:"):
+                raise
+            # The name may well be in the project's own plugins: say so instead of a pip hint.
+            raise UnknownProvider(
+                f'unknown provider: "{choice.name}". The workspace plugins in .agents/plugins '
+                f"({', '.join(unloaded)}) were not loaded: this folder is not trusted. "
+                f"Available: {', '.join(self.config.names())}"
+            ) from None
         if self.session is None:
             self.session = Session(provider, self.workspace, max_steps=self.settings.max_steps)
         self.session.provider = provider

@@ -42,7 +42,7 @@ from ..agent.toolbox import Toolbox
 from . import actions, commands, framing
 from .editor import EditorWorkspace
 from .folders import Choice, Folder
-from .settings import parse_settings
+from .settings import parse_settings, within_trust
 
 log = logging.getLogger(__name__)
 
@@ -238,6 +238,9 @@ class ElelemServer(LanguageServer):
         else:
             raw = self.initialization_options
         settings, problems = parse_settings(raw)
+        settings, ignored = within_trust(settings)
+        if ignored:
+            problems.append(f"{folder.root.name} is not trusted, so these settings are ignored: {', '.join(ignored)}")
         if problems and problems != self.reported_problems.get(folder.uri):
             self.window_show_message(
                 lsp.ShowMessageParams(type=lsp.MessageType.Warning, message="elelem: " + "; ".join(problems))
