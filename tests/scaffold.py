@@ -37,6 +37,19 @@ def write_script(root: Path, fetches: list[list[dict[str, Any]]]) -> None:
     path.write_text(json.dumps(fetches))
 
 
+def make_tree(root: Path, files: int, per_folder: int = 100) -> list[Path]:
+    """``files`` small Python files in folders of ``per_folder``, written in order; their paths."""
+    written = []
+    for number in range(files):
+        folder = root / f"pkg{number // per_folder:03d}"
+        if number % per_folder == 0:
+            folder.mkdir(parents=True)
+        path = folder / f"mod{number % per_folder:03d}.py"
+        path.write_text("".join(f"def f{number}_{i}(value):\n    return value * {i}\n" for i in range(5)))
+        written.append(path)
+    return written
+
+
 class Editor:
     """A pytest-lsp client with the extra recording our tests need."""
 

@@ -26,6 +26,7 @@ from .stream import (
     sse_events,
     stream_failure,
 )
+from .warm import PreparesHTTP
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4.1"
@@ -48,7 +49,7 @@ def normalize(message: Message) -> dict[str, Any]:
     return out
 
 
-class OpenAIProvider:
+class OpenAIProvider(PreparesHTTP):
     """A chat-completions server at ``base_url`` (or at the full ``endpoint`` URL)."""
 
     def __init__(

@@ -45,9 +45,29 @@ def read_timeout() -> float:
 
 
 @functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    # Loading the CA bundle costs milliseconds; every client of the process shares one.
+def _verified_context() -> ssl.SSLContext:
+    # Loading the CA bundle costs tens of milliseconds; every client of the process shares one.
     return httpx.create_ssl_context()
+
+
+@functools.cache
+def _unused_context() -> ssl.SSLContext:
+    # httpx builds a context for every client unless handed one. An http:// request never
+    # shakes hands, so it gets this one, which trusts nothing and so could verify nothing.
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+def tls_context(url: httpx.URL | str) -> ssl.SSLContext:
+    """The context for requests to ``url``: the CA bundle only when the URL is https."""
+    return _verified_context() if httpx.URL(url).scheme == "https" else _unused_context()
+
+
+def http_client(url: httpx.URL | str, transport: Transport | None = None, timeout: float | None = None) -> httpx.AsyncClient:
+    """A client for requests to ``url`` (one per request: building one is cheap once warm)."""
+    seconds = read_timeout() if timeout is None else timeout
+    return httpx.AsyncClient(
+        transport=transport, timeout=httpx.Timeout(seconds, connect=CONNECT_TIMEOUT), verify=tls_context(url)
+    )
 
 
 def compact_json(value: Any) -> str:
@@ -153,11 +173,7 @@ async def open_response(
     if body is not None:
         content = compact_json(body).encode("utf-8")
         request_headers["content-type"] = "application/json"
-    client = httpx.AsyncClient(
-        transport=transport,
-        timeout=httpx.Timeout(timeout, connect=CONNECT_TIMEOUT),
-        verify=_ssl_context(),
-    )
+    client = http_client(url, transport, timeout)
     try:
         async with client, client.stream(method, url, content=content, headers=request_headers) as response:
             if not response.is_success:

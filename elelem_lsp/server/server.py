@@ -2,30 +2,52 @@
 
 Each feature delegates to a plain module (commands, actions, folders, stream);
 this file only connects them to LSP and holds what the client negotiated.
+
+Start-up imports only pygls and this face: the agent (pydantic models, tools, providers) is
+imported after ``initialize`` has been answered, on a worker thread, together with everything
+the first turn's provider needs, so neither start-up nor the first turn pays for it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import logging
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from .. import __version__
-from ..agent.toolbox import Toolbox
-from . import actions, commands
+from . import actions
 from .editor import EditorWorkspace
-from .folders import Choice, Folder
-from .settings import parse_settings
+
+if TYPE_CHECKING:
+    from ..agent.toolbox import Toolbox
+    from .folders import Choice, Folder
 
 log = logging.getLogger(__name__)
+
+# The commands, named before the agent is imported: commands.COMMANDS maps each to its argument
+# model and handler (a test keeps the two in step).
+COMMAND_NAMES = (
+    "elelem.ask",
+    "elelem.fix",
+    "elelem.providers",
+    "elelem.selectProvider",
+    "elelem.cancel",
+    "elelem.reset",
+    "elelem.context",
+    "elelem.tools",
+    "elelem.reload",
+)
 
 
 class ElelemProtocol(LanguageServerProtocol):
@@ -60,13 +82,26 @@ class ElelemServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("elelem-lsp", __version__, protocol_cls=ElelemProtocol)
         self.folders: dict[str, Folder] = {}
-        self.toolbox = Toolbox()
+        self._toolbox: Toolbox | None = None
         self.turns_by_request: dict[Any, Folder] = {}
         self.turns_by_token: dict[Any, Folder] = {}
         self.told_choice: set[str] = set()
         self.reported_problems: dict[str, list[str]] = {}
         self.client_name = "editor"
         self.initialization_options: Any = None
+        # Settings are pulled before each command unless the client tells us when they change:
+        # then a folder's settings are kept until the next workspace/didChangeConfiguration.
+        self.settings_pushed = False
+        self.fresh_settings: set[str] = set()
+        self.preparing: asyncio.Task[None] | None = None
+
+    @property
+    def toolbox(self) -> Toolbox:
+        if self._toolbox is None:
+            from ..agent.toolbox import Toolbox
+
+            self._toolbox = Toolbox()
+        return self._toolbox
 
     # -- what the client negotiated -------------------------------------------
     @property
@@ -97,10 +132,12 @@ class ElelemServer(LanguageServer):
             matches = [f for f in self.folders.values() if path == f.root or f.root in path.parents]
             if matches:
                 return max(matches, key=lambda f: len(f.root.parts))
-            raise commands.JsonRpcInvalidParams(f"uri: {uri} is not inside a workspace folder")
+            raise JsonRpcInvalidParams(f"uri: {uri} is not inside a workspace folder")
         return next(iter(self.folders.values()))
 
     def _sync_folders(self) -> None:
+        from .folders import Folder
+
         uris = list(self.workspace.folders) or [self.workspace.root_uri or Path.cwd().as_uri()]
         for uri in uris:
             if uri not in self.folders:
@@ -112,6 +149,10 @@ class ElelemServer(LanguageServer):
             self.folders.pop(uri).cancel()
 
     async def refresh_settings(self, folder: Folder) -> None:
+        if self.settings_pushed and folder.uri in self.fresh_settings:
+            return
+        from .settings import parse_settings
+
         workspace = self._capabilities.workspace
         if workspace and workspace.configuration:
             answer = await self.workspace_configuration_async(
@@ -127,6 +168,42 @@ class ElelemServer(LanguageServer):
             )
         self.reported_problems[folder.uri] = problems
         folder.apply_settings(settings)
+        self.fresh_settings.add(folder.uri)
+
+    def settings_changed(self) -> None:
+        """The client said settings changed: pull them again before the next command."""
+        self.settings_pushed = True
+        self.fresh_settings.clear()
+
+    async def _register_for_settings(self) -> None:
+        """Ask the client to tell us when the ``elelem`` settings change, where it can."""
+        workspace = self._capabilities.workspace
+        change = workspace.did_change_configuration if workspace else None
+        if not (change and change.dynamic_registration and workspace and workspace.configuration):
+            return
+        registration = lsp.Registration(
+            id=f"elelem-settings-{uuid.uuid4()}",
+            method=lsp.WORKSPACE_DID_CHANGE_CONFIGURATION,
+            register_options=lsp.DidChangeConfigurationRegistrationOptions(section="elelem"),
+        )
+        try:
+            await self.client_register_capability_async(lsp.RegistrationParams(registrations=[registration]))
+        except JsonRpcException:
+            return  # the client cannot register: settings are pulled before every command
+        self.settings_pushed = True
+
+    async def prepare_first_turn(self) -> None:
+        """After initialize: import the agent and ready each folder's provider, off the event loop,
+        so the first turn costs what a warm one does."""
+        try:
+            await self._register_for_settings()
+            await asyncio.to_thread(importlib.import_module, f"{__package__}.commands")
+            self._sync_folders()
+            for folder in list(self.folders.values()):
+                await self.refresh_settings(folder)
+                await folder.prepare()
+        except Exception:  # whatever failed here fails again, and is reported, in the turn
+            log.info("preparing the first turn failed", exc_info=True)
 
     def tell_choice(self, folder: Folder, choice: Choice) -> None:
         """Say once per folder which provider the environment picked, and how to change it."""
@@ -226,21 +303,25 @@ class AnsweredErrors(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        return not isinstance(error, (commands.JsonRpcInvalidParams, commands.RequestFailed))
+        return not isinstance(error, JsonRpcException)
 
 
 def create_server() -> ElelemServer:
     logging.getLogger("pygls.protocol.json_rpc").addFilter(AnsweredErrors())
     server = ElelemServer()
 
-    for name, (model, handler) in commands.COMMANDS.items():
-        server.command(name)(_command(model, handler))
+    for name in COMMAND_NAMES:
+        server.command(name)(_command(name))
 
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: ElelemServer, params: lsp.InitializeParams) -> None:
         if params.client_info:
             ls.client_name = f"{params.client_info.name} {params.client_info.version or ''}".strip()
         ls.initialization_options = params.initialization_options
+
+    @server.feature(lsp.INITIALIZED)
+    def initialized(ls: ElelemServer, params: lsp.InitializedParams) -> None:
+        ls.preparing = asyncio.ensure_future(ls.prepare_first_turn())
 
     # Registering the document handlers makes pygls advertise open/close sync and
     # keep the editor's unsaved text, which ``read`` and the edits rely on.
@@ -258,6 +339,7 @@ def create_server() -> ElelemServer:
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def configuration_changed(ls: ElelemServer, params: lsp.DidChangeConfigurationParams) -> None:
+        ls.settings_changed()
         for folder in list(ls.folders.values()):
             await ls.refresh_settings(folder)
 
@@ -275,8 +357,11 @@ def create_server() -> ElelemServer:
     return server
 
 
-def _command(model: type[commands.Arguments], handler: commands.Handler):
+def _command(name: str):
     async def run(ls: ElelemServer, *arguments: Any) -> Any:
+        from . import commands  # imported after initialize by prepare_first_turn; here if a command came first
+
+        model, handler = commands.COMMANDS[name]
         return await handler(ls, commands.parse(model, arguments))
 
     return run

@@ -1,0 +1,66 @@
+"""The floor for bench/sidebyside.py: the least a pygls server can do for one agent turn.
+
+It answers ``elelem.ask {prompt, progressToken}`` by making one streaming chat-completions
+request to ``RELAY_MODEL_URL`` (and one more after running a ``read`` the model asks for),
+relaying each token as ``$/progress``, and answering with the reply. Its HTTP client and
+everything it imports are ready before the first request; nothing is validated or kept.
+
+    python bench/relay_server.py          (stdio; started by bench/sidebyside.py)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import httpx
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+URL = os.environ.get("RELAY_MODEL_URL", "http://127.0.0.1:1/v1/chat/completions")
+READ_TOOL = {"type": "function", "function": {"name": "read", "description": "Read a file",
+             "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}}
+
+server = LanguageServer("relay", "1")
+client = httpx.AsyncClient(timeout=60)
+
+
+async def stream_once(messages: list[dict], token) -> tuple[str, list[dict]]:
+    """One streamed request: the text (relayed as it comes) and the tool calls."""
+    body = {"model": "bench", "messages": messages, "tools": [READ_TOOL], "stream": True}
+    text, calls = [], {}
+    async with client.stream("POST", URL, json=body) as response:
+        async for line in response.aiter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            for choice in json.loads(line[6:]).get("choices") or ():
+                delta = choice.get("delta") or {}
+                if delta.get("content"):
+                    text.append(delta["content"])
+                    server.protocol.notify(lsp.PROGRESS, lsp.ProgressParams(token=token, value={"kind": "report", "message": delta["content"]}))
+                for part in delta.get("tool_calls") or ():
+                    call = calls.setdefault(part["index"], {"id": "", "name": "", "arguments": ""})
+                    call["id"] = part.get("id") or call["id"]
+                    call["name"] += part.get("function", {}).get("name") or ""
+                    call["arguments"] += part.get("function", {}).get("arguments") or ""
+    return "".join(text), list(calls.values())
+
+
+@server.command("elelem.ask")
+async def ask(ls: LanguageServer, arguments: dict) -> dict:
+    token = arguments["progressToken"]
+    messages = [{"role": "system", "content": "relay"}, {"role": "user", "content": arguments["prompt"]}]
+    while True:
+        text, calls = await stream_once(messages, token)
+        if not calls:
+            return {"reply": text}
+        messages.append({"role": "assistant", "content": text, "tool_calls": [
+            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}} for c in calls]})
+        for call in calls:
+            content = Path(json.loads(call["arguments"])["path"]).read_text()
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps({"ok": True, "content": content})})
+
+
+if __name__ == "__main__":
+    server.start_io()
