@@ -2,7 +2,8 @@
 
 It answers ``elelem.ask {prompt, progressToken}`` by making one streaming chat-completions
 request to ``RELAY_MODEL_URL`` (and one more after running a ``read`` the model asks for),
-relaying each token as ``$/progress``, and answering with the reply. Its HTTP client and
+relaying the tokens as ``$/progress`` (coalesced every 50 ms, as elelem-lsp does, since editors
+redraw on each), and answering with the reply. Its HTTP client and
 everything it imports are ready before the first request; nothing is validated or kept.
 
     python bench/relay_server.py          (stdio; started by bench/sidebyside.py)
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import httpx
@@ -29,7 +31,14 @@ client = httpx.AsyncClient(timeout=60)
 async def stream_once(messages: list[dict], token) -> tuple[str, list[dict]]:
     """One streamed request: the text (relayed as it comes) and the tool calls."""
     body = {"model": "bench", "messages": messages, "tools": [READ_TOOL], "stream": True}
-    text, calls = [], {}
+    text, calls, pending, sent = [], {}, [], 0.0
+
+    def report() -> None:
+        nonlocal sent
+        server.protocol.notify(lsp.PROGRESS, lsp.ProgressParams(token=token, value={"kind": "report", "message": "".join(pending)}))
+        pending.clear()
+        sent = time.monotonic()
+
     async with client.stream("POST", URL, json=body) as response:
         async for line in response.aiter_lines():
             if not line.startswith("data: ") or line == "data: [DONE]":
@@ -38,12 +47,16 @@ async def stream_once(messages: list[dict], token) -> tuple[str, list[dict]]:
                 delta = choice.get("delta") or {}
                 if delta.get("content"):
                     text.append(delta["content"])
-                    server.protocol.notify(lsp.PROGRESS, lsp.ProgressParams(token=token, value={"kind": "report", "message": delta["content"]}))
+                    pending.append(delta["content"])
+                    if time.monotonic() - sent >= 0.05:
+                        report()
                 for part in delta.get("tool_calls") or ():
                     call = calls.setdefault(part["index"], {"id": "", "name": "", "arguments": ""})
                     call["id"] = part.get("id") or call["id"]
                     call["name"] += part.get("function", {}).get("name") or ""
                     call["arguments"] += part.get("function", {}).get("arguments") or ""
+    if pending:
+        report()
     return "".join(text), list(calls.values())
 
 

@@ -15,6 +15,7 @@ import httpx
 
 from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
 from .stream import (
+    EncodedMessages,
     ToolCalls,
     Transport,
     compact_json,
@@ -76,6 +77,7 @@ class OpenAIProvider(PreparesHTTP):
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.transport = transport
+        self.encoded = EncodedMessages(normalize)
 
     def headers(self) -> dict[str, str]:
         if self.key_required and not self.api_key:
@@ -110,7 +112,7 @@ class OpenAIProvider(PreparesHTTP):
         return self.model
 
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
-        body = self.request_body(await self.served_model(), messages, tools)
+        body = self.encoded.body(self.request_body(await self.served_model(), [], tools), "messages", messages)
         headers = {**self.headers(), "accept": "text/event-stream"}
         async with open_response(
             "POST", self.url, body=body, headers=headers, transport=self.transport, secrets=[self.api_key]

@@ -14,8 +14,9 @@ import json
 import os
 import re
 import ssl
+import uuid
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Iterable
+from typing import Any, AsyncIterator, Callable, Iterable
 
 import httpx
 from httpx_sse import EventSource, SSEError
@@ -73,6 +74,33 @@ def http_client(url: httpx.URL | str, transport: Transport | None = None, timeou
 def compact_json(value: Any) -> str:
     """JSON as the APIs' own clients send it: no spaces, non-ASCII as is."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class EncodedMessages:
+    """Each conversation message's JSON, encoded once and reused while the conversation lasts.
+
+    Every request repeats the whole conversation; encoding a long one again each turn would
+    cost more than everything else a request does. A message is known by identity: the
+    session hands over the same dicts turn after turn and never changes them.
+    """
+
+    def __init__(self, shape: Callable[[Any], Any]) -> None:
+        self.shape = shape  # one conversation message to its wire form
+        self.known: dict[int, tuple[Any, bytes]] = {}
+        self.placeholder = f"elelem-messages-{uuid.uuid4().hex}"  # no other text of a body can be it
+
+    def body(self, fields: dict[str, Any], key: str, messages: list[Any]) -> bytes:
+        """``fields`` as JSON, in their order, with ``key`` holding the messages' wire forms."""
+        known, self.known = self.known, {}  # messages no longer sent are forgotten
+        parts = []
+        for message in messages:
+            entry = known.get(id(message))
+            if entry is None or entry[0] is not message:
+                entry = (message, compact_json(self.shape(message)).encode("utf-8"))
+            self.known[id(message)] = entry
+            parts.append(entry[1])
+        encoded = compact_json({**fields, key: self.placeholder}).encode("utf-8")
+        return encoded.replace(f'"{self.placeholder}"'.encode(), b"[" + b",".join(parts) + b"]", 1)
 
 
 def origin(url: httpx.URL | str) -> str:
@@ -170,8 +198,8 @@ async def open_response(
     timeout = read_timeout()
     request_headers = {"accept": "application/json", **(headers or {})}
     content = None
-    if body is not None:
-        content = compact_json(body).encode("utf-8")
+    if body is not None:  # a dict, or JSON already encoded (EncodedMessages)
+        content = body if isinstance(body, bytes) else compact_json(body).encode("utf-8")
         request_headers["content-type"] = "application/json"
     client = http_client(url, transport, timeout)
     try:
