@@ -4,7 +4,8 @@ It answers ``elelem.ask {prompt, progressToken}`` by making one streaming chat-c
 request to ``RELAY_MODEL_URL`` (and one more after running a ``read`` the model asks for),
 relaying the tokens as ``$/progress`` (coalesced every 50 ms, as elelem-lsp does, since editors
 redraw on each), and answering with the reply. Its HTTP client and
-everything it imports are ready before the first request; nothing is validated or kept.
+everything it imports are ready before the first request (it asks the model server for its
+models after ``initialized``); nothing is validated or kept.
 
     python bench/relay_server.py          (stdio; started by bench/sidebyside.py)
 """
@@ -73,6 +74,12 @@ async def ask(ls: LanguageServer, arguments: dict) -> dict:
         for call in calls:
             content = Path(json.loads(call["arguments"])["path"]).read_text()
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps({"ok": True, "content": content})})
+
+
+@server.feature(lsp.INITIALIZED)
+async def warm_up(ls: LanguageServer, params: lsp.InitializedParams) -> None:
+    # The floor is a server with everything ready: httpx imports most of a request on first use.
+    await client.get(URL.rsplit("/chat/completions", 1)[0] + "/models")
 
 
 if __name__ == "__main__":

@@ -59,6 +59,8 @@ def serve_model(urls: Any, arrivals: Any) -> None:
     class Model(FakeModelServer):
         def handle(self, handler: Any, body: bytes) -> None:
             arrivals.put(time.monotonic())
+            if handler.command == "GET":  # the relay's warm-up
+                return super().handle(handler, body)
             last = json.loads(body)["messages"][-1]
             asks_read = last["role"] == "user" and str(last["content"]).startswith("read")
             self.send(handler, Reply(call if asks_read else text))
@@ -170,7 +172,7 @@ async def turns(table: Table, root: Path, env: dict[str, str], arrivals: Any, ru
             editor = Editor(command, root, env, arrivals)
             await editor.start()
             editor.open_readme()
-            await asyncio.sleep(0.3)  # an editor sends the first prompt a moment after opening a file
+            await asyncio.sleep(1.0)  # a person types the first prompt a while after opening the editor
             first[name].append(await editor.ask("hello"))
             await editor.stop()
     editors = {"ours": Editor(OURS, root, env, arrivals), "relay": Editor(RELAY, root, env, arrivals)}

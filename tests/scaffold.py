@@ -98,10 +98,16 @@ class Editor:
         return [event for value in self.progress[token] if value["kind"] == "report" for event in value["events"]]
 
 
-def make_client(editor_holder: list[Editor]) -> Callable[[], LanguageClient]:
+def make_client(editor_holder: list[Editor], handlers: dict[str, Callable[..., Any]] | None = None) -> Callable[[], LanguageClient]:
+    """A client recording progress and edits; ``handlers`` answer (or replace the default for) other methods."""
+    handlers = handlers or {}
+
     def factory() -> LanguageClient:
         client = LanguageClient(converter_factory=default_converter)
-        register_lsp_features(client, {k: v for k, v in DEFAULT_CLIENT_FEATURES.items() if k != lsp.PROGRESS})
+        skipped = {lsp.PROGRESS, *handlers}
+        register_lsp_features(client, {k: v for k, v in DEFAULT_CLIENT_FEATURES.items() if k not in skipped})
+        for method, handler in handlers.items():
+            client.feature(method)(handler)
 
         @client.feature(lsp.PROGRESS)
         def progress(params: lsp.ProgressParams) -> None:

@@ -120,7 +120,8 @@ class Folder:
         return self.session
 
     async def prepare(self) -> None:
-        """Build the provider the next turn will use and let it ready its first request, off the loop.
+        """Build the provider the next turn will use, derive the tool schemas and let the provider
+        ready its first request (its optional ``prepare()``), off the loop where it can.
 
         A failure here is left for the turn to report.
         """
@@ -130,8 +131,9 @@ class Folder:
         try:
             if module:
                 await asyncio.to_thread(importlib.import_module, module)
-            provider = self.ready_session().provider
-            prepare = getattr(provider, "prepare", None)
+            session = self.ready_session()
+            await asyncio.to_thread(session.toolbox.definitions)  # pydantic derives the schemas once
+            prepare = getattr(session.provider, "prepare", None)
             if callable(prepare):
                 await asyncio.to_thread(prepare)
         except Exception as error:
