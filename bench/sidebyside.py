@@ -150,34 +150,36 @@ class Table:
             print(f"{name:44} {cell(ours):26} {cell(floor):26} {ratio:6.2f}  {floor_name}")
 
 
-async def startup_and_memory(table: Table, root: Path, env: dict[str, str], arrivals: Any, runs: int) -> None:
+async def fresh_servers(table: Table, root: Path, env: dict[str, str], arrivals: Any, runs: int) -> None:
+    """Start-up, memory and the first turn, each run on freshly spawned servers."""
     spawn: dict[str, list[float]] = {"ours": [], "bare": []}
     memory: dict[str, list[float]] = {"ours": [], "bare": []}
+    first: dict[str, list[tuple[float, float]]] = {"ours": [], "relay": []}
     for _ in range(runs):
-        for name, command in (("bare", BARE), ("ours", OURS)):
+        for name, command in (("bare", BARE), ("relay", RELAY), ("ours", OURS)):
             editor = Editor(command, root, env, arrivals)
-            spawn[name].append(await editor.start())
+            started = await editor.start()
             editor.open_readme()
-            await asyncio.sleep(1.0)  # past the prewarm, which runs after initialized
-            memory[name].append(editor.rss())
+            await asyncio.sleep(1.0)  # a person types the first prompt a while after opening the editor
+            if name in spawn:
+                spawn[name].append(started)
+                memory[name].append(editor.rss())
+            if name in first:
+                first[name].append(await editor.ask("hello"))
             await editor.stop()
     table.add("spawn → initialize (ms)", spawn["ours"], spawn["bare"], "bare pygls")
     table.add("RSS 1 s after didOpen (MB)", memory["ours"], memory["bare"], "bare pygls")
+    table.add("first turn: request → model request (ms)", [t[0] for t in first["ours"]], [t[0] for t in first["relay"]], "pygls relay")
+    table.add("first turn: request → response (ms)", [t[1] for t in first["ours"]], [t[1] for t in first["relay"]], "pygls relay")
 
 
-async def turns(table: Table, root: Path, env: dict[str, str], arrivals: Any, runs: int, last: int) -> None:
-    first: dict[str, list[tuple[float, float]]] = {"ours": [], "relay": []}
-    for _ in range(runs):
-        for name, command in (("relay", RELAY), ("ours", OURS)):
-            editor = Editor(command, root, env, arrivals)
-            await editor.start()
-            editor.open_readme()
-            await asyncio.sleep(1.0)  # a person types the first prompt a while after opening the editor
-            first[name].append(await editor.ask("hello"))
-            await editor.stop()
+async def warm_turns(table: Table, root: Path, env: dict[str, str], arrivals: Any, last: int) -> None:
     editors = {"ours": Editor(OURS, root, env, arrivals), "relay": Editor(RELAY, root, env, arrivals)}
     for editor in editors.values():
         await editor.start()
+    await asyncio.sleep(1.0)
+    for editor in editors.values():
+        await editor.ask("hello")  # turn 1, the first turn, measured above on fresh servers
     warm: dict[str, dict[str, list[tuple[float, float]]]] = {n: {"text": [], "read": [], "late": []} for n in editors}
     for turn in range(2, last + 1):
         for name, editor in editors.items():
@@ -193,8 +195,7 @@ async def turns(table: Table, root: Path, env: dict[str, str], arrivals: Any, ru
     def column(pairs: list[tuple[float, float]], index: int) -> list[float]:
         return [pair[index] for pair in pairs]
 
-    for label, ours, floor in [("first turn", first["ours"], first["relay"]),
-                               ("warm text turn", warm["ours"]["text"], warm["relay"]["text"]),
+    for label, ours, floor in [("warm text turn", warm["ours"]["text"], warm["relay"]["text"]),
                                ("warm read-tool turn", warm["ours"]["read"], warm["relay"]["read"]),
                                (f"turns {last - 9}–{last}", warm["ours"]["late"], warm["relay"]["late"])]:
         table.add(f"{label}: request → model request (ms)", column(ours, 0), column(floor, 0), "pygls relay")
@@ -238,8 +239,8 @@ def main() -> None:
         (root / "README.md").write_text("# bench\n")
         env = {**os.environ, "HOME": folder, "OPENAI_BASE_URL": f"{url}/v1", "OPENAI_API_KEY": "bench-key",
                "RELAY_MODEL_URL": f"{url}/v1/chat/completions"}
-        asyncio.run(startup_and_memory(table, root, env, arrivals, runs))
-        asyncio.run(turns(table, root, env, arrivals, runs, last))
+        asyncio.run(fresh_servers(table, root, env, arrivals, runs))
+        asyncio.run(warm_turns(table, root, env, arrivals, last))
     model.terminate()
     grep_against_rg(table, runs * 2)
     table.print()

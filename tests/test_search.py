@@ -166,6 +166,19 @@ async def test_the_description_names_the_syntax(box):
     assert "Rust regex syntax" in grep["description"] and "look-around" in grep["description"]
 
 
+@pytest.mark.parametrize("kind", ["fifo", "missing"])
+async def test_a_path_that_is_no_file_or_folder_is_refused_at_once(box, tmp_path, kind):
+    ws = make(tmp_path, {"a.txt": "needle"})
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "pipe")  # rg would wait on it forever
+    name = "pipe" if kind == "fifo" else "gone.txt"
+    result = await asyncio.wait_for(box.call("grep", {"pattern": "needle", "path": name}, ws), 5)
+    assert result["ok"] is False and result["error"] == (f"{name} is not a file or a folder" if kind == "fifo" else f"{name} does not exist")
+    assert not rg_processes_in(tmp_path)
+    whole = await asyncio.wait_for(box.call("grep", {"pattern": "needle"}, ws), 5)  # a pipe met in the walk is passed by
+    assert [m["path"] for m in whole["matches"]] == ["a.txt"]
+
+
 async def test_long_lines_are_cut(box, tmp_path):
     found = await box.call("grep", {"pattern": "needle"}, make(tmp_path, {"min.js": "needle" + "x" * 100_000 + "\n"}))
     assert found["matches_found"] == 1 and len(found["matches"][0]["text"]) <= 500

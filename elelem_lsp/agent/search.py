@@ -15,7 +15,7 @@ links that lead out of the workspace are not followed (``rg`` never follows any)
 folders counts them so the result can say what was skipped and why.
 
 ``rg`` runs as a subprocess read by the event loop, so other requests are answered while it
-works; cancelling the caller kills it.
+works; cancelling the caller kills it and ends the walk that counts links.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import sysconfig
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,11 +87,12 @@ def rg_binary() -> str:
     return found
 
 
-def links_out(root: Path, top: Path) -> Skipped:
-    """Symbolic links below ``top`` whose target is outside ``root``, workspace-relative, sorted."""
+def links_out(root: Path, top: Path, stop: threading.Event) -> Skipped:
+    """Symbolic links below ``top`` whose target is outside ``root``, workspace-relative, sorted;
+    the walk ends early once ``stop`` is set (its caller was cancelled)."""
     skipped = Skipped()
     folders = [top]
-    while folders:
+    while folders and not stop.is_set():
         try:
             entries = list(os.scandir(folders.pop()))
         except OSError:
@@ -206,11 +208,13 @@ async def grep(root: Path, top: Path, pattern: str, buffers: dict[Path, str], *,
         runs.append((Matches(limit), [*arguments, *excluded, *where], None))
     for path, text in buffers.items():
         runs.append((Matches(limit, names[path]), [*arguments, "-"], text.encode("utf-8")))
-    walk = asyncio.ensure_future(asyncio.to_thread(links_out, root, top) if top.is_dir() else _nothing_skipped())
+    stop = threading.Event()
+    walk = asyncio.ensure_future(asyncio.to_thread(links_out, root, top, stop) if top.is_dir() else _nothing_skipped())
     try:
         outcomes = await asyncio.gather(*(run_rg(args, root, stdin, m.consume) for m, args, stdin in runs))
         skipped = await walk
     finally:
+        stop.set()
         walk.cancel()
     for (matches, _, _), (code, errors) in zip(runs, outcomes):
         matches.finish(code, errors)
@@ -230,11 +234,13 @@ async def list_files(root: Path, top: Path, *, limit: int) -> dict[str, object]:
     """Every file below ``top`` that grep would search, the first ``limit`` by path, and the total."""
     output = bytearray()
     where = [] if top == root else ["--", top.relative_to(root).as_posix()]
-    walk = asyncio.ensure_future(asyncio.to_thread(links_out, root, top))
+    stop = threading.Event()
+    walk = asyncio.ensure_future(asyncio.to_thread(links_out, root, top, stop))
     try:
         code, errors = await run_rg(["--files", "--null", *WALK_OPTIONS, *where], root, None, output.extend)
         skipped = await walk
     finally:
+        stop.set()
         walk.cancel()
     if code == 2 and not output:
         raise SearchFailure(f"rg failed: {errors.decode('utf-8', 'replace').strip()}")

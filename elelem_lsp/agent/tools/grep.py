@@ -3,7 +3,7 @@
 from pydantic import BaseModel, Field
 
 from ..workspace import Workspace
-from .base import Tool
+from .base import Tool, ToolFailure
 
 MATCH_LIMIT = 200
 
@@ -21,6 +21,10 @@ class GrepArguments(BaseModel):
 
 async def grep(args: GrepArguments, workspace: Workspace) -> dict:
     top = workspace.resolve(args.path)
+    if not top.exists():
+        raise ToolFailure(f"{args.path} does not exist")
+    if not (top.is_dir() or top.is_file()):  # a pipe or a device would be read forever
+        raise ToolFailure(f"{args.path} is not a file or a folder")
     return await workspace.search(top, args.pattern, limit=MATCH_LIMIT)
 
 
