@@ -3,7 +3,8 @@
 It answers ``elelem.ask {prompt, progressToken}`` by making one streaming chat-completions
 request to ``RELAY_MODEL_URL`` (and one more after running a ``read`` the model asks for),
 relaying the tokens as ``$/progress`` (coalesced every 50 ms, as elelem-lsp does, since editors
-redraw on each), and answering with the reply. Its HTTP client and
+redraw on each), and answering with the reply. It keeps the conversation (each prompt and reply)
+and sends it with every request, as any agent must, each message encoded to JSON once. Its HTTP client and
 everything it imports are ready before the first request (it asks the model server for its
 models after ``initialized``); nothing is validated or kept.
 
@@ -22,16 +23,21 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 URL = os.environ.get("RELAY_MODEL_URL", "http://127.0.0.1:1/v1/chat/completions")
-READ_TOOL = {"type": "function", "function": {"name": "read", "description": "Read a file",
-             "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}}
+TOOLS = json.dumps([{"type": "function", "function": {"name": "read", "description": "Read a file",
+             "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}}]).encode()
 
 server = LanguageServer("relay", "1")
 client = httpx.AsyncClient(timeout=60)
+history: list[bytes] = [json.dumps({"role": "system", "content": "relay"}).encode()]
 
 
-async def stream_once(messages: list[dict], token) -> tuple[str, list[dict]]:
+def encode(message: dict) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+async def stream_once(messages: list[bytes], token) -> tuple[str, list[dict]]:
     """One streamed request: the text (relayed as it comes) and the tool calls."""
-    body = {"model": "bench", "messages": messages, "tools": [READ_TOOL], "stream": True}
+    body = b'{"model":"bench","messages":[' + b",".join(messages) + b'],"tools":' + TOOLS + b',"stream":true}'
     text, calls, pending, sent = [], {}, [], 0.0
 
     def report() -> None:
@@ -40,7 +46,7 @@ async def stream_once(messages: list[dict], token) -> tuple[str, list[dict]]:
         pending.clear()
         sent = time.monotonic()
 
-    async with client.stream("POST", URL, json=body) as response:
+    async with client.stream("POST", URL, content=body, headers={"content-type": "application/json"}) as response:
         async for line in response.aiter_lines():
             if not line.startswith("data: ") or line == "data: [DONE]":
                 continue
@@ -64,16 +70,18 @@ async def stream_once(messages: list[dict], token) -> tuple[str, list[dict]]:
 @server.command("elelem.ask")
 async def ask(ls: LanguageServer, arguments: dict) -> dict:
     token = arguments["progressToken"]
-    messages = [{"role": "system", "content": "relay"}, {"role": "user", "content": arguments["prompt"]}]
+    prompt = encode({"role": "user", "content": arguments["prompt"]})
+    messages = [*history, prompt]
     while True:
         text, calls = await stream_once(messages, token)
         if not calls:
+            history.extend([prompt, encode({"role": "assistant", "content": text})])
             return {"reply": text}
-        messages.append({"role": "assistant", "content": text, "tool_calls": [
-            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}} for c in calls]})
+        messages.append(encode({"role": "assistant", "content": text, "tool_calls": [
+            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}} for c in calls]}))
         for call in calls:
             content = Path(json.loads(call["arguments"])["path"]).read_text()
-            messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps({"ok": True, "content": content})})
+            messages.append(encode({"role": "tool", "tool_call_id": call["id"], "content": json.dumps({"ok": True, "content": content})}))
 
 
 @server.feature(lsp.INITIALIZED)

@@ -92,15 +92,20 @@ class EncodedMessages:
     def body(self, fields: dict[str, Any], key: str, messages: list[Any]) -> bytes:
         """``fields`` as JSON, in their order, with ``key`` holding the messages' wire forms."""
         known, self.known = self.known, {}  # messages no longer sent are forgotten
-        parts = []
+        before, _, after = compact_json({**fields, key: self.placeholder}).encode("utf-8").partition(
+            f'"{self.placeholder}"'.encode()
+        )
+        parts = [before, b"["]
         for message in messages:
             entry = known.get(id(message))
             if entry is None or entry[0] is not message:
                 entry = (message, compact_json(self.shape(message)).encode("utf-8"))
             self.known[id(message)] = entry
-            parts.append(entry[1])
-        encoded = compact_json({**fields, key: self.placeholder}).encode("utf-8")
-        return encoded.replace(f'"{self.placeholder}"'.encode(), b"[" + b",".join(parts) + b"]", 1)
+            parts += (entry[1], b",")
+        if messages:
+            parts.pop()  # the last comma
+        parts += (b"]", after)
+        return b"".join(parts)  # one copy of a long conversation, not three
 
 
 def origin(url: httpx.URL | str) -> str:
