@@ -129,9 +129,9 @@ async def run_rg(arguments: list[str], cwd: Path, stdin: bytes | None, consume) 
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
+    assert process.stdout and process.stderr
+    errors = asyncio.ensure_future(process.stderr.read())
     try:
-        assert process.stdout and process.stderr
-        errors = asyncio.ensure_future(process.stderr.read())
         if stdin is not None:
             assert process.stdin
             process.stdin.write(stdin)
@@ -144,6 +144,7 @@ async def run_rg(arguments: list[str], cwd: Path, stdin: bytes | None, consume) 
         if process.returncode is None:
             process.kill()
             await process.wait()
+        errors.cancel()
         raise
 
 
