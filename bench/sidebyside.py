@@ -188,7 +188,7 @@ async def warm_turns(table: Table, root: Path, env: dict[str, str], arrivals: An
     warm: dict[str, dict[str, list[tuple[float, float]]]] = {n: {"text": [], "read": [], "late": []} for n in editors}
     for turn in range(2, last + 1):
         for name, editor in editors.items():
-            if turn <= 11:
+            if turn <= 21:
                 warm[name]["text" if turn % 2 else "read"].append(await editor.ask("hello" if turn % 2 else "read it"))
             else:
                 timing = await editor.ask("hello")

@@ -149,12 +149,13 @@ class ElelemServer(LanguageServer):
             self.folders.pop(uri).cancel()
 
     async def refresh_settings(self, folder: Folder) -> None:
-        if self.settings_pushed and folder.uri in self.fresh_settings:
-            return
+        workspace = self._capabilities.workspace
+        pulled = bool(workspace and workspace.configuration)
+        if folder.uri in self.fresh_settings and (self.settings_pushed or not pulled):
+            return  # the client reports changes, or the settings are initializationOptions, which never change
         from .settings import parse_settings
 
-        workspace = self._capabilities.workspace
-        if workspace and workspace.configuration:
+        if pulled:
             answer = await self.workspace_configuration_async(
                 lsp.ConfigurationParams(items=[lsp.ConfigurationItem(scope_uri=folder.uri, section="elelem")])
             )
