@@ -52,6 +52,19 @@ def run_ask(
     )
 
 
+def make_tree(root: Path, files: int, per_folder: int = 100) -> list[Path]:
+    """``files`` small Python files in folders of ``per_folder``, written in order; their paths."""
+    written = []
+    for number in range(files):
+        folder = root / f"pkg{number // per_folder:03d}"
+        if number % per_folder == 0:
+            folder.mkdir(parents=True)
+        path = folder / f"mod{number % per_folder:03d}.py"
+        path.write_text("".join(f"def f{number}_{i}(value):\n    return value * {i}\n" for i in range(5)))
+        written.append(path)
+    return written
+
+
 class Editor:
     """A pytest-lsp client with the extra recording our tests need."""
 
@@ -100,10 +113,16 @@ class Editor:
         return [event for value in self.progress[token] if value["kind"] == "report" for event in value["events"]]
 
 
-def make_client(editor_holder: list[Editor]) -> Callable[[], LanguageClient]:
+def make_client(editor_holder: list[Editor], handlers: dict[str, Callable[..., Any]] | None = None) -> Callable[[], LanguageClient]:
+    """A client recording progress and edits; ``handlers`` answer (or replace the default for) other methods."""
+    handlers = handlers or {}
+
     def factory() -> LanguageClient:
         client = LanguageClient(converter_factory=default_converter)
-        register_lsp_features(client, {k: v for k, v in DEFAULT_CLIENT_FEATURES.items() if k != lsp.PROGRESS})
+        skipped = {lsp.PROGRESS, *handlers}
+        register_lsp_features(client, {k: v for k, v in DEFAULT_CLIENT_FEATURES.items() if k not in skipped})
+        for method, handler in handlers.items():
+            client.feature(method)(handler)
 
         @client.feature(lsp.PROGRESS)
         def progress(params: lsp.ProgressParams) -> None:

@@ -195,3 +195,10 @@ async def test_tcp_server(project, tmp_path):
         if server.returncode is None:
             server.kill()
         await server.wait()
+
+
+def test_the_command_names_known_at_start_up_are_the_commands():
+    from elelem_lsp.server.commands import COMMANDS
+    from elelem_lsp.server.server import COMMAND_NAMES
+
+    assert sorted(COMMAND_NAMES) == sorted(COMMANDS)

@@ -17,8 +17,9 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
+from . import search
 from .textfile import ModelView, Replacement, StoredText, decode, for_model
 
 # A change is a function of the current text (None for a missing file), in the model's
@@ -77,6 +78,25 @@ class Workspace:
         carried = view.carry(change(view.text))
         if carried is not None:
             write_atomically(path, stored.encode(view.in_stored(carried).applied_to(stored.text)))
+
+    # -- searching -------------------------------------------------------------
+    def unsaved_buffers(self, top: Path) -> dict[Path, str]:
+        """Files at or below ``top`` whose text differs from the disk's, and that text: none here."""
+        return {}
+
+    async def search(self, top: Path, pattern: str, *, limit: int) -> dict[str, Any]:
+        """Lines matching ``pattern`` (Rust regex syntax) in every file at or below ``top``."""
+        try:
+            return await search.grep(self.root, top, pattern, self.unsaved_buffers(top), limit=limit)
+        except search.SearchFailure as error:
+            raise WorkspaceError(str(error)) from None
+
+    async def list_files(self, top: Path, *, limit: int) -> dict[str, Any]:
+        """The files below ``top`` that ``search`` would read, the first ``limit``, and how many."""
+        try:
+            return await search.list_files(self.root, top, limit=limit)
+        except search.SearchFailure as error:
+            raise WorkspaceError(str(error)) from None
 
     # -- processes -------------------------------------------------------------
     async def allow_command(self, command: str) -> tuple[bool, str]:

@@ -19,6 +19,7 @@ import httpx
 
 from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
 from .stream import ToolCalls, Transport, env, open_response, origin, parse_json, sse_events, stream_failure
+from .warm import PreparesHTTP
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -37,7 +38,7 @@ def convert_tools(tools: list[ToolDefinition]) -> list[dict[str, Any]]:
     ]
 
 
-class AnthropicProvider:
+class AnthropicProvider(PreparesHTTP):
     """Claude through the Messages API at ``base_url``."""
 
     def __init__(

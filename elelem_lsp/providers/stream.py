@@ -20,8 +20,9 @@ import json
 import os
 import re
 import ssl
+import uuid
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Iterable
+from typing import Any, AsyncIterator, Callable, Iterable
 from urllib.parse import parse_qsl, quote, urlsplit
 
 import httpx
@@ -57,14 +58,66 @@ def read_timeout() -> float:
 
 
 @functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    # Loading the CA bundle costs milliseconds; every client of the process shares one.
+def _verified_context() -> ssl.SSLContext:
+    # Loading the CA bundle costs tens of milliseconds; every client of the process shares one.
     return httpx.create_ssl_context()
+
+
+@functools.cache
+def _unused_context() -> ssl.SSLContext:
+    # httpx builds a context for every client unless handed one. An http:// request never
+    # shakes hands, so it gets this one, which trusts nothing and so could verify nothing.
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+def tls_context(url: httpx.URL | str) -> ssl.SSLContext:
+    """The context for requests to ``url``: the CA bundle only when the URL is https."""
+    return _verified_context() if httpx.URL(url).scheme == "https" else _unused_context()
+
+
+def http_client(url: httpx.URL | str, transport: Transport | None = None, timeout: float | None = None) -> httpx.AsyncClient:
+    """A client for requests to ``url`` (one per request: building one is cheap once warm)."""
+    seconds = read_timeout() if timeout is None else timeout
+    return httpx.AsyncClient(
+        transport=transport, timeout=httpx.Timeout(seconds, connect=CONNECT_TIMEOUT), verify=tls_context(url)
+    )
 
 
 def compact_json(value: Any) -> str:
     """JSON as the APIs' own clients send it: no spaces, non-ASCII as is."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class EncodedMessages:
+    """Each conversation message's JSON, encoded once and reused while the conversation lasts.
+
+    Every request repeats the whole conversation; encoding a long one again each turn would
+    cost more than everything else a request does. A message is known by identity: the
+    session hands over the same dicts turn after turn and never changes them.
+    """
+
+    def __init__(self, shape: Callable[[Any], Any]) -> None:
+        self.shape = shape  # one conversation message to its wire form
+        self.known: dict[int, tuple[Any, bytes]] = {}
+        self.placeholder = f"elelem-messages-{uuid.uuid4().hex}"  # no other text of a body can be it
+
+    def body(self, fields: dict[str, Any], key: str, messages: list[Any]) -> bytes:
+        """``fields`` as JSON, in their order, with ``key`` holding the messages' wire forms."""
+        known, self.known = self.known, {}  # messages no longer sent are forgotten
+        before, _, after = compact_json({**fields, key: self.placeholder}).encode("utf-8").partition(
+            f'"{self.placeholder}"'.encode()
+        )
+        parts = [before, b"["]
+        for message in messages:
+            entry = known.get(id(message))
+            if entry is None or entry[0] is not message:
+                entry = (message, compact_json(self.shape(message)).encode("utf-8"))
+            self.known[id(message)] = entry
+            parts += (entry[1], b",")
+        if messages:
+            parts.pop()  # the last comma
+        parts += (b"]", after)
+        return b"".join(parts)  # one copy of a long conversation, not three
 
 
 def origin(url: httpx.URL | str) -> str:
@@ -199,14 +252,10 @@ async def open_response(
     request_headers = {"accept": "application/json", **(headers or {})}
     secrets = credentials(url, request_headers)
     content = None
-    if body is not None:
-        content = compact_json(body).encode("utf-8")
+    if body is not None:  # a dict, or JSON already encoded (EncodedMessages)
+        content = body if isinstance(body, bytes) else compact_json(body).encode("utf-8")
         request_headers["content-type"] = "application/json"
-    client = httpx.AsyncClient(
-        transport=transport,
-        timeout=httpx.Timeout(timeout, connect=CONNECT_TIMEOUT),
-        verify=_ssl_context(),
-    )
+    client = http_client(url, transport, timeout)
     try:
         async with client, client.stream(method, url, content=content, headers=request_headers) as response:
             if not response.is_success:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
+from ..agent.search import SKIPPED
 from ..agent.textfile import ModelView, for_model
 from ..agent.workspace import (
     Change,
@@ -57,6 +58,24 @@ class EditorWorkspace(Workspace):
         if document is not None:
             return for_model(document.source)
         return await super().read_text(path)
+
+    def unsaved_buffers(self, top: Path) -> dict[Path, str]:
+        buffers: dict[Path, str] = {}
+        for document in self.server.workspace.text_documents.values():
+            if not document.path:
+                continue
+            path = Path(document.path).resolve()  # a buffer reached through a link out stays out
+            if (path != top and top not in path.parents) or self.root not in path.parents:
+                continue
+            if set(SKIPPED).intersection(path.relative_to(self.root).parts):
+                continue
+            try:
+                on_disk: str | None = path.read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                on_disk = None
+            if document.source != on_disk:
+                buffers[path] = document.source
+        return buffers
 
     async def update(self, path: Path, change: Change, *, tool: str) -> None:
         if not self.server.can_apply_edits:

@@ -6,11 +6,16 @@ negotiated. Every message from the editor passes ``ElelemProtocol.receive``
 first: what is not JSON, not JSON-RPC, too early (before ``initialize``), too
 late (after ``shutdown``) or has params that do not fit the method is answered
 with the JSON-RPC error that says so, without a traceback.
+
+Start-up imports only pygls and this face: the agent (pydantic models, tools, providers) is
+imported after ``initialize`` has been answered, on a worker thread, together with everything
+the first turn's provider needs, so neither start-up nor the first turn pays for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 import re
@@ -19,7 +24,7 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import unquote, urlparse
 
 import cattrs
@@ -37,14 +42,28 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from .. import __version__
-from ..agent.textfile import for_model
-from ..agent.toolbox import Toolbox
-from . import actions, commands, framing
+from . import actions, framing
 from .editor import EditorWorkspace
-from .folders import Choice, Folder
-from .settings import parse_settings, within_trust
+
+if TYPE_CHECKING:
+    from ..agent.toolbox import Toolbox
+    from .folders import Choice, Folder
 
 log = logging.getLogger(__name__)
+
+# The commands, named before the agent is imported: commands.COMMANDS maps each to its argument
+# model and handler (a test keeps the two in step).
+COMMAND_NAMES = (
+    "elelem.ask",
+    "elelem.fix",
+    "elelem.providers",
+    "elelem.selectProvider",
+    "elelem.cancel",
+    "elelem.reset",
+    "elelem.context",
+    "elelem.tools",
+    "elelem.reload",
+)
 
 
 class ElelemProtocol(LanguageServerProtocol):
@@ -135,13 +154,26 @@ class ElelemServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("elelem-lsp", __version__, protocol_cls=ElelemProtocol)
         self.folders: dict[str, Folder] = {}
-        self.toolbox = Toolbox()
+        self._toolbox: Toolbox | None = None
         self.turns_by_request: dict[Any, Folder] = {}
         self.turns_by_token: dict[Any, Folder] = {}
         self.told_choice: set[str] = set()
         self.reported_problems: dict[str, list[str]] = {}
         self.client_name = "editor"
         self.initialization_options: Any = None
+        # Settings are pulled before each command unless the client tells us when they change:
+        # then a folder's settings are kept until the next workspace/didChangeConfiguration.
+        self.settings_pushed = False
+        self.fresh_settings: set[str] = set()
+        self.preparing: asyncio.Task[None] | None = None
+
+    @property
+    def toolbox(self) -> Toolbox:
+        if self._toolbox is None:
+            from ..agent.toolbox import Toolbox
+
+            self._toolbox = Toolbox()
+        return self._toolbox
 
     # -- the connection: our framing, not pygls' reader ------------------------
     def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
@@ -214,10 +246,12 @@ class ElelemServer(LanguageServer):
             matches = [f for f in self.folders.values() if path == f.root or f.root in path.parents]
             if matches:
                 return max(matches, key=lambda f: len(f.root.parts))
-            raise commands.JsonRpcInvalidParams(f"uri: {uri} is not inside a workspace folder")
+            raise JsonRpcInvalidParams(f"uri: {uri} is not inside a workspace folder")
         return next(iter(self.folders.values()))
 
     def _sync_folders(self) -> None:
+        from .folders import Folder
+
         uris = list(self.workspace.folders) or [self.workspace.root_uri or Path.cwd().as_uri()]
         for uri in uris:
             if uri not in self.folders:
@@ -230,7 +264,12 @@ class ElelemServer(LanguageServer):
 
     async def refresh_settings(self, folder: Folder) -> None:
         workspace = self._capabilities.workspace
-        if workspace and workspace.configuration:
+        pulled = bool(workspace and workspace.configuration)
+        if folder.uri in self.fresh_settings and (self.settings_pushed or not pulled):
+            return  # the client reports changes, or the settings are initializationOptions, which never change
+        from .settings import parse_settings, within_trust
+
+        if pulled:
             answer = await self.workspace_configuration_async(
                 lsp.ConfigurationParams(items=[lsp.ConfigurationItem(scope_uri=folder.uri, section="elelem")])
             )
@@ -247,6 +286,42 @@ class ElelemServer(LanguageServer):
             )
         self.reported_problems[folder.uri] = problems
         folder.apply_settings(settings)
+        self.fresh_settings.add(folder.uri)
+
+    def settings_changed(self) -> None:
+        """The client said settings changed: pull them again before the next command."""
+        self.settings_pushed = True
+        self.fresh_settings.clear()
+
+    async def _register_for_settings(self) -> None:
+        """Ask the client to tell us when the ``elelem`` settings change, where it can."""
+        workspace = self._capabilities.workspace
+        change = workspace.did_change_configuration if workspace else None
+        if not (change and change.dynamic_registration and workspace and workspace.configuration):
+            return
+        registration = lsp.Registration(
+            id=f"elelem-settings-{uuid.uuid4()}",
+            method=lsp.WORKSPACE_DID_CHANGE_CONFIGURATION,
+            register_options=lsp.DidChangeConfigurationRegistrationOptions(section="elelem"),
+        )
+        try:
+            await self.client_register_capability_async(lsp.RegistrationParams(registrations=[registration]))
+        except JsonRpcException:
+            return  # the client cannot register: settings are pulled before every command
+        self.settings_pushed = True
+
+    async def prepare_first_turn(self) -> None:
+        """After initialize: import the agent and ready each folder's provider, off the event loop,
+        so the first turn costs what a warm one does."""
+        try:
+            await self._register_for_settings()
+            await asyncio.to_thread(importlib.import_module, f"{__package__}.commands")
+            self._sync_folders()
+            for folder in list(self.folders.values()):
+                await self.refresh_settings(folder)
+                await folder.prepare()
+        except Exception:  # whatever failed here fails again, and is reported, in the turn
+            log.info("preparing the first turn failed", exc_info=True)
 
     def tell_choice(self, folder: Folder, choice: Choice) -> None:
         """Say once per folder which provider the environment picked, and how to change it."""
@@ -290,6 +365,8 @@ class ElelemServer(LanguageServer):
             lines, lsp.Position(line=range_.end.line, character=range_.end.character)
         )
         first, last = max(0, start.line - context_lines), min(len(lines), end.line + 1 + context_lines)
+        from ..agent.textfile import for_model
+
         selected = for_model("".join(lines[first:last]))  # the model sees "\n" breaks, as read gives them
         where = f"lines {first + 1}-{last}" if last > first + 1 else f"line {first + 1}"
         return f"{label}: {name} ({where})\n```\n{selected.rstrip()}\n```"
@@ -370,18 +447,18 @@ def document_path(uri: str) -> Path | None:
     InvalidParams naming ``uri``.
     """
     if not URI_SCHEME.match(uri) or any(ord(c) < 0x20 for c in uri):
-        raise commands.JsonRpcInvalidParams(f"uri: not a URI: {uri[:120]!r}")
+        raise JsonRpcInvalidParams(f"uri: not a URI: {uri[:120]!r}")
     if not uri.lower().startswith("file:"):
         return None
     try:
         host = urlparse(uri).netloc
     except ValueError:
-        raise commands.JsonRpcInvalidParams(f"uri: not a URI: {uri[:120]!r}") from None
+        raise JsonRpcInvalidParams(f"uri: not a URI: {uri[:120]!r}") from None
     if host not in ("", "localhost"):
-        raise commands.JsonRpcInvalidParams(f"uri: {uri[:120]} is a file on another host")
+        raise JsonRpcInvalidParams(f"uri: {uri[:120]} is a file on another host")
     path = unquote(urlparse(uri).path) if host else to_fs_path(uri) or ""
     if not path or "\x00" in path:
-        raise commands.JsonRpcInvalidParams(f"uri: {uri[:120]!r} names no usable path")
+        raise JsonRpcInvalidParams(f"uri: {uri[:120]!r} names no usable path")
     return Path(path).resolve()
 
 
@@ -399,21 +476,25 @@ class AnsweredErrors(logging.Filter):
         if str(record.msg).startswith("Unable to deserialize message"):
             return False  # ElelemProtocol.receive answers it, in one line
         error = record.exc_info[1] if record.exc_info else None
-        return not isinstance(error, (commands.JsonRpcInvalidParams, commands.RequestFailed))
+        return not isinstance(error, JsonRpcException)
 
 
 def create_server() -> ElelemServer:
     logging.getLogger("pygls.protocol.json_rpc").addFilter(AnsweredErrors())
     server = ElelemServer()
 
-    for name, (model, handler) in commands.COMMANDS.items():
-        server.command(name)(_command(model, handler))
+    for name in COMMAND_NAMES:
+        server.command(name)(_command(name))
 
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: ElelemServer, params: lsp.InitializeParams) -> None:
         if params.client_info:
             ls.client_name = f"{params.client_info.name} {params.client_info.version or ''}".strip()
         ls.initialization_options = params.initialization_options
+
+    @server.feature(lsp.INITIALIZED)
+    def initialized(ls: ElelemServer, params: lsp.InitializedParams) -> None:
+        ls.preparing = asyncio.ensure_future(ls.prepare_first_turn())
 
     # Registering the document handlers makes pygls advertise open/close sync and
     # keep the editor's unsaved text, which ``read`` and the edits rely on.
@@ -431,6 +512,7 @@ def create_server() -> ElelemServer:
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def configuration_changed(ls: ElelemServer, params: lsp.DidChangeConfigurationParams) -> None:
+        ls.settings_changed()
         for folder in list(ls.folders.values()):
             await ls.refresh_settings(folder)
 
@@ -448,8 +530,11 @@ def create_server() -> ElelemServer:
     return server
 
 
-def _command(model: type[commands.Arguments], handler: commands.Handler):
+def _command(name: str):
     async def run(ls: ElelemServer, *arguments: Any) -> Any:
+        from . import commands  # imported after initialize by prepare_first_turn; here if a command came first
+
+        model, handler = commands.COMMANDS[name]
         return await handler(ls, commands.parse(model, arguments))
 
     return run
