@@ -14,9 +14,12 @@ import logging
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .spinner import Spinner
+
+if TYPE_CHECKING:
+    from .client.trust import TrustDecision
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -78,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("-y", "--yes", action="store_true", help="let the agent run commands without asking")
         sub.add_argument("-C", "--directory", type=folder, default=Path("."), help="workspace folder (default: .)")
         sub.add_argument("-v", "--verbose", action="store_true", help="show the server's log")
+        trust_option(sub)
 
     ask = commands.add_parser("ask", help="ask once and print the reply")
     client_options(ask)
@@ -90,13 +94,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     providers = commands.add_parser("providers", help="list the providers -p can name here")
     providers.add_argument("-C", "--directory", type=folder, default=Path("."), help="workspace folder (default: .)")
+    trust_option(providers)
     providers.set_defaults(run=run_providers)
     return parser
 
 
+def trust_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--trust", action="store_true", help="load the folder's .agents/plugins without asking")
+
+
 def run_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))  # it logs every message at INFO
+    # pygls logs every message body at INFO, httpx every request URL (a ?key= too) and httpcore
+    # its traffic: they stay at WARNING whatever the level asked for
+    for noisy in ("pygls", "httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     from .server.server import create_server
 
     server = create_server()
@@ -117,9 +129,20 @@ def starting() -> Spinner:
     return Spinner("starting elelem-lsp…")
 
 
-def server_options(args: argparse.Namespace) -> dict[str, Any] | None:
+def plugin_trust(
+    args: argparse.Namespace, interactive: bool, notice: Callable[[str], None], spinner: Spinner
+) -> "TrustDecision":
+    """Whether the folder's own plugins may load: --trust, the trust file, or the person's answer."""
+    from .client.trust import PluginSet, decide
+
+    with spinner.paused():
+        return decide(PluginSet.scan(args.directory), interactive=interactive, trust_flag=args.trust, notice=notice)
+
+
+def server_options(args: argparse.Namespace, trust: "TrustDecision") -> dict[str, Any] | None:
     """The settings a terminal session passes as initializationOptions: the user's settings
-    file, then the flags; None (after saying why) when the file is broken."""
+    file, then the flags; None (after saying why) when the file is broken. Whether the
+    folder's plugins load is the folder's trust, never a setting of the file."""
     from .client.user_settings import SettingsFileError, read_user_settings
 
     try:
@@ -127,7 +150,7 @@ def server_options(args: argparse.Namespace) -> dict[str, Any] | None:
     except SettingsFileError as error:
         print(f"elelem: {error}", file=sys.stderr)
         return None
-    options: dict[str, Any] = {"workspacePlugins": True, **file_settings}  # the person chose to run here
+    options: dict[str, Any] = {**file_settings, "workspacePlugins": trust.load}
     if getattr(args, "provider", None):
         options["provider"] = args.provider
     if getattr(args, "model", None):
@@ -142,9 +165,6 @@ def run_ask(args: argparse.Namespace) -> int:
         from .client import TerminalClient
         from .client.terminal import Terminal
 
-        options = server_options(args)
-        if options is None:
-            return 2
         prompt = " ".join(args.prompt)
         piped = not sys.stdin.isatty()
         if piped:
@@ -152,6 +172,9 @@ def run_ask(args: argparse.Namespace) -> int:
             if data.strip():
                 prompt += f"\n\n```\n{data.rstrip()}\n```"
         terminal = Terminal(interactive=False if piped else None, assume_yes=args.yes, verbose=args.verbose)
+        options = server_options(args, plugin_trust(args, terminal.interactive, terminal.notice, spinner))
+        if options is None:
+            return 2
 
         async def session() -> int:
             client = TerminalClient(args.directory, terminal, options=options)
@@ -180,9 +203,11 @@ def run_ask(args: argparse.Namespace) -> int:
 def run_chat(args: argparse.Namespace) -> int:
     with starting() as spinner:
         from .client.chat import chat
+        from .client.terminal import Terminal
 
-        options = server_options(args)
-        return 2 if options is None else chat(args, options, spinner)
+        trust = plugin_trust(args, sys.stdin.isatty(), Terminal(interactive=False).notice, spinner)
+        options = server_options(args, trust)
+        return 2 if options is None else chat(args, options, trust, spinner)
 
 
 SOURCES = {
@@ -197,7 +222,8 @@ def run_providers(args: argparse.Namespace) -> int:
         from .client import TerminalClient
         from .client.terminal import Terminal
 
-        options = server_options(args)
+        trust = plugin_trust(args, sys.stdin.isatty(), Terminal(interactive=False).notice, spinner)
+        options = server_options(args, trust)
         if options is None:
             return 2
         terminal = Terminal(interactive=False)

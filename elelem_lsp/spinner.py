@@ -7,10 +7,11 @@ it imports nothing heavy so that it appears at once. Not on a dumb terminal.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
-from typing import TextIO
+from typing import Iterator, TextIO
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 INTERVAL = 0.08
@@ -46,6 +47,18 @@ class Spinner:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """No spinning while the person is asked something on the terminal; it spins again after."""
+        spinning = self.thread is not None
+        self.stop()
+        try:
+            yield
+        finally:
+            if spinning:
+                self.stopped = threading.Event()
+                self.start()
 
     def stop(self) -> None:
         """Clear the spinner's line; stopping twice is harmless."""

@@ -16,7 +16,7 @@ PROMPT = "elelem> "
 
 def spawn(project, *args):
     child = pexpect.spawn(
-        sys.executable, ["-m", "elelem_lsp", "chat", *args], cwd=str(project), encoding="utf-8", timeout=20,
+        sys.executable, ["-m", "elelem_lsp", "chat", "--trust", *args], cwd=str(project), encoding="utf-8", timeout=20,
         env={**os.environ, "TERM": "dumb"}, dimensions=(40, 200),
     )
     child.expect(PROMPT)

@@ -10,14 +10,7 @@ import sys
 import pytest
 
 from scaffold import add_plugin, write_script
-
-
-def ask(cwd, *args, stdin="", env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "elelem_lsp", "ask", *args],
-        cwd=cwd, input=stdin, capture_output=True, text=True, timeout=60,
-        env={**os.environ, **(env or {})},
-    )
+from scaffold import run_ask as ask
 
 
 def test_parrot_reads_the_readme(project):
@@ -91,7 +84,7 @@ def test_ctrl_c_stops_the_turn_and_the_server(project):
     add_plugin(project, "scripted")
     write_script(project, [[{"type": "saying", "text": "started"}, {"type": "sleep", "seconds": 30}]])
     process = subprocess.Popen(
-        [sys.executable, "-m", "elelem_lsp", "ask", "-p", "scripted", "slow"],
+        [sys.executable, "-m", "elelem_lsp", "ask", "--trust", "-p", "scripted", "slow"],
         cwd=project, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     deadline = time.time() + 20

@@ -213,7 +213,7 @@ def test_an_unknown_provider_says_workspace_plugins_are_off_when_they_are(tmp_pa
     with pytest.raises(UnknownProvider) as error:
         config.build("mine")
     message = str(error.value)
-    assert "Workspace plugins are off here, so .agents/plugins/mine.py did not load" in message
+    assert "The workspace plugins in .agents/plugins (mine.py) were not loaded: this folder is not trusted" in message
     assert "workspacePlugins" in message and "pip install" not in message
 
 

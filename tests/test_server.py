@@ -201,8 +201,16 @@ async def test_an_unknown_provider_from_an_untrusted_workspace_says_workspace_pl
     add_plugin(project, "echo")
     editor = await start_editor(project, settings={"workspacePlugins": False, "provider": "echo"})
     result = await editor.ask("hi")
-    assert result["error"] and "Workspace plugins are off here, so " in result["reply"]
-    assert ".agents/plugins/echo.py did not load: turn on the workspacePlugins setting" in result["reply"]
+    assert result["error"] and "The workspace plugins in " in result["reply"]
+    assert ".agents/plugins (echo.py) were not loaded: this folder is not trusted" in result["reply"]
+    assert "Turn on the workspacePlugins setting" in result["reply"]
     assert "pip install" not in result["reply"]
     trusted = await start_editor(project, settings={"workspacePlugins": True, "provider": "echo"})
     assert not (await trusted.ask("hi"))["error"]
+
+
+def test_the_command_names_known_at_start_up_are_the_commands():
+    from elelem_lsp.server.commands import COMMANDS
+    from elelem_lsp.server.server import COMMAND_NAMES
+
+    assert sorted(COMMAND_NAMES) == sorted(COMMANDS)

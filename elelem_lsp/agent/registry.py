@@ -171,15 +171,18 @@ class Config:
     def _unknown(self, name: str) -> str:
         """The seeds' error, naming what may hide the provider: a plugin that failed, plugins not loaded."""
         why = "".join(f" (a plugin failed to load: {failure.describe()})" for failure in self.failures)
-        message = f'unknown provider: "{name}"{why}. Available: {", ".join(self.names())}.'
+        available = f'Available: {", ".join(self.names())}.'
         skipped = [folder for folder in self.skipped_dirs if folder.is_dir() and any(folder.glob("*.py"))]
         if skipped:
-            files = ", ".join(shown(path) for folder in skipped for path in sorted(folder.glob("*.py")))
-            return (
-                f"{message} Workspace plugins are off here, so {files} did not load: turn on the "
-                "workspacePlugins setting for a folder you trust."
+            unloaded = "; ".join(
+                f"{shown(folder)} ({', '.join(path.name for path in sorted(folder.glob('*.py')))})" for folder in skipped
             )
-        return f"{message} Run: pip install elelem-{name}"
+            return (
+                f'unknown provider: "{name}"{why}. The workspace plugins in {unloaded} were not loaded: '
+                "this folder is not trusted. Turn on the workspacePlugins setting for a folder you trust "
+                f"(in the terminal: answer its question, or pass --trust). {available}"
+            )
+        return f'unknown provider: "{name}"{why}. {available} Run: pip install elelem-{name}'
 
     def _import_package(self, package: str) -> bool:
         """Import ``package`` and apply its configure calls here; False when it is not installed."""

@@ -23,9 +23,13 @@ class Toolbox:
     def __init__(self, tools: Iterable[Tool] = BUILTIN_TOOLS) -> None:
         self.tools = {tool.name: tool for tool in tools}
         self.aliases = {alias: tool.name for tool in self.tools.values() for alias in tool.aliases}
+        self._definitions: list[ToolDefinition] | None = None
 
     def definitions(self) -> list[ToolDefinition]:
-        return [tool.definition() for tool in self.tools.values()]  # type: ignore[misc]
+        """The tools' function definitions, derived once: the same list every turn (do not change it)."""
+        if self._definitions is None:
+            self._definitions = [tool.definition() for tool in self.tools.values()]  # type: ignore[misc]
+        return self._definitions
 
     def find(self, name: str) -> Tool | None:
         return self.tools.get(self.aliases.get(name, name))

@@ -21,6 +21,7 @@ from pygls.exceptions import JsonRpcRequestCancelled
 from pygls.lsp.client import LanguageClient
 
 from .. import __version__
+from ..agent.workspace import WorkspaceError
 from .disk import apply_workspace_edit
 from .terminal import Terminal
 
@@ -47,7 +48,7 @@ class TerminalClient:
         def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
             try:
                 apply_workspace_edit(params.edit)
-            except (OSError, ValueError) as error:
+            except (OSError, ValueError, WorkspaceError) as error:
                 return lsp.ApplyWorkspaceEditResult(applied=False, failure_reason=str(error))
             return lsp.ApplyWorkspaceEditResult(applied=True)
 

@@ -26,6 +26,7 @@ from pygls.exceptions import JsonRpcException
 from . import TerminalClient
 from ..spinner import Spinner
 from .terminal import Terminal
+from .trust import PluginSet, TrustDecision
 
 HELP = """\
 /provider [NAME]   list the providers, or switch to NAME (the conversation is kept)
@@ -41,9 +42,10 @@ SLASH = ["/provider", "/model", "/reset", "/context", "/tools", "/reload", "/hel
 
 
 class Chat:
-    def __init__(self, client: TerminalClient, terminal: Terminal) -> None:
+    def __init__(self, client: TerminalClient, terminal: Terminal, trust: TrustDecision) -> None:
         self.client = client
         self.terminal = terminal
+        self.trust = trust
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="elelem-lsp-client", daemon=True)
         self.providers: list[str] = []
@@ -195,6 +197,13 @@ class Chat:
             self.terminal.print(f"[{message['role']}] {content}")
 
     def reload(self) -> None:
+        now = PluginSet.scan(self.client.root)
+        changed = now.changed_since(self.trust.plugins.files)
+        if self.trust.load and changed:
+            # The files allowed at the start are the only workspace code this session may run.
+            print(f"not reloading: {now.shown()} changed since you allowed it ({', '.join(changed)}); "
+                  "start chat again to be asked")
+            return
         errors = self.command("elelem.reload")["pluginErrors"]
         self.providers = self.command("elelem.providers")["available"]
         self.terminal.print("\n".join(errors) if errors else "plugins reloaded")
@@ -205,9 +214,9 @@ def settle(answer: asyncio.Future[str | None], text: str | None) -> None:
         answer.set_result(text)
 
 
-def chat(args: argparse.Namespace, options: dict[str, Any], spinner: Spinner) -> int:
+def chat(args: argparse.Namespace, options: dict[str, Any], trust: TrustDecision, spinner: Spinner) -> int:
     terminal = Terminal(interactive=True, assume_yes=args.yes, verbose=args.verbose)
-    session = Chat(TerminalClient(args.directory, terminal, options=options), terminal)
+    session = Chat(TerminalClient(args.directory, terminal, options=options), terminal, trust)
     try:
         listing = session.start(spinner)
         if args.provider:

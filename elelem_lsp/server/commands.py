@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from .server import ElelemServer
 
 
+UINTEGER_MAX = 2**31 - 1  # LSP's uinteger, the type of a position's line and character
+
+
 class RequestFailed(JsonRpcException):
     """LSP's RequestFailed: the arguments were fine but the request could not be done."""
 
@@ -34,8 +37,8 @@ class Arguments(BaseModel):
 
 
 class PositionArgument(Arguments):
-    line: int = Field(ge=0)
-    character: int = Field(ge=0)
+    line: int = Field(ge=0, le=UINTEGER_MAX)
+    character: int = Field(ge=0, le=UINTEGER_MAX)
 
 
 class RangeArgument(Arguments):
@@ -99,7 +102,7 @@ def parse(model: type[Arguments], arguments: tuple[Any, ...]) -> Any:
 
 async def ask(server: "ElelemServer", args: AskArguments) -> dict[str, Any]:
     folder = server.folder_for(args.uri)
-    location = server.describe_location(folder, args.uri, args.range) if args.uri else ""
+    location = server.describe_location(folder, args.uri, args.range) if args.uri is not None else ""
     prompt = f"{args.prompt}\n\n{location}" if location else args.prompt
     return await run_turn(server, folder, prompt, args.progress_token)
 

@@ -248,3 +248,23 @@ def test_thinking_is_dimmed_on_256_colour_terminals_too(workspace: Path, start_n
         assert highlight.get("ctermfg") == 245 and highlight.get("fg") == 0x8A8A8A, (setup, highlight)
     nvim.command("highlight ElelemThinking ctermfg=1 guifg=#ff0000")  # a colour scheme's own choice wins
     assert nvim.lua(thinking).get("ctermfg") == 1
+
+
+def test_edit_keeps_a_dos_buffer_dos_when_saved(workspace: Path, start_nvim) -> None:
+    (workspace / "a.txt").write_bytes(b"w\r\nx\r\nz\r\n")
+    nvim = start_nvim(workspace, "a.txt")
+    assert nvim.lua("return vim.bo.fileformat") == "dos"
+
+    nvim.command("ElelemAsk change x to y")
+    nvim.wait_turns(1)
+
+    assert nvim.lines() == ["w", "y", "z"]  # no stray ^M, no joined lines
+
+    nvim.command("undo")
+
+    # The model's "\n" matches the buffer's CRLF lines; its new line arrives as a line of its own.
+    nvim.command("ElelemAsk add a line after w")
+    nvim.wait_turns(2)
+    assert nvim.lines() == ["w", "x", "x2", "z"]
+    nvim.command("write")
+    assert (workspace / "a.txt").read_bytes() == b"w\r\nx\r\nx2\r\nz\r\n"
