@@ -1,6 +1,6 @@
 """parrot: the smallest provider that uses a tool. It reads README.md, then says what it found.
 
-Copy to .agents/plugins/ and run: elelem-lsp ask -p parrot "what is in the readme?"
+Copy to ~/.agents/plugins/ (or a trusted folder's .agents/plugins/) and run: elelem-lsp ask -p parrot "what is in the readme?"
 """
 
 import json

@@ -105,7 +105,7 @@ def test_chat_with_an_unknown_provider_fails_before_the_first_prompt_as_ask_does
 def test_the_banner_names_the_provider_and_the_model(project):
     add_plugin(project, "echo")
     child = pexpect.spawn(
-        sys.executable, ["-m", "elelem_lsp", "chat", "-p", "echo", "--model", "bird"], cwd=str(project),
+        sys.executable, ["-m", "elelem_lsp", "chat", "--trust", "-p", "echo", "--model", "bird"], cwd=str(project),
         encoding="utf-8", timeout=20, env={**os.environ, "TERM": "dumb"},
     )
     child.expect(PROMPT)

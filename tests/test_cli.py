@@ -140,18 +140,18 @@ def test_serve_on_a_port_in_use_is_one_line(project):
 
 def test_providers_explains_its_mark(project):
     add_plugin(project, "echo")
-    run = run_cli(project, "providers")
+    run = run_cli(project, "providers", "--trust")
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0] == "* stub" and "  echo" in lines and "  openai" in lines
     assert lines[-1].startswith("* = what ask and chat use here without -p (picked from the environment: ")
     assert "-p NAME picks another" in lines[-1]
-    keyed = run_cli(project, "providers", env={"OPENAI_API_KEY": "sk-x"})
+    keyed = run_cli(project, "providers", "--trust", env={"OPENAI_API_KEY": "sk-x"})
     assert "* openai" in keyed.stdout.splitlines() and "  stub" in keyed.stdout.splitlines()
 
 
 def test_the_stub_demo_reads_as_a_demo_and_names_p(project):
-    run = run_cli(project, "ask", "hi")
+    run = run_cli(project, "ask", "--trust", "hi")
     assert run.returncode == 0, run.stderr
     assert "invalid arguments" not in run.stderr and "!" not in run.stderr
     assert "+ list → 1 file\n" in run.stderr
@@ -170,12 +170,12 @@ def test_the_user_settings_file_reaches_the_server_and_flags_win(project, home):
     add_plugin(project, "echo")
     add_plugin(project, "scripted")
     user_settings(home, {"provider": "echo", "model": "bird", "maxSteps": 1})
-    assert run_cli(project, "ask", "hello").stdout == "bird: hello\n"
-    assert run_cli(project, "ask", "--model", "cat", "hello").stdout == "cat: hello\n"
+    assert run_cli(project, "ask", "--trust", "hello").stdout == "bird: hello\n"
+    assert run_cli(project, "ask", "--trust", "--model", "cat", "hello").stdout == "cat: hello\n"
     write_script(project, [[{"type": "doing", "id": "a", "name": "list", "arguments": {}}]] * 3)
-    limited = run_cli(project, "ask", "-p", "scripted", "loop")
+    limited = run_cli(project, "ask", "--trust", "-p", "scripted", "loop")
     assert limited.returncode == 1 and "stopped after 1 steps" in limited.stderr
-    listing = run_cli(project, "providers")
+    listing = run_cli(project, "providers", "--trust")
     assert "* echo" in listing.stdout.splitlines() and "settings file" in listing.stdout
 
 
@@ -193,7 +193,7 @@ def test_a_broken_user_settings_file_is_one_line_and_nothing_runs(project, home,
 
 def test_an_invalid_value_in_the_user_settings_file_is_named(project, home):
     user_settings(home, {"maxSteps": "many"})
-    run = run_cli(project, "ask", "hi")
+    run = run_cli(project, "ask", "--trust", "hi")
     assert run.returncode == 0
     assert "invalid value for elelem.maxSteps: 'many'; using 50" in run.stderr
 
@@ -205,5 +205,5 @@ def test_p_names_the_plugin_that_failed_to_load(project):
     run = ask(project, "-p", "mine", "hi")
     assert run.returncode == 1 and run.stdout == ""
     assert 'Error: unknown provider: "mine" (a plugin failed to load: .agents/plugins/broken.py line 2: SyntaxError: ' in run.stderr
-    listing = run_cli(project, "providers")
+    listing = run_cli(project, "providers", "--trust")
     assert "elelem: a plugin failed to load: .agents/plugins/broken.py line 2: SyntaxError: " in listing.stderr

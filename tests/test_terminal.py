@@ -88,7 +88,7 @@ def test_a_tool_result_is_summed_up_in_a_few_words(name, result, summary):
 
 def ask(cwd, *args):
     return subprocess.run(
-        [sys.executable, "-m", "elelem_lsp", "ask", *args],
+        [sys.executable, "-m", "elelem_lsp", "ask", "--trust", *args],
         cwd=cwd, capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
     )
 
@@ -140,7 +140,7 @@ def test_an_error_message_with_control_characters_goes_to_stderr_clean(project):
 def test_on_a_terminal_only_our_own_dimming_is_sent(project):
     hostile_script(project)
     child = pexpect.spawn(
-        sys.executable, ["-m", "elelem_lsp", "ask", "-p", "scripted", "go"], cwd=str(project),
+        sys.executable, ["-m", "elelem_lsp", "ask", "--trust", "-p", "scripted", "go"], cwd=str(project),
         env={**os.environ, "TERM": "xterm-256color"}, timeout=30,
     )
     child.expect(pexpect.EOF)

@@ -175,7 +175,8 @@ class Config:
         skipped = [folder for folder in self.skipped_dirs if folder.is_dir() and any(folder.glob("*.py"))]
         if skipped:
             unloaded = "; ".join(
-                f"{shown(folder)} ({', '.join(path.name for path in sorted(folder.glob('*.py')))})" for folder in skipped
+                f"{folder.parent.name}/{folder.name} ({', '.join(path.name for path in sorted(folder.glob('*.py')))})"
+                for folder in skipped  # named from the workspace root: the server may run anywhere
             )
             return (
                 f'unknown provider: "{name}"{why}. The workspace plugins in {unloaded} were not loaded: '

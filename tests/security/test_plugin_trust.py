@@ -230,9 +230,11 @@ def test_a_symlinked_folder_shares_the_trust_of_its_resolved_path(evil_project, 
 def test_without_a_terminal_workspace_plugins_are_refused_with_one_line(evil_project, trust_file):
     run = ask_piped(evil_project, "-p", "evil", "hi")
     assert run.returncode == 1
-    assert run.stdout.startswith('Error: unknown provider: "evil". The workspace plugins in .agents/plugins (evil.py) '
-                                 "were not loaded")
-    assert "pip install" not in run.stdout
+    assert run.stdout == ""  # the error is on stderr, the reply's place stays empty
+    errors = [line for line in run.stderr.splitlines() if line.startswith("Error:")]
+    assert errors and errors[0].startswith('Error: unknown provider: "evil". The workspace plugins in .agents/plugins '
+                                           "(evil.py) were not loaded")
+    assert "pip install" not in run.stderr
     refusals = [line for line in run.stderr.splitlines() if "not loading" in line]
     assert refusals == ["elelem: not loading the plugins in ./.agents/plugins (evil.py): no terminal to ask; "
                         "run with --trust to load them"]
@@ -260,7 +262,7 @@ def test_user_plugins_stay_trusted_without_a_terminal(project, home, trust_file)
     shutil.copy(ROOT / "plugins" / "parrot.py", home / ".agents" / "plugins")
     run = ask_piped(project, "-p", "parrot", "what is in the readme?")
     assert run.returncode == 0, run.stderr
-    assert run.stdout.startswith('the tool said: {"content":"# hello\\n"')
+    assert run.stdout == "README.md has 1 line; it starts: # hello\n"
     assert "not loading" not in run.stderr
 
 
@@ -284,7 +286,7 @@ def test_the_readme_first_command_works_in_a_fresh_home(tmp_path):
     run = subprocess.run(["sh", "-c", line], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.startswith('the tool said: {"content":"# elelem-lsp')
+    assert run.stdout.startswith("README.md has ") and "; it starts: # elelem-lsp" in run.stdout
 
 
 # -- chat ----------------------------------------------------------------------------------------------

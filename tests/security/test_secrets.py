@@ -136,7 +136,7 @@ def test_no_failure_shape_shows_the_key_through_ask(shape, project, fake_server)
         cwd=project, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
         env={**os.environ, **provider_env("openai", fake_server.url)},
     )
-    assert run.stdout.startswith(expected), run.stdout + run.stderr
+    assert expected in run.stdout + run.stderr, run.stdout + run.stderr
     files = "".join(p.read_text(errors="replace") for p in project.rglob("*") if p.is_file())
     assert CANARY[:8] not in run.stdout + run.stderr + files
 
