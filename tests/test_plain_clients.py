@@ -13,7 +13,8 @@ from pytest_lsp import client_capabilities
 
 from scaffold import add_plugin, write_script
 
-from elelem_lsp.server.plain_clients import TurnRecord, announced_client, preview
+from elelem_lsp.host.transcript import TurnRecord, preview
+from elelem_lsp.server.editor import announced_client
 
 SCRIPT = [
     [{"type": "thinking", "text": "look first"},

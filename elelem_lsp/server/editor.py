@@ -1,196 +1,312 @@
-"""EditorWorkspace: the Workspace port answered by the editor over LSP.
+"""LspFrontend: the host's front-end port, answered over LSP by the editor.
 
-Reads see unsaved buffers; writes become ``workspace/applyEdit`` (the smallest
-range, or the span an ``edit`` already knows, in the buffer's own line endings, with
-the open document's version and positions in the negotiated encoding);
-commands need the person's permission through ``window/showMessageRequest``;
-the human provider asks through ``elelem/input``.
+Settings come from ``workspace/configuration`` (or ``initializationOptions``), messages
+go out as ``window/showMessage``, a turn's events as coalesced ``$/progress`` (or the log),
+permission is asked with ``window/showMessageRequest``, text input with ``elelem/input``;
+open buffers are pygls' text documents, and an edit becomes one ``workspace/applyEdit``
+(a ``TextDocumentEdit`` with the open document's version, positions in the negotiated
+encoding, a change annotation naming the tool). It also holds what the client negotiated.
 """
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import logging
+import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcMethodNotFound
+from pygls.lsp.server import LanguageServer
 
-from ..agent.search import SKIPPED
-from ..agent.textfile import ModelView, for_model
-from ..agent.workspace import (
-    Change,
-    Workspace,
-    WorkspaceError,
-    new_file_text,
-    read_stored_for_writing,
-    refuse_hard_links,
-)
+from ..host.frontend import BadRequest, FileEdit, Frontend, Level, OpenDocument, ProgressSink, Unanswered
 from ..textedits import Change as TextChange
 from ..textedits import Position, change_at
-
-if TYPE_CHECKING:
-    from .folders import Folder
-    from .server import ElelemServer
+from .documents import document_path, folder_path
+from .progress import ProgressStream
 
 log = logging.getLogger(__name__)
+TERMINAL_CLIENT = "elelem-terminal"  # what `elelem-lsp ask|chat|providers` announce in initializationOptions
+OUR_CLIENT_PREFIX = "elelem-"
+LEVELS = {"info": lsp.MessageType.Info, "warning": lsp.MessageType.Warning, "error": lsp.MessageType.Error}
 
-ALLOW_ONCE, ALLOW_SESSION, DENY = "Allow once", "Allow for this session", "Deny"
-STALE = "the file changed in the editor"
+
+def announced_client(initialization_options: Any) -> str | None:
+    """The name one of our clients announced, or None for a plain client."""
+    if not isinstance(initialization_options, dict):
+        return None
+    name = initialization_options.get("client")
+    return name if isinstance(name, str) and name.startswith(OUR_CLIENT_PREFIX) else None
 
 
-class EditorWorkspace(Workspace):
-    def __init__(self, server: "ElelemServer", root: Path) -> None:
-        super().__init__(root, client=server.client_name)
+class LspFrontend(Frontend):
+    def __init__(self, server: LanguageServer) -> None:
         self.server = server
-        self.folder: "Folder | None" = None
-        self.allowed_for_session: set[str] = set()
+        self.client_name = "editor"
+        self.initialization_options: Any = None
+        # Settings are pulled before each command unless the client tells us when they change:
+        # then a folder's settings are kept until the next workspace/didChangeConfiguration.
+        self.settings_pushed = False
+        self.showing: set[asyncio.Task[Any]] = set()
+        self._host: Any = None
 
-    # -- files -----------------------------------------------------------------
-    def open_document(self, path: Path) -> Any | None:
+    @property
+    def host(self) -> Any:
+        """The agent host, imported on first use (after initialize, off the start-up path)."""
+        if self._host is None:
+            from ..host.host import Host
+
+            self._host = Host(self)
+        return self._host
+
+    @property
+    def host_loaded(self) -> bool:
+        return self._host is not None
+
+    # -- what the client negotiated -------------------------------------------
+    @property
+    def _capabilities(self) -> lsp.ClientCapabilities:
+        return self.server.client_capabilities or lsp.ClientCapabilities()
+
+    @property
+    def name(self) -> str:
+        return self.client_name
+
+    @property
+    def plain(self) -> bool:
+        return announced_client(self.initialization_options) is None
+
+    @property
+    def provider_hint(self) -> str:
+        if announced_client(self.initialization_options) == TERMINAL_CLIENT:
+            return "choose one with -p NAME (elelem-lsp providers lists them)"
+        return super().provider_hint
+
+    @property
+    def can_edit(self) -> bool:
+        workspace = self._capabilities.workspace
+        return bool(workspace and workspace.apply_edit)
+
+    @property
+    def _pulls_settings(self) -> bool:
+        workspace = self._capabilities.workspace
+        return bool(workspace and workspace.configuration)
+
+    @property
+    def keeps_settings(self) -> bool:
+        # initializationOptions never change; pulled settings are kept when the client reports changes
+        return self.settings_pushed or not self._pulls_settings
+
+    @property
+    def supports_annotations(self) -> bool:
+        workspace = self._capabilities.workspace
+        edit = workspace.workspace_edit if workspace else None
+        return bool(edit and edit.change_annotation_support is not None)
+
+    @property
+    def position_encoding(self) -> str:
+        return str(self.server.workspace.position_encoding or "utf-16")
+
+    # -- folders and settings --------------------------------------------------
+    def folder_for(self, uri: str | None) -> Any:
+        """The host's folder for a document URI (the first folder for none); InvalidParams naming uri."""
+        self.sync_folders()
+        try:
+            return self.host.folder_for(document_path(uri) if uri is not None else None, uri or "")
+        except BadRequest as error:
+            raise JsonRpcInvalidParams(str(error)) from None
+
+    def sync_folders(self) -> None:
+        workspace = self.server.workspace
+        uris = list(workspace.folders) or [workspace.root_uri or Path.cwd().as_uri()]
+        self.host.sync_folders({uri: folder_path(uri) for uri in uris})
+
+    async def settings(self, folder_uri: str) -> Any:
+        if not self._pulls_settings:
+            return self.initialization_options
+        answer = await self.server.workspace_configuration_async(
+            lsp.ConfigurationParams(items=[lsp.ConfigurationItem(scope_uri=folder_uri, section="elelem")])
+        )
+        return answer[0] if answer else None
+
+    async def register_for_settings(self) -> None:
+        """Ask the client to tell us when the ``elelem`` settings change, where it can."""
+        workspace = self._capabilities.workspace
+        change = workspace.did_change_configuration if workspace else None
+        if not (change and change.dynamic_registration and workspace and workspace.configuration):
+            return
+        registration = lsp.Registration(
+            id=f"elelem-settings-{uuid.uuid4()}",
+            method=lsp.WORKSPACE_DID_CHANGE_CONFIGURATION,
+            register_options=lsp.DidChangeConfigurationRegistrationOptions(section="elelem"),
+        )
+        try:
+            await self.server.client_register_capability_async(lsp.RegistrationParams(registrations=[registration]))
+        except JsonRpcException:
+            return  # the client cannot register: settings are pulled before every command
+        self.settings_pushed = True
+
+    async def settings_changed(self) -> None:
+        self.settings_pushed = True
+        if self.host_loaded:
+            await self.host.settings_changed()
+
+    async def prepare_first_turn(self) -> None:
+        """After initialize: import the agent and ready each folder's provider, off the event loop,
+        so the first turn costs what a warm one does."""
+        try:
+            await self.register_for_settings()
+            await asyncio.to_thread(importlib.import_module, f"{__package__}.commands")
+            self.sync_folders()
+            await self.host.prepare()
+        except Exception:  # whatever failed here fails again, and is reported, in the turn
+            log.info("preparing the first turn failed", exc_info=True)
+
+    # -- the person ------------------------------------------------------------
+    def show_message(self, level: Level, text: str) -> None:
+        self.server.window_show_message(lsp.ShowMessageParams(type=LEVELS[level], message=text))
+
+    @property
+    def can_show_files(self) -> bool:
+        window = self._capabilities.window
+        return bool(window and window.show_document and window.show_document.support)
+
+    def show_file(self, path: Path) -> None:
+        # Not awaited: the command's result must not wait for the editor to open a file.
+        task = asyncio.ensure_future(
+            self.server.window_show_document_async(lsp.ShowDocumentParams(uri=path.as_uri(), take_focus=False))
+        )
+        self.showing.add(task)
+        task.add_done_callback(self.showing.discard)
+
+    async def open_progress(self, token: Any, title: str, message: str) -> ProgressSink:
+        if token is None:
+            window = self._capabilities.window
+            if window and window.work_done_progress:
+                token = f"elelem-{uuid.uuid4()}"
+                await self.server.work_done_progress.create_async(token)
+        sink = _LoggedProgress(self.server) if token is None else _WorkDoneProgress(self.server, token)
+        sink.stream.begin(title, message)
+        return sink
+
+    async def ask_permission(self, question: str, options: list[str]) -> str | None:
+        try:
+            answer = await self.server.window_show_message_request_async(
+                lsp.ShowMessageRequestParams(
+                    type=lsp.MessageType.Warning,
+                    message=question,
+                    actions=[lsp.MessageActionItem(title=t) for t in options],
+                )
+            )
+        except JsonRpcException as error:
+            raise Unanswered(f"the editor could not ask for permission: {error}") from None
+        return answer.title if answer else None
+
+    async def ask_text(self, prompt: str) -> str:
+        try:
+            answer = await self.server.protocol.send_request_async("elelem/input", {"prompt": prompt})
+        except JsonRpcMethodNotFound:
+            raise Unanswered("this editor does not answer elelem/input, so the human provider cannot be used here") from None
+        except JsonRpcException as error:
+            raise Unanswered(f"the editor could not ask for input: {error}") from None
+        text = answer.get("text") if isinstance(answer, dict) else getattr(answer, "text", None)
+        if text is None:
+            raise Unanswered("the input was dismissed")
+        return str(text)
+
+    # -- documents and edits -----------------------------------------------------
+    def open_documents(self) -> list[OpenDocument]:
+        return [
+            OpenDocument(Path(d.path).resolve(), d.uri, d.version, d.source)
+            for d in self.server.workspace.text_documents.values()
+            if d.path
+        ]
+
+    def open_document(self, path: Path) -> OpenDocument | None:
         for document in self.server.workspace.text_documents.values():
             if document.path and Path(document.path).resolve() == path:
-                return document
+                return OpenDocument(path, document.uri, document.version, document.source)
         return None
 
-    async def read_text(self, path: Path) -> str:
-        document = self.open_document(path)
-        if document is not None:
-            return for_model(document.source)
-        return await super().read_text(path)
-
-    def unsaved_buffers(self, top: Path) -> dict[Path, str]:
-        buffers: dict[Path, str] = {}
-        for document in self.server.workspace.text_documents.values():
-            if not document.path:
-                continue
-            path = Path(document.path).resolve()  # a buffer reached through a link out stays out
-            if (path != top and top not in path.parents) or self.root not in path.parents:
-                continue
-            if set(SKIPPED).intersection(path.relative_to(self.root).parts):
-                continue
-            try:
-                on_disk: str | None = path.read_bytes().decode("utf-8")
-            except (OSError, UnicodeDecodeError):
-                on_disk = None
-            if document.source != on_disk:
-                buffers[path] = document.source
-        return buffers
-
-    async def update(self, path: Path, change: Change, *, tool: str) -> None:
-        if not self.server.can_apply_edits:
-            await super().update(path, change, tool=tool)
-            return
-        name = self.relative(path)
-        for _ in range(2):  # the second try only after the person typed
-            document = self.open_document(path)
-            if document is not None:
-                # A buffer is saved through the same hard link, so an open document is refused too.
-                refuse_hard_links(path, name)
-                current: str | None = document.source
-                version = document.version
-            else:
-                stored = read_stored_for_writing(path, name)
-                current = stored.text if stored is not None else None
-                version = None
-            edit = self._edit_of(current, change)
-            if edit is None:
-                return
-            applied, reason = await self._apply(path, document, edit, current is None, version, tool)
-            if applied:
-                return
-            now = self.open_document(path)
-            if now is None or now.version == version:
-                detail = f": {reason}" if reason else ""
-                raise WorkspaceError(f"the editor refused the edit to {name}{detail}")
-            # the person typed since: the same change is applied to the new text, once
-        raise WorkspaceError(f"{STALE}: {name} was not changed")
-
-    def _edit_of(self, current: str | None, change: Change) -> TextChange | None:
-        """The one text edit that makes ``change`` to the editor's text (None: nothing changes).
-
-        A change that knows its span is sent as that span; only a whole new text is diffed.
-        """
-        encoding = self.server.position_encoding
-        if current is None:
-            # A new file's text replaces the whole (empty) document: ending the range a line
-            # further keeps Neovim from adding its empty buffer's own end of line.
-            return TextChange(Position(0, 0), Position(1, 0), new_file_text(change))
-        view = ModelView.of(current)
-        carried = view.carry(change(view.text))
-        # Lines and columns of the model's text are the buffer's: positions are found on
-        # the text with "\n" breaks alone.
-        return None if carried is None else change_at(view.text, carried, encoding)
-
-    async def _apply(
-        self, path: Path, document: Any | None, edit: TextChange, create: bool, version: int | None, tool: str
-    ) -> tuple[bool, str | None]:
-        uri = document.uri if document is not None else path.as_uri()
-        label = f"elelem: {tool} {self.relative(path)}"
-        annotation = "elelem" if self.server.supports_annotations else None
+    async def apply_edit(self, edit: FileEdit) -> tuple[bool, str | None]:
+        document, create = edit.document, edit.before is None
+        uri = document.uri if document is not None else edit.path.as_uri()
+        annotation = "elelem" if self.supports_annotations else None
         changes: list[Any] = [lsp.CreateFile(uri=uri, annotation_id=annotation)] if create else []
-        if not (create and not edit.text):  # an empty new file needs no text edit
-            changes.append(_document_edit(uri, version, edit, annotation))
+        if not (create and not edit.replacement.text):  # an empty new file needs no text edit
+            version = document.version if document is not None else None
+            changes.append(_document_edit(uri, version, self._text_change(edit), annotation))
         workspace_edit = lsp.WorkspaceEdit(
             document_changes=changes,
             change_annotations={
                 annotation: lsp.ChangeAnnotation(
-                    label=label, needs_confirmation=self._settings().confirm_edits, description=f"the agent's {tool}"
+                    label=edit.label, needs_confirmation=edit.confirm, description=f"the agent's {edit.tool}"
                 )
             }
             if annotation
             else None,
         )
         result = await self.server.workspace_apply_edit_async(
-            lsp.ApplyWorkspaceEditParams(edit=workspace_edit, label=label)
+            lsp.ApplyWorkspaceEditParams(edit=workspace_edit, label=edit.label)
         )
         return bool(result and result.applied), (result.failure_reason if result else None)
 
-    def _settings(self):
-        from .settings import Settings
+    def _text_change(self, edit: FileEdit) -> TextChange:
+        if edit.before is None:
+            # A new file's text replaces the whole (empty) document: ending the range a line
+            # further keeps Neovim from adding its empty buffer's own end of line.
+            return TextChange(Position(0, 0), Position(1, 0), edit.replacement.text)
+        # Lines and columns of the model's text are the buffer's: positions are found on
+        # the text with "\n" breaks alone.
+        return change_at(edit.before, edit.replacement, self.position_encoding)
 
-        return self.folder.settings if self.folder else Settings()
 
-    # -- processes -------------------------------------------------------------
-    async def allow_command(self, command: str) -> tuple[bool, str]:
-        settings = self._settings()
-        if settings.execute == "allow":
-            return True, ""
-        if settings.execute == "deny":
-            return False, "denied by the elelem.execute setting"
-        if any(command.strip().startswith(prefix) for prefix in settings.allow_commands if prefix):
-            return True, ""
-        if command in self.allowed_for_session:
-            return True, ""
-        try:
-            answer = await self.server.window_show_message_request_async(
-                lsp.ShowMessageRequestParams(
-                    type=lsp.MessageType.Warning,
-                    message=f"elelem wants to run: {command}",
-                    actions=[lsp.MessageActionItem(title=t) for t in (ALLOW_ONCE, ALLOW_SESSION, DENY)],
-                )
+class _WorkDoneProgress(ProgressSink):
+    """A turn's events as ``$/progress`` on one token."""
+
+    def __init__(self, server: LanguageServer, token: Any) -> None:
+        self.server, self.token = server, token
+        self.stream = ProgressStream(self._send)
+        server.work_done_progress.tokens.setdefault(token, _NoFuture())
+
+    def _send(self, value: dict[str, Any]) -> None:
+        self.server.protocol.notify(lsp.PROGRESS, lsp.ProgressParams(token=self.token, value=value))
+
+    def add(self, event: dict[str, Any]) -> None:
+        self.stream.add(event)
+
+    def end(self, message: str) -> None:
+        self.stream.end(message)
+        self.server.work_done_progress.tokens.pop(self.token, None)
+
+
+class _LoggedProgress(ProgressSink):
+    """For a client without work-done progress: the turn's begin and end in the log."""
+
+    def __init__(self, server: LanguageServer) -> None:
+        self.server = server
+        self.stream = ProgressStream(self._send)
+
+    def _send(self, value: dict[str, Any]) -> None:
+        if value["kind"] != "report":
+            self.server.window_log_message(
+                lsp.LogMessageParams(type=lsp.MessageType.Info, message=f"elelem: {value['message']}")
             )
-        except JsonRpcException as error:
-            return False, f"the editor could not ask for permission: {error}"
-        title = answer.title if answer else None
-        if title == ALLOW_SESSION:
-            self.allowed_for_session.add(command)
-        if title in (ALLOW_ONCE, ALLOW_SESSION):
-            return True, ""
-        return False, "the person denied it" if title == DENY else "the prompt was dismissed"
 
-    # -- people ----------------------------------------------------------------
-    async def ask_user(self, prompt: str) -> str:
-        try:
-            answer = await self.server.protocol.send_request_async("elelem/input", {"prompt": prompt})
-        except JsonRpcMethodNotFound:
-            raise WorkspaceError("this editor does not answer elelem/input, so the human provider cannot be used here") from None
-        except JsonRpcException as error:
-            raise WorkspaceError(f"the editor could not ask for input: {error}") from None
-        text = answer.get("text") if isinstance(answer, dict) else getattr(answer, "text", None)
-        if text is None:
-            raise WorkspaceError("the input was dismissed")
-        return str(text)
+    def add(self, event: dict[str, Any]) -> None:
+        self.stream.add(event)
+
+    def end(self, message: str) -> None:
+        self.stream.end(message)
+
+
+class _NoFuture:
+    """pygls cancels the future it keeps per token; we cancel the turn ourselves."""
+
+    def cancel(self) -> bool:
+        return True
 
 
 def _document_edit(uri: str, version: int | None, edit: TextChange, annotation: str | None) -> lsp.TextDocumentEdit:

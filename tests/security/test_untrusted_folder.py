@@ -12,7 +12,7 @@ import shutil
 import pytest
 from lsprotocol import types as lsp
 
-from elelem_lsp.server.settings import Settings, parse_settings, within_trust
+from elelem_lsp.host.settings import Settings, parse_settings, within_trust
 from providers.fake_model_server import FakeModelServer, Reply, openai_chunk, sse
 from scaffold import TEST_PLUGINS, add_plugin, write_script
 

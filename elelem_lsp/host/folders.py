@@ -1,8 +1,8 @@
 """Folders: one conversation per workspace folder, with its own providers and settings.
 
 A Folder owns its Config (so one folder's plugins never leak into another's),
-its Session, the provider choice and the turn that is running. It knows
-nothing of pygls: the server hands it settings and a Workspace.
+its Session, its Workspace (through the front end), the provider choice and the
+turn that is running. The host hands it settings.
 """
 
 from __future__ import annotations
@@ -18,10 +18,12 @@ from typing import Any
 from ..agent.messages import Provider, ProviderError
 from ..agent.registry import Config, plugin_dirs, workspace_plugin_dir
 from ..agent.session import Session
-from ..agent.workspace import Workspace
+from ..agent.toolbox import Toolbox
 from ..providers import implementation
 from ..providers import register as register_builtins
+from .frontend import Frontend
 from .settings import DeclaredProvider, Settings, provider_from_environment
+from .workspace import FrontendWorkspace
 
 
 log = logging.getLogger(__name__)
@@ -44,16 +46,19 @@ class Choice:
 class Folder:
     root: Path
     uri: str
-    workspace: Workspace
+    frontend: Frontend
+    toolbox: Toolbox
     settings: Settings = field(default_factory=Settings)
     selected: Choice | None = None
     session: Session | None = None
     built: tuple[Any, ...] | None = None
     turn: asyncio.Task[Any] | None = None
     config: Config = field(init=False)
+    workspace: FrontendWorkspace = field(init=False)
 
     def __post_init__(self) -> None:
         self.config = self._new_config()
+        self.workspace = FrontendWorkspace(self.frontend, self.root, lambda: self.settings)
 
     def _new_config(self) -> Config:
         return Config(
@@ -106,7 +111,7 @@ class Folder:
         options = self._options(choice)
         provider = self.config.build(choice.name, **options)
         if self.session is None:
-            self.session = Session(provider, self.workspace, max_steps=self.settings.max_steps)
+            self.session = Session(provider, self.workspace, toolbox=self.toolbox, max_steps=self.settings.max_steps)
         self.session.provider = provider
         self.built = (choice.name, sorted(options.items()))
         return provider
@@ -163,11 +168,9 @@ def declared_factory(declared: DeclaredProvider):
     """A factory for a provider declared in settings; the key only ever comes from the environment."""
 
     def build(model: str | None = None, temperature: float | None = None, max_tokens: int | None = None, **_: Any):
-        from ..providers.eklesia import provider_by_type
-
         api_key = os.environ.get(declared.api_key_env, "") if declared.api_key_env else ""
         try:
-            return provider_by_type(
+            return provider_of_type(
                 declared.type,
                 model or declared.model,
                 declared.endpoint,
@@ -180,3 +183,10 @@ def declared_factory(declared: DeclaredProvider):
 
     return build
 
+
+
+def provider_of_type(kind: str, *options: Any) -> Provider:
+    """The providers' factory for a declared type (the one place the host reaches for it)."""
+    from ..providers.eklesia import provider_by_type
+
+    return provider_by_type(kind, *options)

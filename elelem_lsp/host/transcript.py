@@ -1,12 +1,9 @@
-"""Plain LSP clients (vim-lsp, Helix, Zed, Kate, Sublime LSP...): the turn made visible with standard LSP.
+"""The turn made visible to a plain client, one that shows neither progress nor results.
 
-Our own clients announce themselves (``initializationOptions.client``, e.g.
-``"elelem-vscode"``) and render ``$/progress``. Any other client shows neither
-the progress nor a command's result, so at the end of each turn the server
-also shows the start of the reply (``window/showMessage``) and writes the whole
-turn as a markdown transcript under the user's state directory, to open with
-``window/showDocument`` where the client supports it. This module writes the
-words and the file; the server sends them.
+Such a client (vim-lsp, Helix, Zed, Kate, Sublime LSP...) is shown the start of the
+reply as a message at the end of each turn, and the whole turn as a markdown
+transcript under the user's state directory, opened where the front end can open
+files. This module writes the words and the file; the host hands them to the front end.
 """
 
 from __future__ import annotations
@@ -20,16 +17,7 @@ from platformdirs import user_state_dir
 
 from ..agent.toolbox import brief
 
-OUR_CLIENT_PREFIX = "elelem-"
 PREVIEW_LENGTH = 240
-
-
-def announced_client(initialization_options: Any) -> str | None:
-    """The name one of our clients announced, or None for a plain client."""
-    if not isinstance(initialization_options, dict):
-        return None
-    name = initialization_options.get("client")
-    return name if isinstance(name, str) and name.startswith(OUR_CLIENT_PREFIX) else None
 
 
 def preview(reply: str, length: int = PREVIEW_LENGTH) -> str:

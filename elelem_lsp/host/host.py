@@ -1,0 +1,216 @@
+"""Host: the agent behind a front end, in no protocol's terms.
+
+It keeps the folders and their sessions, resolves each folder's settings from what the
+front end supplies (reporting bad values once, limiting an untrusted folder), picks the
+provider and says once where the pick came from, runs one turn at a time per folder,
+tracks running turns so any cancellation the front end receives stops them, and shows a
+plain client the turn it cannot see. A front end answers ``BadRequest`` and ``Refused``
+(``frontend``) with its protocol's errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any, Callable
+
+from ..agent.messages import ProviderError
+from ..agent.session import TurnResult
+from ..agent.toolbox import Toolbox
+from .folders import Busy, Choice, Folder
+from .frontend import BadRequest, Frontend, Refused
+from .settings import parse_settings, within_trust
+from .transcript import TurnRecord, preview, write_transcript
+
+log = logging.getLogger(__name__)
+
+
+class Host:
+    def __init__(self, frontend: Frontend) -> None:
+        self.frontend = frontend
+        self.toolbox = Toolbox()  # one for every session, and for answering which tools there are
+        self.folders: dict[str, Folder] = {}
+        self.fresh_settings: set[str] = set()
+        self.reported_problems: dict[str, list[str]] = {}
+        self.told_choice: set[str] = set()
+        self.turns_by_request: dict[Any, Folder] = {}
+        self.turns_by_token: dict[Any, Folder] = {}
+
+    # -- folders ---------------------------------------------------------------
+    def sync_folders(self, roots: dict[str, Path]) -> None:
+        """The front end's folders now (id -> root); a folder that left has its turn cancelled."""
+        for uri, root in roots.items():
+            if uri not in self.folders:
+                self.folders[uri] = Folder(root.resolve(), uri, self.frontend, self.toolbox)
+        for uri in set(self.folders) - set(roots):
+            self.folders.pop(uri).cancel()
+
+    def folder_for(self, path: Path | None, named: str = "") -> Folder:
+        """The innermost folder containing ``path``; the first folder for None."""
+        if path is None:
+            return next(iter(self.folders.values()))
+        matches = [f for f in self.folders.values() if path == f.root or f.root in path.parents]
+        if not matches:
+            raise BadRequest(f"uri: {named or path} is not inside a workspace folder")
+        return max(matches, key=lambda f: len(f.root.parts))
+
+    # -- settings --------------------------------------------------------------
+    async def refresh_settings(self, folder: Folder) -> None:
+        if folder.uri in self.fresh_settings and self.frontend.keeps_settings:
+            return
+        settings, problems = parse_settings(await self.frontend.settings(folder.uri))
+        settings, ignored = within_trust(settings)
+        if ignored:
+            problems.append(f"{folder.root.name} is not trusted, so these settings are ignored: {', '.join(ignored)}")
+        if problems and problems != self.reported_problems.get(folder.uri):
+            self.frontend.show_message("warning", "elelem: " + "; ".join(problems))
+        self.reported_problems[folder.uri] = problems
+        folder.apply_settings(settings)
+        self.fresh_settings.add(folder.uri)
+
+    async def settings_changed(self) -> None:
+        """The front end says settings changed: take them again, now."""
+        self.fresh_settings.clear()
+        for folder in list(self.folders.values()):
+            await self.refresh_settings(folder)
+
+    async def prepare(self) -> None:
+        """Ready each folder's provider ahead of its first turn."""
+        for folder in list(self.folders.values()):
+            await self.refresh_settings(folder)
+            await folder.prepare()
+
+    def tell_choice(self, folder: Folder, choice: Choice) -> None:
+        """Say once per folder which provider the environment picked, and how to change it."""
+        if choice.source != "environment" or folder.uri in self.told_choice:
+            return
+        self.told_choice.add(folder.uri)
+        what = " (a demo that needs no model)" if choice.name == "stub" else ""
+        self.frontend.show_message(
+            "info",
+            f"elelem: using provider {choice.name!r}{what} for {folder.root.name} "
+            f"(picked from the environment); {self.frontend.provider_hint}",
+        )
+
+    # -- turns -----------------------------------------------------------------
+    async def turn(self, folder: Folder, prompt: str, *, token: Any = None, request: Any = None) -> dict[str, Any]:
+        """Run one turn; ``token`` and ``request`` are the front end's names for it, to cancel it by."""
+        record = TurnRecord(prompt) if self.frontend.plain else None
+        result = await self._play(folder, prompt, token, request, record.add if record else lambda event: None)
+        if record is not None:
+            self._show_turn(folder, record, result)
+        return result
+
+    async def _play(
+        self, folder: Folder, prompt: str, token: Any, request: Any, observe: Callable[[dict[str, Any]], None]
+    ) -> dict[str, Any]:
+        await self.refresh_settings(folder)
+        choice = folder.choice()
+        try:
+            session = folder.ready_session()
+        except ProviderError as error:
+            return turn_result(choice, TurnResult(f"Error: {error}", 0, error=str(error)))
+        self.tell_choice(folder, choice)
+        progress = await self.frontend.open_progress(token, "elelem", prompt)
+
+        def add(event: dict[str, Any]) -> None:
+            progress.add(event)
+            observe(event)
+
+        try:
+            task = folder.start(session.turn(prompt, add))
+        except Busy as error:
+            progress.end(f"Error: {error}")
+            raise Refused(str(error)) from None
+        self.turns_by_request[request] = folder
+        if progress.token is not None:
+            self.turns_by_token[progress.token] = folder
+        try:
+            await asyncio.wait({task})
+        finally:
+            for table in (self.turns_by_request, self.turns_by_token):
+                for key in [k for k, f in table.items() if f is folder]:
+                    del table[key]
+        if task.cancelled():
+            result = session.cancelled_turn or TurnResult("", 0)
+            result.cancelled = True
+            progress.end("cancelled")
+        else:
+            result = task.result()
+            progress.end(result.reply if result.error else "done")
+        return turn_result(choice, result)
+
+    def cancel_request(self, request: Any) -> None:
+        folder = self.turns_by_request.get(request)
+        if folder is not None:
+            folder.cancel()
+
+    def cancel_progress(self, token: Any) -> None:
+        folder = self.turns_by_token.get(token)
+        if folder is not None:
+            folder.cancel()
+
+    def _show_turn(self, folder: Folder, record: TurnRecord, result: dict[str, Any]) -> None:
+        """For a plain client: the start of the reply as a message, the whole turn as a document."""
+        reply = result["reply"] or ("cancelled" if result["cancelled"] else "(no reply)")
+        self.frontend.show_message("error" if result["error"] else "info", f"elelem: {preview(reply)}")
+        if not self.frontend.can_show_files:
+            return
+        try:
+            path = write_transcript(folder.root.name, record.markdown(folder.root.name, result))
+        except OSError as error:
+            log.warning("could not write the transcript: %s", error)
+            return
+        self.frontend.show_file(path)
+
+    # -- the conversation and its provider ---------------------------------------
+    async def providers(self, folder: Folder) -> dict[str, Any]:
+        await self.refresh_settings(folder)
+        choice = folder.choice()
+        return {
+            "provider": choice.name,
+            "model": choice.model,
+            "source": choice.source,
+            "available": folder.available(),
+            "pluginErrors": [failure.describe() for failure in folder.config.failures],
+        }
+
+    async def select_provider(self, folder: Folder, name: str, model: str | None) -> dict[str, Any]:
+        await self.refresh_settings(folder)
+        try:
+            folder.select(name, model)
+        except ProviderError as error:
+            raise Refused(str(error)) from None
+        except Exception as error:  # a factory's own failure, e.g. a missing API key
+            raise Refused(f"could not build provider {name!r}: {error}") from None
+        return {"provider": name, "model": model}
+
+    def reset(self, folder: Folder) -> dict[str, Any]:
+        if folder.turn is not None and not folder.turn.done():
+            raise Refused("a turn is running; cancel it before starting a new conversation")
+        folder.reset()
+        return {"reset": True}
+
+    def context(self, folder: Folder) -> dict[str, Any]:
+        return {"messages": folder.session.messages() if folder.session else []}
+
+    def tools(self) -> dict[str, Any]:
+        return {"tools": [d["function"] for d in self.toolbox.definitions()]}
+
+    def reload(self) -> dict[str, Any]:
+        failures: list[str] = []
+        for folder in self.folders.values():
+            failures += folder.reload()
+        return {"pluginErrors": failures}
+
+
+def turn_result(choice: Choice, result: TurnResult) -> dict[str, Any]:
+    return {
+        "reply": result.reply,
+        "provider": choice.name,
+        "model": choice.model,
+        "steps": result.steps,
+        "cancelled": result.cancelled,
+        "error": result.error,
+    }

@@ -1,0 +1,122 @@
+"""FrontendWorkspace: the agent's Workspace port, answered through a front end.
+
+Reads see the editor's unsaved buffers; writes are proposed to the editor as one edit
+each (the smallest span, or the span an ``edit`` already knows, in the buffer's own line
+endings), retried once on the new text when the person typed meanwhile; a hard-linked
+file is refused. Commands go through the permission policy; the human provider asks the
+person through the front end. A front end that cannot edit leaves writes to the disk.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from ..agent.search import SKIPPED
+from ..agent.textfile import ModelView, Replacement, for_model
+from ..agent.workspace import (
+    Change,
+    Workspace,
+    WorkspaceError,
+    new_file_text,
+    read_stored_for_writing,
+    refuse_hard_links,
+)
+from .frontend import FileEdit, Frontend, OpenDocument, Unanswered
+from .permission import allow_command
+from .settings import Settings
+
+STALE = "the file changed in the editor"
+
+
+class FrontendWorkspace(Workspace):
+    def __init__(self, frontend: Frontend, root: Path, settings: Callable[[], Settings]) -> None:
+        super().__init__(root, client=frontend.name)
+        self.frontend = frontend
+        self.settings = settings  # the folder's current settings, read at each request
+        self.allowed_for_session: set[str] = set()
+
+    # -- files -----------------------------------------------------------------
+    async def read_text(self, path: Path) -> str:
+        document = self.frontend.open_document(path)
+        if document is not None:
+            return for_model(document.text)
+        return await super().read_text(path)
+
+    def unsaved_buffers(self, top: Path) -> dict[Path, str]:
+        buffers: dict[Path, str] = {}
+        for document in self.frontend.open_documents():
+            path = document.path  # resolved: a buffer reached through a link out stays out
+            if (path != top and top not in path.parents) or self.root not in path.parents:
+                continue
+            if set(SKIPPED).intersection(path.relative_to(self.root).parts):
+                continue
+            try:
+                on_disk: str | None = path.read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                on_disk = None
+            if document.text != on_disk:
+                buffers[path] = document.text
+        return buffers
+
+    async def update(self, path: Path, change: Change, *, tool: str) -> None:
+        if not self.frontend.can_edit:
+            await super().update(path, change, tool=tool)
+            return
+        name = self.relative(path)
+        for _ in range(2):  # the second try only after the person typed
+            document = self.frontend.open_document(path)
+            if document is not None:
+                # A buffer is saved through the same hard link, so an open document is refused too.
+                refuse_hard_links(path, name)
+                current: str | None = document.text
+            else:
+                stored = read_stored_for_writing(path, name)
+                current = stored.text if stored is not None else None
+            edit = self._edit_of(path, document, current, change, tool)
+            if edit is None:
+                return
+            applied, reason = await self.frontend.apply_edit(edit)
+            if applied:
+                return
+            now = self.frontend.open_document(path)
+            if now is None or now.version == (document.version if document else None):
+                detail = f": {reason}" if reason else ""
+                raise WorkspaceError(f"the editor refused the edit to {name}{detail}")
+            # the person typed since: the same change is applied to the new text, once
+        raise WorkspaceError(f"{STALE}: {name} was not changed")
+
+    def _edit_of(
+        self, path: Path, document: OpenDocument | None, current: str | None, change: Change, tool: str
+    ) -> FileEdit | None:
+        """The one edit that makes ``change`` to the editor's text (None: nothing changes).
+
+        A change that knows its span is sent as that span; only a whole new text is diffed.
+        """
+        if current is None:
+            before, replacement = None, Replacement(0, 0, new_file_text(change))
+        else:
+            view = ModelView.of(current)
+            carried = view.carry(change(view.text))
+            if carried is None:
+                return None
+            before, replacement = view.text, carried
+        return FileEdit(
+            path=path,
+            label=f"elelem: {tool} {self.relative(path)}",
+            tool=tool,
+            document=document,
+            before=before,
+            replacement=replacement,
+            confirm=self.settings().confirm_edits,
+        )
+
+    # -- processes and people ----------------------------------------------------
+    async def allow_command(self, command: str) -> tuple[bool, str]:
+        return await allow_command(command, self.settings(), self.allowed_for_session, self.frontend)
+
+    async def ask_user(self, prompt: str) -> str:
+        try:
+            return await self.frontend.ask_text(prompt)
+        except Unanswered as error:
+            raise WorkspaceError(str(error)) from None
