@@ -1,0 +1,69 @@
+"""The permission policy for execute, without an editor: the setting, allowCommands, what the
+person allowed for the session, and the person's answer (or the lack of one)."""
+
+from __future__ import annotations
+
+import pytest
+
+from elelem_lsp.host.frontend import Unanswered
+from elelem_lsp.host.permission import ALLOW_ONCE, ALLOW_SESSION, DENY, allow_command, allowed_by_setting
+from elelem_lsp.host.settings import Settings
+
+from .memory_frontend import MemoryFrontend
+
+
+@pytest.mark.parametrize(
+    ("command", "prefixes", "allowed"),
+    [
+        ("make test", ["make"], True),
+        ("  make test", ["make"], True),
+        ("pytest -q", ["make", "pytest"], True),
+        ("rm -rf /", ["make"], False),
+        ("anything", [""], False),  # an empty prefix allows nothing
+        ("anything", [], False),
+    ],
+)
+def test_allow_commands_lets_a_command_run_without_asking(command, prefixes, allowed):
+    assert allowed_by_setting(command, prefixes) is allowed
+
+
+async def test_allow_and_deny_settings_decide_without_asking():
+    frontend = MemoryFrontend(answers=[DENY])
+    assert await allow_command("ls", Settings(execute="allow"), set(), frontend) == (True, "")
+    assert await allow_command("ls", Settings(execute="deny"), set(), frontend) == (
+        False, "denied by the elelem.execute setting")
+    assert frontend.questions == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "outcome"),
+    [
+        (ALLOW_ONCE, (True, "")),
+        (ALLOW_SESSION, (True, "")),
+        (DENY, (False, "the person denied it")),
+        (None, (False, "the prompt was dismissed")),
+        ("Something else", (False, "the prompt was dismissed")),
+        (Unanswered("the editor could not ask for permission: gone"), (False, "the editor could not ask for permission: gone")),
+    ],
+)
+async def test_under_ask_the_person_decides(answer, outcome):
+    frontend = MemoryFrontend(answers=[answer])
+    assert await allow_command("make", Settings(), set(), frontend) == outcome
+    assert frontend.questions == ["elelem wants to run: make"]
+
+
+async def test_allow_for_this_session_is_remembered_for_that_command_only():
+    frontend = MemoryFrontend(answers=[ALLOW_SESSION, DENY])
+    session: set[str] = set()
+    assert (await allow_command("make", Settings(), session, frontend))[0]
+    assert (await allow_command("make", Settings(), session, frontend))[0]  # not asked again
+    assert not (await allow_command("make install", Settings(), session, frontend))[0]
+    assert frontend.questions == ["elelem wants to run: make", "elelem wants to run: make install"]
+
+
+async def test_allow_once_is_not_remembered():
+    frontend = MemoryFrontend(answers=[ALLOW_ONCE, DENY])
+    session: set[str] = set()
+    assert (await allow_command("make", Settings(), session, frontend))[0]
+    assert not (await allow_command("make", Settings(), session, frontend))[0]
+    assert session == set()
