@@ -113,12 +113,14 @@ async def fix(face: LspFrontend, args: FixArguments) -> dict[str, Any]:
 
 def fix_request(diagnostics: list[DiagnosticArgument]) -> str:
     """The first line of a fix prompt: the problems reported, one a line, or the selection."""
-    problems = "\n".join(
-        f"- line {d.range.start.line + 1}: {d.message}"
-        + (f" [{d.source}{' ' + str(d.code) if d.code is not None else ''}]" if d.source or d.code is not None else "")
-        for d in diagnostics
-    )
+    problems = "\n".join(f"- line {d.range.start.line + 1}: {d.message}{_origin(d)}" for d in diagnostics)
     return "Fix the problem" + (f"s reported here:\n{problems}" if problems else " in the selected code.")
+
+
+def _origin(diagnostic: DiagnosticArgument) -> str:
+    """`` [source code]`` of a diagnostic, naming what it has of the two."""
+    named = [str(part) for part in (diagnostic.source, diagnostic.code) if part not in (None, "")]
+    return f" [{' '.join(named)}]" if named else ""
 
 
 async def providers(face: LspFrontend, args: FolderArguments) -> dict[str, Any]:
