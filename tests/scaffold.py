@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
@@ -20,6 +22,15 @@ ROOT = Path(__file__).resolve().parent.parent
 PLUGINS = ROOT / "plugins"
 TEST_PLUGINS = Path(__file__).resolve().parent / "plugins"
 SERVER_COMMAND = [sys.executable, "-m", "elelem_lsp", "serve"]
+
+
+async def wait_until(condition: Callable[[], Any], what: str, timeout: float = 10) -> None:
+    """Wait for ``condition()`` to hold (checked every 20 ms); fail naming ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
 
 
 def add_plugin(root: Path, name: str) -> Path:

@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcRequestCancelled
 
-from scaffold import add_plugin, write_script
+from scaffold import add_plugin, wait_until, write_script
 
 SLOW = [[{"type": "saying", "text": "partial "}, {"type": "saying", "text": "reply"}, {"type": "sleep", "seconds": 30}],
         [{"type": "saying", "text": "next turn works"}]]
@@ -22,11 +22,7 @@ def errors_shown(editor):
 
 
 async def wait_for_report(editor, token):
-    for _ in range(200):
-        if any(v["kind"] == "report" for v in editor.progress[token]):
-            return
-        await asyncio.sleep(0.025)
-    raise AssertionError("no report arrived")
+    await wait_until(lambda: any(v["kind"] == "report" for v in editor.progress[token]), "a report")
 
 
 async def check_cancelled_and_usable(editor, token):
@@ -36,6 +32,14 @@ async def check_cancelled_and_usable(editor, token):
     assert (await editor.ask("again", token="after"))["reply"] == "next turn works"
     await asyncio.sleep(0.2)
     assert errors_shown(editor) == []
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 @pytest.mark.parametrize("mode", ["async", "thread"])
@@ -51,7 +55,7 @@ async def test_cancel_request_stops_the_turn(project, start_editor, mode):
     editor.client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="long-turn"))
     with pytest.raises(JsonRpcRequestCancelled):
         await reply
-    await asyncio.sleep(0.1)
+    await wait_until(lambda: editor.progress["t"][-1]["kind"] == "end", "the progress to end")
     await check_cancelled_and_usable(editor, "t")
 
 
@@ -79,16 +83,11 @@ async def test_cancel_kills_a_running_command(project, start_editor, tmp_path):
                              "arguments": {"command": f"echo $$ > {pid_file}; sleep 60"}}]])
     editor = await start_editor(project, settings={"provider": "scripted", "execute": "allow"})
     turn = asyncio.create_task(editor.ask("run", token="t"))
-    for _ in range(200):
-        if pid_file.exists() and pid_file.read_text().strip():
-            break
-        await asyncio.sleep(0.025)
+    await wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), "the command to start")
     pid = int(pid_file.read_text())
     await editor.command("elelem.cancel", {})
     assert (await asyncio.wait_for(turn, 5))["cancelled"]
-    await asyncio.sleep(0.2)
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)
+    await wait_until(lambda: not alive(pid), "the process group to be killed", timeout=5)
 
 
 async def test_cancel_while_the_editor_is_asking_shows_no_error(project, start_editor):

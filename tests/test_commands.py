@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from scaffold import PLUGINS, add_plugin, write_script
+from scaffold import PLUGINS, add_plugin, wait_until, write_script
 
 
 async def command_error(editor, name, *arguments):
@@ -148,7 +148,7 @@ async def test_one_turn_per_folder_but_folders_run_concurrently(tmp_path, home, 
     editor = await start_editor(slow, folders=[slow, fast], settings={"provider": "scripted"})
 
     long_turn = asyncio.create_task(editor.ask("long", token="long", uri=slow.as_uri()))
-    await asyncio.sleep(0.5)
+    await wait_until(lambda: editor.events("long"), "the long turn to start")
     busy = await command_error(editor, "elelem.ask", {"prompt": "again", "uri": slow.as_uri()})
     assert "already running" in busy.message
     other = await editor.ask("other", token="other", uri=fast.as_uri())

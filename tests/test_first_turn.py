@@ -19,7 +19,7 @@ from elelem_lsp.agent.messages import assistant, system, tool_result, user
 from elelem_lsp.agent.toolbox import Toolbox
 from elelem_lsp.providers import stream
 from elelem_lsp.providers.openai import OpenAIProvider, normalize
-from scaffold import ROOT, add_plugin
+from scaffold import ROOT, add_plugin, wait_until
 
 PROVIDERS_TESTS = Path(__file__).resolve().parent / "providers"
 
@@ -99,13 +99,6 @@ elelem_lsp.configure(lambda config: config.provider("slowprep", lambda **_: Slow
 '''
 
 
-async def wait_for(predicate, seconds: float = 20.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.02)
-
-
 async def test_prepare_runs_after_initialize_and_delays_no_request(project, start_editor):
     plugin = project / ".agents" / "plugins" / "slowprep.py"
     plugin.parent.mkdir(parents=True)
@@ -113,14 +106,14 @@ async def test_prepare_runs_after_initialize_and_delays_no_request(project, star
     marks = project / "prepare.json"
     editor = await start_editor(project, settings={"provider": "slowprep"})
     initialized = time.time()
-    await wait_for(marks.exists)
+    await wait_until(marks.exists, "prepare() to start", timeout=20)
     assert json.loads(marks.read_text())["started"] >= initialized - 0.05  # only after initialize was answered
     started = time.monotonic()
     tools, providers = await asyncio.gather(editor.command("elelem.tools", {}), editor.command("elelem.providers", {}))
     assert time.monotonic() - started < 1.5  # answered while prepare() sleeps for 3 s
     assert "finished" not in json.loads(marks.read_text())
     assert "grep" in {t["name"] for t in tools["tools"]} and providers["provider"] == "slowprep"
-    await wait_for(lambda: "finished" in json.loads(marks.read_text()))
+    await wait_until(lambda: "finished" in json.loads(marks.read_text()), "prepare() to finish", timeout=20)
     assert (await editor.ask("go"))["reply"] == "prepared: True"
 
 
@@ -159,7 +152,7 @@ async def test_settings_are_kept_until_the_client_reports_a_change(project, star
     add_plugin(project, "echo")
     settings = SettingsClient({"provider": "echo", "model": "one"})
     editor = await start_editor(project, handlers=settings.handlers())
-    await wait_for(lambda: settings.pulls >= 1)
+    await wait_until(lambda: settings.pulls >= 1, "the settings to be pulled")
     assert settings.registered == [lsp.WORKSPACE_DID_CHANGE_CONFIGURATION]
     assert (await editor.ask("a", token="1"))["reply"] == "one: a"
     assert (await editor.ask("b", token="2"))["reply"] == "one: b"
@@ -186,7 +179,7 @@ async def test_clients_that_do_not_report_changes_are_asked_every_turn(project, 
         window=lsp.WindowClientCapabilities(work_done_progress=True),
     )
     editor = await start_editor(project, client=capabilities, handlers=settings.handlers())
-    await wait_for(lambda: settings.pulls >= 1)
+    await wait_until(lambda: settings.pulls >= 1, "the settings to be pulled")
     pulls = settings.pulls
     assert (await editor.ask("a", token="1"))["reply"] == "one: a"
     settings.current["model"] = "two"  # changed without a word to the server

@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import client_capabilities
 
-from scaffold import add_plugin, write_script
+from scaffold import add_plugin, wait_until, write_script
 
 from elelem_lsp.host.transcript import TurnRecord, preview
 from elelem_lsp.server.editor import announced_client
@@ -73,14 +73,6 @@ def test_an_error_reply_is_in_the_record():
     assert "**Error: no key**" in text and text.endswith("openai · 0 steps\n")
 
 
-async def wait_for(condition, what: str, timeout: float = 10):
-    for _ in range(int(timeout / 0.05)):
-        if condition():
-            return
-        await asyncio.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
-
-
 def reply_messages(editor) -> list[lsp.ShowMessageParams]:
     return [m for m in editor.client.messages if "using provider" not in m.message]
 
@@ -92,7 +84,7 @@ async def test_a_plain_client_sees_the_reply_and_gets_the_transcript(project, ho
     result = await editor.ask("what is in the readme?")
     assert result["reply"].startswith("The readme is a heading")
 
-    await wait_for(lambda: editor.client.shown_documents, "window/showDocument")
+    await wait_until(lambda: editor.client.shown_documents, "window/showDocument")
     [message] = reply_messages(editor)
     assert message.type == lsp.MessageType.Info
     assert message.message.startswith("elelem: The readme is a heading that says hello. More words.")
@@ -112,7 +104,7 @@ async def test_a_plain_client_sees_the_reply_and_gets_the_transcript(project, ho
     assert transcript.endswith("scripted · 2 steps\n")
 
     await editor.ask("again", token="turn-2")
-    await wait_for(lambda: len(editor.client.shown_documents) == 2, "the second transcript")
+    await wait_until(lambda: len(editor.client.shown_documents) == 2, "the second transcript")
     assert editor.client.shown_documents[1].uri != shown.uri  # each turn its own file
 
 
@@ -120,7 +112,7 @@ async def test_an_error_turn_is_shown_as_an_error(project, start_editor):
     editor = await start_editor(project, settings={"provider": "nosuch"})
     result = await editor.ask("hi")
     assert result["error"]
-    await wait_for(lambda: reply_messages(editor), "the error message")
+    await wait_until(lambda: reply_messages(editor), "the error message")
     [message] = reply_messages(editor)
     assert message.type == lsp.MessageType.Error
     assert message.message.startswith('elelem: Error: unknown provider: "nosuch"')
@@ -134,7 +126,7 @@ async def test_a_client_without_show_document_gets_the_message_only(project, hom
         project, client=lsp.ClientCapabilities(), init_options={"provider": "scripted", "workspacePlugins": True}
     )
     await editor.ask("hi")
-    await wait_for(lambda: reply_messages(editor), "the reply message")
+    await wait_until(lambda: reply_messages(editor), "the reply message")
     assert reply_messages(editor)[0].message.startswith("elelem: The readme is")
     await asyncio.sleep(0.3)
     assert editor.client.shown_documents == []
