@@ -1,8 +1,8 @@
 """How long an edit in a big open document takes to become a `workspace/applyEdit`.
 
 Measured through the real code path in-process: the Toolbox runs `edit` or `write`
-on an EditorWorkspace whose server is a stand-in holding a real pygls workspace with
-the document open; its `workspace_apply_edit_async` turns the params into JSON as
+on the host's FrontendWorkspace, through the LSP front end (LspFrontend) of a stand-in
+server holding a real pygls workspace with the document open; the stand-in's `workspace_apply_edit_async` turns the params into JSON as
 pygls does before sending, and the clock stops there. The floor is the part any
 implementation pays: building and serialising the same one-line applyEdit for a
 range already known; "locate" adds finding the old text in the model's text and
@@ -26,18 +26,24 @@ from pygls.protocol import default_converter
 from pygls.workspace import Workspace as PyglsWorkspace
 
 from elelem_lsp.agent.toolbox import Toolbox
-from elelem_lsp.server.editor import EditorWorkspace
+from elelem_lsp.host.settings import Settings
+from elelem_lsp.host.workspace import FrontendWorkspace
+from elelem_lsp.server.editor import LspFrontend
 
 CONVERTER = default_converter()
 
 
 class StandInServer:
-    """What EditorWorkspace asks of the language server, with sending replaced by serialising."""
+    """What LspFrontend asks of the language server for an edit, with sending replaced by serialising."""
 
-    client_name = "bench"
-    can_apply_edits = True
-    supports_annotations = True
-    position_encoding = "utf-16"
+    client_capabilities = lsp.ClientCapabilities(
+        workspace=lsp.WorkspaceClientCapabilities(
+            apply_edit=True,
+            workspace_edit=lsp.WorkspaceEditClientCapabilities(
+                change_annotation_support=lsp.ChangeAnnotationsSupportOptions()
+            ),
+        )
+    )
 
     def __init__(self, root: Path) -> None:
         self.workspace = PyglsWorkspace(root.as_uri())
@@ -73,7 +79,7 @@ def floor_once(server: StandInServer, uri: str, line: int) -> float:
     return time.perf_counter() - started
 
 
-async def tool_once(toolbox: Toolbox, workspace: EditorWorkspace, server: StandInServer, name: str, args: dict) -> float:
+async def tool_once(toolbox: Toolbox, workspace: FrontendWorkspace, server: StandInServer, name: str, args: dict) -> float:
     started = time.perf_counter()
     await toolbox.call(name, args, workspace)
     return server.sent_at - started
@@ -90,7 +96,7 @@ async def main(lines: int, runs: int) -> None:
         root = Path(folder).resolve()
         for newline, astral in (("\n", False), ("\r\n", False), ("\n", True)):
             server = StandInServer(root)
-            workspace = EditorWorkspace(server, root)  # type: ignore[arg-type]
+            workspace = FrontendWorkspace(LspFrontend(server), root, Settings)  # type: ignore[arg-type]
             text = document(lines, newline, astral)
             path = root / "big.txt"
             path.write_text(text, newline="")
