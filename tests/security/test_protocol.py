@@ -179,22 +179,49 @@ async def test_a_stream_of_endless_garbage_ends_the_server_with_one_line(raw, pr
 
 
 # -- JSON and JSON-RPC -------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "body, code",
-    [
-        (b'{"jsonrpc": "2.0", "id": 3, "method": ', -32700),
-        (b"\xff\xfe not utf-8", -32700),
-        (b"[" * 200_000 + b"]" * 200_000, -32700),
-        (b'{"a": ' * 100_000 + b"1" + b"}" * 100_000, -32700),
-        (b"[]", -32600),
-        (b'"just a string"', -32600),
-        (b'{"jsonrpc": "1.0", "id": 3, "method": "shutdown"}', -32600),
-        (b'{"jsonrpc": "2.0", "id": 3, "method": 42}', -32600),
-        (b'{"jsonrpc": "2.0", "id": {"no": 1}, "method": "shutdown"}', -32600),
-    ],
-    ids=["cut JSON", "not UTF-8", "arrays 200k deep", "objects 100k deep", "a batch", "a string", "JSON-RPC 1.0", "numeric method", "object id"],
-)
-async def test_a_body_that_is_not_a_json_rpc_message_gets_an_error_answer(body, code, raw, project):
+class InProcess:
+    """The server's protocol in this process, its answers captured: for checks of what it
+    answers to a message, which need no subprocess (the wire is tested end to end below)."""
+
+    def __init__(self, *, initialized: bool = True) -> None:
+        from elelem_lsp.server.server import create_server
+
+        self.server = create_server()
+        self.sent: list[bytes] = []
+        self.server.protocol.set_writer(type("Writer", (), {"write": lambda _, data: self.sent.append(data)})())
+        self.server.protocol.initialized = initialized
+
+    def answer(self, body: bytes) -> dict[str, Any]:
+        before = len(self.sent)
+        self.server.protocol.receive(body)
+        [answer] = self.sent[before:]
+        return json.loads(answer.partition(b"\r\n\r\n")[2])
+
+
+BAD_BODIES = [
+    (b'{"jsonrpc": "2.0", "id": 3, "method": ', -32700),
+    (b"\xff\xfe not utf-8", -32700),
+    (b"[" * 200_000 + b"]" * 200_000, -32700),
+    (b'{"a": ' * 100_000 + b"1" + b"}" * 100_000, -32700),
+    (b"[]", -32600),
+    (b'"just a string"', -32600),
+    (b'{"jsonrpc": "1.0", "id": 3, "method": "shutdown"}', -32600),
+    (b'{"jsonrpc": "2.0", "id": 3, "method": 42}', -32600),
+    (b'{"jsonrpc": "2.0", "id": {"no": 1}, "method": "shutdown"}', -32600),
+]
+BAD_BODY_IDS = ["cut JSON", "not UTF-8", "arrays 200k deep", "objects 100k deep", "a batch", "a string",
+                "JSON-RPC 1.0", "numeric method", "object id"]
+
+
+@pytest.mark.parametrize("body, code", BAD_BODIES, ids=BAD_BODY_IDS)
+def test_a_body_that_is_not_a_json_rpc_message_gets_an_error_answer(body, code):
+    answer = InProcess().answer(body)
+    assert answer["error"]["code"] == code and answer["error"].get("data") is None
+    assert "Traceback" not in answer["error"]["message"]
+
+
+@pytest.mark.parametrize("body, code", [BAD_BODIES[0], BAD_BODIES[3], BAD_BODIES[8]], ids=["cut JSON", "objects 100k deep", "object id"])
+async def test_over_the_wire_a_bad_body_is_answered_and_the_server_goes_on(body, code, raw, project):
     await raw.initialize(project)
     await raw.send(frame(body))
     answer = await raw.read()
@@ -204,6 +231,19 @@ async def test_a_body_that_is_not_a_json_rpc_message_gets_an_error_answer(body, 
     stderr = await raw.stop()
     no_traceback(stderr)
     assert "RecursionError" not in stderr
+
+
+def test_before_initialize_a_request_is_refused_and_a_notification_dropped():
+    protocol = InProcess(initialized=False)
+    early = protocol.answer(json.dumps(TOOLS).encode())
+    assert early["error"]["code"] == -32002 and "send initialize before workspace/executeCommand" in early["error"]["message"]
+    protocol.server.protocol.receive(json.dumps({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {}}).encode())
+    assert len(protocol.sent) == 1
+
+
+def test_a_second_initialize_is_refused():
+    again = InProcess().answer(json.dumps(request(1, "initialize", INITIALIZE)).encode())
+    assert again["error"]["code"] == -32600 and "already initialized" in again["error"]["message"]
 
 
 async def test_requests_before_initialize_and_after_shutdown_are_refused(raw, project):
@@ -232,16 +272,32 @@ async def test_requests_before_initialize_and_after_shutdown_are_refused(raw, pr
         ({"command": "elelem.tools", "arguments": "not a list"}, "params.arguments"),
     ],
 )
-async def test_execute_command_without_usable_params_is_invalid_params(params, field, raw, project):
-    await raw.initialize(project)
-    await raw.send(frame(request(4, "workspace/executeCommand", params)))
-    answer = await raw.answer(4)
+def test_execute_command_without_usable_params_is_invalid_params(params, field):
+    answer = InProcess().answer(json.dumps(request(4, "workspace/executeCommand", params)).encode())
     assert answer["error"]["code"] == -32602 and field in answer["error"]["message"]
+    assert answer["error"].get("data") is None
+
+
+async def test_over_the_wire_unusable_params_are_invalid_params_without_a_traceback(raw, project):
+    await raw.initialize(project)
+    await raw.send(frame(request(4, "workspace/executeCommand", {"command": "elelem.tools", "arguments": "not a list"})))
+    answer = await raw.answer(4)
+    assert answer["error"]["code"] == -32602 and "params.arguments" in answer["error"]["message"]
     assert answer["error"].get("data") is None
     no_traceback(await raw.stop())
 
 
 @pytest.mark.parametrize("line", [2**70, -1, 2**31])
+def test_a_code_action_at_a_position_lsp_does_not_allow_is_invalid_params(line, project):
+    uri = (project / "README.md").as_uri()
+    where = {"start": {"line": line, "character": 0}, "end": {"line": 0, "character": 0}}
+    params = {"textDocument": {"uri": uri}, "range": where, "context": {"diagnostics": []}}
+    answer = InProcess().answer(json.dumps(request(5, "textDocument/codeAction", params)).encode())
+    assert answer["error"]["code"] == -32602
+    assert "params.range.start" in answer["error"]["message"] and "Position.line" in answer["error"]["message"]
+
+
+@pytest.mark.parametrize("line", [2**70])
 async def test_a_position_lsp_does_not_allow_is_invalid_params_naming_the_field(line, raw, project):
     await raw.initialize(project)
     uri = (project / "README.md").as_uri()
@@ -261,15 +317,11 @@ async def test_a_position_lsp_does_not_allow_is_invalid_params_naming_the_field(
 def test_a_server_bug_is_answered_without_its_traceback():
     from concurrent.futures import Future
 
-    from elelem_lsp.server.server import create_server
-
-    server = create_server()
-    sent: list[bytes] = []
-    server.protocol.set_writer(type("Writer", (), {"write": lambda self, data: sent.append(data)})())
+    protocol = InProcess()
     failed: Future = Future()
     failed.set_exception(KeyError("a bug"))
-    server.protocol._send_handler_result(failed, msg_id=3)  # what pygls does when a handler raises
-    answer = json.loads(sent[-1].partition(b"\r\n\r\n")[2])
+    protocol.server.protocol._send_handler_result(failed, msg_id=3)  # what pygls does when a handler raises
+    answer = json.loads(protocol.sent[-1].partition(b"\r\n\r\n")[2])
     assert answer["id"] == 3 and answer["error"]["code"] == -32603
     assert answer["error"].get("data") is None and "KeyError" in answer["error"]["message"]
 
@@ -303,18 +355,37 @@ async def test_an_unopened_buffer_is_named_but_no_path_is_read_for_it(project, s
     assert result["reply"] == "explain\n\nBuffer: untitled:Untitled-2 (the editor has not sent its text)"
 
 
-@pytest.mark.parametrize(
-    "uri, says",
-    [
-        ("not a uri", "not a URI"),
-        ("", "not a URI"),
-        ("/etc/passwd", "not a URI"),
-        ("file:///tmp/x\nfile:///etc/passwd", "not a URI"),
-        ("file://elsewhere.example.com/etc/passwd", "another host"),
-        ("file:///etc/passwd", "not inside a workspace folder"),
-        ("file://{project}/../../../etc/passwd", "not inside a workspace folder"),
-    ],
-)
+UNUSABLE_URIS = [
+    ("not a uri", "not a URI"),
+    ("", "not a URI"),
+    ("/etc/passwd", "not a URI"),
+    ("file:///tmp/x\nfile:///etc/passwd", "not a URI"),
+    ("file://elsewhere.example.com/etc/passwd", "another host"),
+    ("file:///etc/passwd", "not inside a workspace folder"),
+    ("file://{project}/../../../etc/passwd", "not inside a workspace folder"),
+]
+
+
+@pytest.mark.parametrize("uri, says", UNUSABLE_URIS)
+def test_an_unusable_uri_names_uri_in_its_error(uri, says, project):
+    from pygls.exceptions import JsonRpcInvalidParams
+
+    from elelem_lsp.host.frontend import BadRequest
+    from elelem_lsp.host.host import Host
+    from elelem_lsp.server.documents import document_path
+
+    from host.memory_frontend import MemoryFrontend
+
+    host = Host(MemoryFrontend())
+    host.sync_folders({project.as_uri(): project})
+    uri = uri.format(project=project)
+    with pytest.raises((JsonRpcInvalidParams, BadRequest)) as refused:
+        host.folder_for(document_path(uri), uri)
+    message = getattr(refused.value, "message", None) or str(refused.value)
+    assert message.startswith("uri: ") and says in message
+
+
+@pytest.mark.parametrize("uri, says", [UNUSABLE_URIS[4], UNUSABLE_URIS[6]])
 async def test_an_unusable_uri_is_invalid_params_naming_it(uri, says, project, start_editor):
     add_plugin(project, "echo")
     editor = await start_editor(project, settings={"provider": "echo"})
