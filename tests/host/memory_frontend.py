@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elelem_lsp.host.frontend import FileEdit, Frontend, OpenDocument, ProgressSink, Unanswered
+from elelem_lsp.host.frontend import FileEdit, Frontend, OpenDocument, ProgressSink
 
 
 class Progress(ProgressSink):
@@ -119,5 +119,3 @@ class MemoryFrontend(Frontend):
             edit.path.write_text(after, encoding="utf-8")
         return True, None
 
-
-__all__ = ["MemoryFrontend", "Progress", "Unanswered"]
