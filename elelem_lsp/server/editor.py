@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
+from ..agent.command_allowlist import allows
 from ..agent.workspace import Change, Workspace, WorkspaceError
 from ..textedits import minimal_change
 
@@ -125,12 +126,10 @@ class EditorWorkspace(Workspace):
     # -- processes -------------------------------------------------------------
     async def allow_command(self, command: str) -> tuple[bool, str]:
         settings = self._settings()
-        if settings.execute == "allow":
+        if settings.execute == "allow" or allows(settings.allow_commands, command):
             return True, ""
         if settings.execute == "deny":
-            return False, "denied by the elelem.execute setting"
-        if any(command.strip().startswith(prefix) for prefix in settings.allow_commands if prefix):
-            return True, ""
+            return False, "denied by the elelem.execute setting (and not allowed by elelem.allowCommands)"
         if command in self.allowed_for_session:
             return True, ""
         try:
