@@ -85,48 +85,86 @@ class Workspace:
     async def run(self, command: str, *, timeout: float, output_cap: int) -> ProcessResult:
         """Run ``command`` in a shell at the root, in its own process group.
 
-        The group is killed on timeout and on cancellation, so a turn that is
-        stopped leaves nothing running.
+        The group is killed when the shell exits, on timeout and on cancellation, so
+        nothing the command started outlives the call (``sleep 100 &`` included).
         """
-        process = await asyncio.create_subprocess_shell(
-            command,
-            cwd=self.root,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
+        # The output pipe is ours, not asyncio's, so reading can stop even while a
+        # process that left the group (setsid) still holds the pipe open.
+        read_end, write_end = os.pipe()
+        reader = asyncio.StreamReader()
+        transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_end, "rb", buffering=0)
         )
-        chunks: list[bytes] = []
-        size = 0
-        truncated = False
-
-        async def collect() -> None:
-            nonlocal size, truncated
-            assert process.stdout
-            while chunk := await process.stdout.read(65536):
-                if size < output_cap:
-                    chunks.append(chunk[: output_cap - size])
-                truncated = truncated or size + len(chunk) > output_cap
-                size += len(chunk)
-            await process.wait()
-
-        timed_out = False
         try:
-            await asyncio.wait_for(collect(), timeout)
-        except asyncio.TimeoutError:
-            timed_out = True
-            kill_group(process.pid)
-            await process.wait()
-        except asyncio.CancelledError:
-            kill_group(process.pid)
-            raise
-        output = b"".join(chunks).decode("utf-8", errors="replace")
-        return ProcessResult(process.returncode, output, truncated, timed_out)
+            try:
+                process = await asyncio.create_subprocess_shell(
+                    command,
+                    cwd=self.root,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=write_end,
+                    stderr=write_end,
+                    start_new_session=True,
+                )
+            finally:
+                os.close(write_end)  # the command's processes hold the only copies now
+            return await watch(process, reader, timeout=timeout, output_cap=output_cap)
+        finally:
+            transport.close()
 
     # -- people ----------------------------------------------------------------
     async def ask_user(self, prompt: str) -> str:
         """A line typed by the person at the other end (the ``human`` provider)."""
         raise WorkspaceError("nobody can answer here: the human provider needs a terminal or an editor")
+
+
+# How long output may keep arriving after the command's process group was killed.
+OUTPUT_LINGER = 0.5
+
+
+class CappedOutput:
+    """A command's output, kept up to a cap; the rest is counted, not stored."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.chunks: list[bytes] = []
+        self.size = 0
+
+    @property
+    def truncated(self) -> bool:
+        return self.size > self.cap
+
+    async def collect(self, reader: asyncio.StreamReader) -> None:
+        while chunk := await reader.read(65536):
+            if self.size < self.cap:
+                self.chunks.append(chunk[: self.cap - self.size])
+            self.size += len(chunk)
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", errors="replace")
+
+
+async def watch(
+    process: asyncio.subprocess.Process, reader: asyncio.StreamReader, *, timeout: float, output_cap: int
+) -> ProcessResult:
+    """Collect a command's output until its shell exits or time runs out; then kill its group."""
+    output = CappedOutput(output_cap)
+    reading = asyncio.ensure_future(output.collect(reader))
+    timed_out = False
+    try:
+        await asyncio.wait_for(process.wait(), timeout)
+    except asyncio.TimeoutError:
+        timed_out = True
+    finally:  # cancelled too: whatever the command left running goes with it
+        kill_group(process.pid)
+        try:
+            # With the group dead nobody writes any more: what is left in the pipe arrives at once.
+            await asyncio.wait_for(asyncio.shield(reading), OUTPUT_LINGER)
+        except asyncio.TimeoutError:
+            pass  # a process in a session of its own still holds the pipe open
+        finally:
+            reading.cancel()
+    await process.wait()
+    return ProcessResult(process.returncode, output.text(), output.truncated, timed_out)
 
 
 def kill_group(pid: int) -> None:
