@@ -24,6 +24,42 @@ class WorkspaceError(Exception):
     """A request the workspace refuses; its message is shown to the model."""
 
 
+# Linux's limits; the tightest of the common file systems allow a name of 255 bytes.
+PATH_MAX = 4096
+NAME_MAX = 255
+SHOWN_PATH = 80  # characters of a path an error message repeats
+
+
+def check_path_text(path: str) -> None:
+    """Refuse a path no file system can hold, before the OS is asked about it."""
+    if "\0" in path:
+        raise WorkspaceError(f"path contains a NUL byte: {shown(path)}")
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        raise WorkspaceError(f"path is not valid text (a lone surrogate?): {shown(path)}") from None
+    for part in Path(path).parts:
+        if len(os.fsencode(part)) > NAME_MAX:
+            raise WorkspaceError(
+                f"path has a part too long: {shown(part)} ({len(part)} characters; the limit is {NAME_MAX} bytes)"
+            )
+
+
+def resolve_existing(candidate: Path) -> Path:
+    """The real path of ``candidate``; one that does not exist yet (a file to write) is fine,
+    one the OS refuses to follow raises its OSError."""
+    try:
+        return candidate.resolve(strict=True)
+    except FileNotFoundError:
+        return candidate.resolve()
+
+
+def shown(path: str) -> str:
+    """``path`` as an error message repeats it: control characters escaped, the middle cut when long."""
+    text = path if path.isprintable() else path.encode("unicode_escape", "backslashreplace").decode("ascii")
+    return text if len(text) <= SHOWN_PATH else f"{text[: SHOWN_PATH - 20]}...{text[-10:]}"
+
+
 @dataclass
 class ProcessResult:
     exit_code: int | None
@@ -41,19 +77,41 @@ class Workspace:
 
     # -- paths -----------------------------------------------------------------
     def resolve(self, path: str) -> Path:
-        """``path`` as an absolute path inside the root; refuses anything that leads out."""
+        """``path`` as an absolute path inside the root; refuses anything that leads out.
+
+        A path no file system could hold (a NUL byte, text that is not a name, a part or
+        a whole too long) or one the OS cannot follow is refused here with a message, so
+        no tool has to know how each of those fails.
+        """
         if not isinstance(path, str) or not path.strip():
             raise WorkspaceError("path must be a non-empty string")
+        check_path_text(path)
         candidate = Path(path).expanduser()
         if not candidate.is_absolute():
             candidate = self.root / candidate
-        resolved = candidate.resolve()  # follows symlinks, so a link leading out is caught
+        if len(os.fsencode(candidate)) >= PATH_MAX:
+            raise WorkspaceError(f"path too long: {shown(path)} ({len(path)} characters; the limit is {PATH_MAX - 1} bytes)")
+        try:
+            resolved = resolve_existing(candidate)  # follows symlinks, so a link leading out is caught
+        except RuntimeError:  # how pathlib (before 3.13) reports a symlink loop
+            raise WorkspaceError(f"{shown(path)} is a symlink loop") from None
+        except OSError as error:  # through a file (ENOTDIR), a folder it may not enter (EACCES), a loop...
+            raise WorkspaceError(f"{shown(path)}: {error.strerror or error}") from None
         if resolved != self.root and self.root not in resolved.parents:
-            raise WorkspaceError(f"{path} is outside the workspace {self.root}")
+            raise WorkspaceError(f"{shown(path)} is outside the workspace {self.root}")
         return resolved
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix() if path != self.root else "."
+
+    def describe(self, error: OSError) -> str:
+        """What the OS refused, naming the file the way the model named it (relative to the root)."""
+        reason = error.strerror or str(error) or type(error).__name__
+        if error.filename is None:
+            return reason
+        path = Path(os.fsdecode(error.filename))
+        name = path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else str(path)
+        return f"{shown(name)}: {reason}"
 
     # -- files -----------------------------------------------------------------
     async def read_text(self, path: Path) -> str:

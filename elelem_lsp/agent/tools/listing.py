@@ -18,7 +18,12 @@ class ListArguments(BaseModel):
 def walk(workspace: Workspace, top) -> tuple[list[str], bool]:
     """Workspace-relative file paths below ``top``, at most LIMIT, sorted; and whether cut."""
     found: list[str] = []
-    for folder, dirs, files in os.walk(top):
+
+    def refuse_top(error: OSError) -> None:
+        if error.filename == os.fspath(top):  # the folder asked for cannot be read: say so, not "empty"
+            raise error
+
+    for folder, dirs, files in os.walk(top, onerror=refuse_top):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED)
         for name in sorted(files):
             if len(found) == LIMIT:
