@@ -11,6 +11,7 @@ import asyncio
 import contextvars
 import os
 import signal
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,14 +116,27 @@ class Workspace:
 
     # -- files -----------------------------------------------------------------
     async def read_text(self, path: Path) -> str:
+        name = self.relative(path)
         try:
-            return path.read_text(encoding="utf-8")
+            # Not a plain open: on a FIFO that waits for a writer, stalling the turn and the server.
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
         except FileNotFoundError:
-            raise WorkspaceError(f"{self.relative(path)} does not exist") from None
-        except IsADirectoryError:
-            raise WorkspaceError(f"{self.relative(path)} is a directory") from None
-        except UnicodeDecodeError:
-            raise WorkspaceError(f"{self.relative(path)} is not UTF-8 text") from None
+            raise WorkspaceError(f"{name} does not exist") from None
+        try:
+            kind = stat.S_IFMT(os.fstat(fd).st_mode)
+            if kind == stat.S_IFDIR:
+                raise WorkspaceError(f"{name} is a directory")
+            if kind != stat.S_IFREG:
+                raise WorkspaceError(f"{name} is not a regular file (a FIFO, socket or device)")
+            handle = open(fd, encoding="utf-8")
+        except BaseException:
+            os.close(fd)
+            raise
+        with handle:
+            try:
+                return handle.read()
+            except UnicodeDecodeError:
+                raise WorkspaceError(f"{name} is not UTF-8 text") from None
 
     async def update(self, path: Path, change: Change, *, tool: str) -> None:
         """Replace the file's text with ``change(current text or None)``; atomic on disk.

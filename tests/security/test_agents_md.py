@@ -128,3 +128,10 @@ async def test_in_the_editor_the_unsaved_buffer_counts_and_a_link_out_is_skipped
     assert (await editor.ask("again", token="t2"))["error"] is None
     [first, *_] = (await editor.command("elelem.context", {}))["messages"]
     assert SECRET not in first["content"] and "AGENTS.md was skipped" in first["content"]
+
+
+@pytest.mark.timeout(30)
+async def test_an_agents_md_that_is_a_fifo_is_skipped_without_waiting(root):
+    os.mkfifo(root / "AGENTS.md")
+    prompt = await system_prompt(Workspace(root))
+    assert "AGENTS.md was skipped" in prompt and "not a regular file" in prompt

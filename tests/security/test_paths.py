@@ -192,3 +192,30 @@ async def test_through_the_server_bad_paths_fail_their_call_and_the_turn_goes_on
     err = capfd.readouterr().err
     assert "Traceback" not in err and "ERROR" not in err, err
     assert sorted(p.name for p in project.iterdir()) == [".agents", "README.md", "file.txt", "loop"]
+
+
+@pytest.mark.timeout(30)
+async def test_a_fifo_is_refused_at_once_instead_of_stalling_the_server(ws):
+    """A plain open of a FIFO waits for a writer: one in the tree would stall read, grep and every turn."""
+    (ws.root / "loop").unlink()  # list and grep failing on a loop in the tree is another matter
+    os.mkfifo(ws.root / "pipe")
+    (ws.root / "src" / "code.py").write_text("a = 1\n")
+    read = await Toolbox().call("read", {"path": "pipe"}, ws)
+    assert read["ok"] is False and "not a regular file" in read["error"]
+    grep = await Toolbox().call("grep", {"pattern": "a"}, ws)
+    assert grep["ok"] is True and {m["path"] for m in grep["matches"]} == {"file.txt", "src/code.py"}
+
+
+@pytest.mark.timeout(30)
+async def test_a_socket_is_refused(ws, tmp_path):
+    import socket
+
+    listener = socket.socket(socket.AF_UNIX)
+    os.chdir(ws.root)  # a socket path is limited to about 100 bytes: bind it by a short relative name
+    try:
+        listener.bind("sock")
+        result = await Toolbox().call("read", {"path": "sock"}, ws)
+    finally:
+        listener.close()
+        os.chdir(tmp_path)
+    assert result["ok"] is False and "sock" in result["error"]
