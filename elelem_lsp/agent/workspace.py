@@ -87,7 +87,10 @@ class Workspace:
         if not isinstance(path, str) or not path.strip():
             raise WorkspaceError("path must be a non-empty string")
         check_path_text(path)
-        candidate = Path(path).expanduser()
+        try:
+            candidate = Path(path).expanduser()
+        except RuntimeError:  # ``~name`` of a user nobody knows
+            raise WorkspaceError(f"{shown(path)}: no such user, so no home folder to start from") from None
         if not candidate.is_absolute():
             candidate = self.root / candidate
         if len(os.fsencode(candidate)) >= PATH_MAX:

@@ -29,6 +29,7 @@ BAD_PATHS = {
     "300 bytes in 150 characters": ("é" * 150, "too long"),
     "4200 bytes of short parts": ("a/" * 2100 + "f.txt", "too long"),
     "lone surrogate": ("\ud800.txt", "not valid text"),
+    "home of an unknown user": ("~no-such-user-here/x.txt", "no such user"),
     "through a file": ("file.txt/inner", "Not a directory"),
     "deeper through a file": ("file.txt/a/b.txt", "Not a directory"),
     "symlink loop": ("loop", "loop"),
