@@ -19,6 +19,7 @@ import pytest
 
 from attacks_cmds import Permissive, alive, still_alive_after
 from elelem_lsp.agent.toolbox import Toolbox
+from scaffold import add_plugin, write_script
 
 DAEMON = (
     # the classic double fork, without setsid: the grandchild stays in the group
@@ -36,7 +37,7 @@ LEFT_BEHIND = {
     "nohup, output elsewhere": "nohup sleep 100 > /dev/null 2>&1 & echo $! > pid; echo started",
     "subshell": "(sleep 100 & echo $! > pid); echo started",
     "nested shell": "sh -c 'sleep 100 & echo $! > pid'; echo started",
-    "double-forking daemon": DAEMON + "; sleep 0.5; echo started",
+    "double-forking daemon": DAEMON + "; while [ ! -s pid ]; do sleep 0.05; done; echo started",
     "trapping TERM and HUP": "sh -c 'trap \"\" TERM HUP; sleep 100' & echo $! > pid; echo started",
     "still writing": "(while true; do echo tick; sleep 0.01; done) & echo $! > pid; sleep 0.1; echo started",
 }
@@ -128,3 +129,21 @@ async def test_many_calls_leave_no_pipes_open(ws):
         for pid in pids:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+async def test_through_the_server_a_turn_leaves_nothing_running(project, start_editor):
+    add_plugin(project, "scripted")
+    calls = [
+        {"type": "doing", "id": "bg", "name": "execute",
+         "arguments": {"command": LEFT_BEHIND["background"], "timeout": 20}},
+        {"type": "doing", "id": "daemon", "name": "execute",
+         "arguments": {"command": "mkdir d && cd d && " + LEFT_BEHIND["double-forking daemon"], "timeout": 20}},
+    ]
+    write_script(project, [calls])
+    editor = await start_editor(project, settings={"provider": "scripted", "execute": "allow"})
+    started = time.monotonic()
+    result = await editor.ask("run")
+    assert result["error"] is None and time.monotonic() - started < 10
+    assert [e["ok"] for e in editor.events() if e["type"] == "result"] == [True, True]
+    for name in ("pid", "d/pid"):
+        assert not still_alive_after(int((project / name).read_text()), 1.0), name
