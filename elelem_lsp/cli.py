@@ -2,7 +2,8 @@
 
 ``serve`` runs the server (stdio, or ``--tcp HOST:PORT``). ``ask`` and ``chat``
 start that server as a subprocess and drive it as an editor would.
-``providers`` lists what ``-p`` can name here.
+``providers`` lists what ``-p`` can name here. A bad argument is a one-line
+error (exit 2), never a traceback.
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ import logging
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
+
+from .spinner import Spinner
+
+if TYPE_CHECKING:
+    from .client.trust import TrustDecision
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,22 +33,55 @@ def main(argv: list[str] | None = None) -> int:
     return args.run(args)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with a bad argument reported on one line."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def tcp_address(value: str) -> tuple[str, int]:
+    host, colon, port = value.rpartition(":")
+    if not colon or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT such as 127.0.0.1:2087, got {value!r}")
+    return host or "127.0.0.1", int(port)
+
+
+def log_level(value: str) -> str:
+    if value.upper() not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"{value!r} is not one of {', '.join(LOG_LEVELS)}")
+    return value.upper()
+
+
+def folder(value: str) -> Path:
+    path = Path(value).expanduser()
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"{value}: no such folder")
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{value} is a file, not a folder")
+    return path
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="elelem-lsp", description="A coding agent in your editor, over LSP.")
+    parser = Parser(prog="elelem-lsp", description="A coding agent in your editor, over LSP.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="run the language server (stdio by default)")
     serve.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
-    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP address instead")
-    serve.add_argument("--log-level", default="WARNING", help="log level for stderr (default WARNING)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", type=tcp_address, help="listen on a TCP address instead")
+    serve.add_argument(
+        "--log-level", default="WARNING", type=log_level, metavar="LEVEL",
+        help=f"log level for stderr: {', '.join(LOG_LEVELS)} (default WARNING)",
+    )
     serve.set_defaults(run=run_serve)
 
     def client_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("-p", "--provider", help="provider name (default: picked from the environment)")
         sub.add_argument("--model", help="model for the provider")
         sub.add_argument("-y", "--yes", action="store_true", help="let the agent run commands without asking")
-        sub.add_argument("-C", "--directory", type=Path, default=Path.cwd(), help="workspace folder (default: .)")
+        sub.add_argument("-C", "--directory", type=folder, default=Path("."), help="workspace folder (default: .)")
         sub.add_argument("-v", "--verbose", action="store_true", help="show the server's log")
+        trust_option(sub)
 
     ask = commands.add_parser("ask", help="ask once and print the reply")
     client_options(ask)
@@ -52,90 +93,157 @@ def build_parser() -> argparse.ArgumentParser:
     chat.set_defaults(run=run_chat)
 
     providers = commands.add_parser("providers", help="list the providers -p can name here")
-    providers.add_argument("-C", "--directory", type=Path, default=Path.cwd())
+    providers.add_argument("-C", "--directory", type=folder, default=Path("."), help="workspace folder (default: .)")
+    trust_option(providers)
     providers.set_defaults(run=run_providers)
     return parser
 
 
+def trust_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--trust", action="store_true", help="load the folder's .agents/plugins without asking")
+
+
 def run_serve(args: argparse.Namespace) -> int:
-    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))  # it logs every message at INFO
+    logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
+    # pygls logs every message body at INFO, httpx every request URL (a ?key= too) and httpcore
+    # its traffic: they stay at WARNING whatever the level asked for
+    for noisy in ("pygls", "httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     from .server.server import create_server
 
     server = create_server()
     if args.tcp:
-        host, _, port = args.tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
+        host, port = args.tcp
+        try:
+            server.start_tcp(host, port)
+        except OSError as error:
+            print(f"elelem-lsp serve: cannot listen on {host}:{port}: {error.strerror or error}", file=sys.stderr)
+            return 1
     else:
         server.start_io()
     return 0
 
 
-def server_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The settings a terminal session passes as initializationOptions."""
-    options: dict[str, Any] = {"workspacePlugins": True}  # the person chose to run here
-    if args.provider:
+def starting() -> Spinner:
+    """The spinner shown (on a terminal) until the server answers; ``with starting() as spinner:``."""
+    return Spinner("starting elelem-lsp…")
+
+
+def plugin_trust(
+    args: argparse.Namespace, interactive: bool, notice: Callable[[str], None], spinner: Spinner
+) -> "TrustDecision":
+    """Whether the folder's own plugins may load: --trust, the trust file, or the person's answer."""
+    from .client.trust import PluginSet, decide
+
+    with spinner.paused():
+        return decide(PluginSet.scan(args.directory), interactive=interactive, trust_flag=args.trust, notice=notice)
+
+
+def server_options(args: argparse.Namespace, trust: "TrustDecision") -> dict[str, Any] | None:
+    """The settings a terminal session passes as initializationOptions: the user's settings
+    file, then the flags; None (after saying why) when the file is broken. Whether the
+    folder's plugins load is the folder's trust, never a setting of the file."""
+    from .client.user_settings import SettingsFileError, read_user_settings
+
+    try:
+        file_settings = read_user_settings()
+    except SettingsFileError as error:
+        print(f"elelem: {error}", file=sys.stderr)
+        return None
+    options: dict[str, Any] = {**file_settings, "workspacePlugins": trust.load}
+    if getattr(args, "provider", None):
         options["provider"] = args.provider
-    if args.model:
+    if getattr(args, "model", None):
         options["model"] = args.model
-    if args.yes:
+    if getattr(args, "yes", False):
         options["execute"] = "allow"
     return options
 
 
 def run_ask(args: argparse.Namespace) -> int:
-    from .client import TerminalClient
-    from .client.terminal import Terminal
+    with starting() as spinner:
+        from .client import TerminalClient
+        from .client.terminal import Terminal
 
-    prompt = " ".join(args.prompt)
-    piped = not sys.stdin.isatty()
-    if piped:
-        data = sys.stdin.read()
-        if data.strip():
-            prompt += f"\n\n```\n{data.rstrip()}\n```"
-    terminal = Terminal(interactive=False if piped else None, assume_yes=args.yes, verbose=args.verbose)
+        prompt = " ".join(args.prompt)
+        piped = not sys.stdin.isatty()
+        if piped:
+            data = sys.stdin.read()
+            if data.strip():
+                prompt += f"\n\n```\n{data.rstrip()}\n```"
+        terminal = Terminal(interactive=False if piped else None, assume_yes=args.yes, verbose=args.verbose)
+        options = server_options(args, plugin_trust(args, terminal.interactive, terminal.notice, spinner))
+        if options is None:
+            return 2
 
-    async def session() -> int:
-        client = TerminalClient(args.directory, terminal, options=server_options(args))
-        await client.start()
-        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, client.cancel)  # Ctrl-C stops the turn
+        async def session() -> int:
+            client = TerminalClient(args.directory, terminal, options=options)
+            try:
+                await client.start()
+            finally:
+                spinner.stop()
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, client.cancel)  # Ctrl-C stops the turn
+            try:
+                result = await client.ask(prompt, terminal.show)
+            finally:
+                await client.stop()
+            if result.get("cancelled"):
+                terminal.newline()
+                terminal.notice("cancelled")
+                return 130
+            terminal.finish(result["reply"], error=bool(result.get("error")))
+            return 1 if result.get("error") else 0
+
         try:
-            result = await client.ask(prompt, terminal.show)
-        finally:
-            await client.stop()
-        if result.get("cancelled"):
-            terminal.newline()
-            terminal.notice("cancelled")
+            return asyncio.run(session())
+        except KeyboardInterrupt:
             return 130
-        terminal.finish(result["reply"])
-        return 1 if result.get("error") else 0
-
-    try:
-        return asyncio.run(session())
-    except KeyboardInterrupt:
-        return 130
 
 
 def run_chat(args: argparse.Namespace) -> int:
-    from .client.chat import chat
+    with starting() as spinner:
+        from .client.chat import chat
+        from .client.terminal import Terminal
 
-    return chat(args, server_options(args))
+        trust = plugin_trust(args, sys.stdin.isatty(), Terminal(interactive=False).notice, spinner)
+        options = server_options(args, trust)
+        return 2 if options is None else chat(args, options, trust, spinner)
+
+
+SOURCES = {
+    "environment": "picked from the environment: ANTHROPIC_API_KEY -> anthropic, OPENAI_API_KEY -> openai, else stub",
+    "settings": "the provider setting of your settings file",
+    "selected": "selected",
+}
 
 
 def run_providers(args: argparse.Namespace) -> int:
-    from .client import TerminalClient
-    from .client.terminal import Terminal
+    with starting() as spinner:
+        from .client import TerminalClient
+        from .client.terminal import Terminal
 
-    async def listing() -> int:
-        client = TerminalClient(args.directory, Terminal(interactive=False), options={"workspacePlugins": True})
-        await client.start()
-        try:
-            result = await client.command("elelem.providers", {})
-        finally:
-            await client.stop()
-        for name in result["available"]:
-            mark = "*" if name == result["provider"] else " "
-            print(f"{mark} {name}")
-        return 0
+        trust = plugin_trust(args, sys.stdin.isatty(), Terminal(interactive=False).notice, spinner)
+        options = server_options(args, trust)
+        if options is None:
+            return 2
+        terminal = Terminal(interactive=False)
 
-    return asyncio.run(listing())
+        async def listing() -> dict[str, Any]:
+            client = TerminalClient(args.directory, terminal, options=options)
+            try:
+                await client.start()
+            finally:
+                spinner.stop()
+            try:
+                return await client.command("elelem.providers", {})
+            finally:
+                await client.stop()
+
+        result = asyncio.run(listing())
+    for name in result["available"]:
+        terminal.print(f"{'*' if name == result['provider'] else ' '} {name}")
+    source = SOURCES.get(result["source"], result["source"])
+    terminal.print(f"\n* = what ask and chat use here without -p ({source}); -p NAME picks another.")
+    for failure in result.get("pluginErrors") or []:
+        terminal.notice(f"a plugin failed to load: {failure}")
+    return 0

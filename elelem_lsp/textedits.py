@@ -1,12 +1,15 @@
 """Text changes in LSP coordinates: the smallest change between two texts, and applying changes.
 
 Plain functions: the range is computed on the old text and expressed in the
-position encoding the client negotiated (UTF-16 unless it chose otherwise).
+position encoding the client negotiated (UTF-16 unless it chose otherwise). Lines
+end at ``\r\n``, ``\n`` or a lone ``\r``, as the protocol counts them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .agent.textfile import Replacement, breaks_as_lf, difference, line_start
 
 
 @dataclass(frozen=True)
@@ -31,41 +34,39 @@ def units(text: str, encoding: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def position_at(text: str, offset: int, encoding: str) -> Position:
-    """The line and character of a code-point offset in ``text``."""
-    line = text.count("\n", 0, offset)
-    line_start = text.rfind("\n", 0, offset) + 1
-    return Position(line, units(text[line_start:offset], encoding))
+def change_at(text: str, replacement: Replacement, encoding: str = "utf-16") -> Change:
+    """``replacement`` (code-point offsets in ``text``) as a range in LSP coordinates."""
+    start, end = replacement.start, replacement.end
+    marked = breaks_as_lf(text)
+    first_line = marked.count("\n", 0, start)
+    first_line_begins = marked.rfind("\n", 0, start) + 1
+    # The end is counted from the start, so a one-line change scans the text once.
+    last_line = first_line + marked.count("\n", start, end)
+    last_line_begins = max(first_line_begins, marked.rfind("\n", start, end) + 1)
+    return Change(
+        Position(first_line, units(text[first_line_begins:start], encoding)),
+        Position(last_line, units(text[last_line_begins:end], encoding)),
+        replacement.text,
+    )
 
 
 def minimal_change(old: str, new: str, encoding: str = "utf-16") -> Change | None:
     """The one range of ``old`` to replace to get ``new``; None when they are equal."""
-    if old == new:
-        return None
-    limit = min(len(old), len(new))
-    prefix = 0
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
-    return Change(
-        position_at(old, prefix, encoding),
-        position_at(old, len(old) - suffix, encoding),
-        new[prefix : len(new) - suffix],
-    )
+    replacement = difference(old, new)
+    return None if replacement is None else change_at(old, replacement, encoding)
 
 
 def offset_at(text: str, position: Position, encoding: str = "utf-16") -> int:
     """The code-point offset in ``text`` of an LSP position (clamped to the line's end)."""
-    start = 0
-    for _ in range(position.line):
-        newline = text.find("\n", start)
-        if newline < 0:
-            return len(text)
-        start = newline + 1
-    end = text.find("\n", start)
-    line = text[start : len(text) if end < 0 else end]
+    start = line_start(text, position.line)
+    if start is None:
+        return len(text)
+    end = breaks_as_lf(text).find("\n", start)
+    if end < 0:
+        end = len(text)
+    elif end > start and text[end] == "\n" and text[end - 1] == "\r":
+        end -= 1  # the line's content stops before its \r\n
+    line = text[start:end]
     column = 0
     for index, char in enumerate(line):
         if column >= position.character:

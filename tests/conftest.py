@@ -36,7 +36,8 @@ def project(tmp_path: Path, home: Path) -> Path:
 
 @pytest_asyncio.fixture
 async def start_editor(home: Path):
-    """Start a real server session: ``await start_editor(root, client="visual-studio-code", ...)``."""
+    """Start a real server session: ``await start_editor(root, client="visual-studio-code", ...)``;
+    ``handlers`` maps methods to client-side handlers (replacing pytest-lsp's own)."""
     started: list[LanguageClient] = []
 
     async def start(
@@ -47,11 +48,13 @@ async def start_editor(home: Path):
         init_options: dict[str, Any] | None = None,
         folders: list[Path] | None = None,
         env: dict[str, str] | None = None,
+        server_command: list[str] | None = None,
+        handlers: dict[str, Any] | None = None,
     ) -> Editor:
         holder: list[Editor] = []
         config = ClientServerConfig(
-            server_command=SERVER_COMMAND,
-            client_factory=make_client(holder),
+            server_command=server_command or SERVER_COMMAND,
+            client_factory=make_client(holder, handlers),
             server_env={**os.environ, **(env or {})},
         )
         lsp_client = await config.start()

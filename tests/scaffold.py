@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -35,6 +37,32 @@ def write_script(root: Path, fetches: list[list[dict[str, Any]]]) -> None:
     path = root / ".agents" / "script.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(fetches))
+
+
+def run_ask(
+    cwd: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None, trust: bool = True
+) -> subprocess.CompletedProcess:
+    """``elelem-lsp ask ARGS`` run in ``cwd`` as a person runs it: a subprocess with the real server behind it.
+
+    ``trust`` passes ``--trust``: most tests put their providers in the workspace's plugins."""
+    return subprocess.run(
+        [sys.executable, "-m", "elelem_lsp", "ask", *(["--trust"] if trust else []), *args],
+        cwd=cwd, input=stdin, capture_output=True, text=True, timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def make_tree(root: Path, files: int, per_folder: int = 100) -> list[Path]:
+    """``files`` small Python files in folders of ``per_folder``, written in order; their paths."""
+    written = []
+    for number in range(files):
+        folder = root / f"pkg{number // per_folder:03d}"
+        if number % per_folder == 0:
+            folder.mkdir(parents=True)
+        path = folder / f"mod{number % per_folder:03d}.py"
+        path.write_text("".join(f"def f{number}_{i}(value):\n    return value * {i}\n" for i in range(5)))
+        written.append(path)
+    return written
 
 
 class Editor:
@@ -85,10 +113,16 @@ class Editor:
         return [event for value in self.progress[token] if value["kind"] == "report" for event in value["events"]]
 
 
-def make_client(editor_holder: list[Editor]) -> Callable[[], LanguageClient]:
+def make_client(editor_holder: list[Editor], handlers: dict[str, Callable[..., Any]] | None = None) -> Callable[[], LanguageClient]:
+    """A client recording progress and edits; ``handlers`` answer (or replace the default for) other methods."""
+    handlers = handlers or {}
+
     def factory() -> LanguageClient:
         client = LanguageClient(converter_factory=default_converter)
-        register_lsp_features(client, {k: v for k, v in DEFAULT_CLIENT_FEATURES.items() if k != lsp.PROGRESS})
+        skipped = {lsp.PROGRESS, *handlers}
+        register_lsp_features(client, {k: v for k, v in DEFAULT_CLIENT_FEATURES.items() if k not in skipped})
+        for method, handler in handlers.items():
+            client.feature(method)(handler)
 
         @client.feature(lsp.PROGRESS)
         def progress(params: lsp.ProgressParams) -> None:

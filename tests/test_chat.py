@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import time
 
 import pexpect
 
@@ -14,7 +16,7 @@ PROMPT = "elelem> "
 
 def spawn(project, *args):
     child = pexpect.spawn(
-        sys.executable, ["-m", "elelem_lsp", "chat", *args], cwd=str(project), encoding="utf-8", timeout=20,
+        sys.executable, ["-m", "elelem_lsp", "chat", "--trust", *args], cwd=str(project), encoding="utf-8", timeout=20,
         env={**os.environ, "TERM": "dumb"}, dimensions=(40, 200),
     )
     child.expect(PROMPT)
@@ -26,7 +28,7 @@ def test_chat_turns_and_slash_commands(project):
     add_plugin(project, "echo")
     child = spawn(project, "-p", "parrot")
     child.sendline("what is in the readme?")
-    child.expect('the tool said: \\{"content":"# hello\\\\n"')
+    child.expect("README.md has 1 line; it starts: # hello")
     child.expect(PROMPT)
 
     child.sendline("/provider")
@@ -81,3 +83,51 @@ def test_ctrl_c_cancels_a_turn_and_exits_only_at_the_prompt(project):
     child.sendintr()
     child.expect(pexpect.EOF)
     assert child.wait() == 0
+
+
+def test_chat_with_an_unknown_provider_fails_before_the_first_prompt_as_ask_does(project):
+    child = pexpect.spawn(
+        sys.executable, ["-m", "elelem_lsp", "chat", "-p", "nosuch"], cwd=str(project), encoding="utf-8",
+        timeout=20, env={**os.environ, "TERM": "dumb"},
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1
+    assert PROMPT not in child.before
+    assert 'Error: unknown provider: "nosuch". Available: stub' in child.before
+    asked = subprocess.run(
+        [sys.executable, "-m", "elelem_lsp", "ask", "-p", "nosuch", "hi"], cwd=project, capture_output=True, text=True,
+        timeout=60,
+    )
+    assert asked.stderr.strip().splitlines()[-1] in child.before.replace("\r\n", "\n")
+
+
+def test_the_banner_names_the_provider_and_the_model(project):
+    add_plugin(project, "echo")
+    child = pexpect.spawn(
+        sys.executable, ["-m", "elelem_lsp", "chat", "--trust", "-p", "echo", "--model", "bird"], cwd=str(project),
+        encoding="utf-8", timeout=20, env={**os.environ, "TERM": "dumb"},
+    )
+    child.expect(PROMPT)
+    assert "elelem: chat with echo (bird)" in child.before
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    plain = spawn(project)
+    assert "elelem: chat with stub (its default model; picked from the environment; -p NAME picks another)" in plain.before
+    plain.sendeof()
+
+
+def test_a_spinner_shows_at_once_on_a_terminal_and_leaves_no_trace(project):
+    started = time.monotonic()
+    child = pexpect.spawn(
+        sys.executable, ["-m", "elelem_lsp", "chat"], cwd=str(project), timeout=20,
+        env={**os.environ, "TERM": "xterm-256color"},
+    )
+    child.expect("starting elelem-lsp")
+    first = time.monotonic() - started
+    child.expect(PROMPT.encode())
+    # Each frame is drawn over the last, and the line is cleared before the banner.
+    assert child.before.rstrip().split(b"\r\n")[0].endswith(b"\r\x1b[Kelelem: chat with stub (its default model; picked from the environment; -p NAME picks another)")
+    assert first < 2, f"first output after {first:.2f}s"
+    child.sendeof()
+    child.expect(pexpect.EOF)

@@ -2,28 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 
+import pytest
+
 from scaffold import add_plugin, write_script
-
-
-def ask(cwd, *args, stdin="", env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "elelem_lsp", "ask", *args],
-        cwd=cwd, input=stdin, capture_output=True, text=True, timeout=60,
-        env={**os.environ, **(env or {})},
-    )
+from scaffold import run_ask as ask
 
 
 def test_parrot_reads_the_readme(project):
     add_plugin(project, "parrot")
     run = ask(project, "-p", "parrot", "what is in the readme?")
     assert run.returncode == 0, run.stderr
-    assert run.stdout == 'the tool said: {"content":"# hello\\n","path":"README.md","ok":true}\n'
+    assert run.stdout == "README.md has 1 line; it starts: # hello\n"
     assert 'I should read README.md first.' in run.stderr
-    assert '+ read({"path": "README.md"})' in run.stderr
+    assert "+ read README.md → 1 line\n" in run.stderr
 
 
 def test_echo_with_model_and_piped_stdin(project):
@@ -70,7 +66,8 @@ def test_execute_is_refused_without_yes_and_runs_with_it(project):
 def test_error_reply_gives_a_non_zero_exit(project):
     run = ask(project, "-p", "nosuch", "hi")
     assert run.returncode == 1
-    assert run.stdout.startswith('Error: unknown provider: "nosuch". Available: stub')
+    assert run.stdout == ""
+    assert 'Error: unknown provider: "nosuch". Available: stub' in run.stderr
 
 
 def test_without_p_the_environment_picks_and_says_so(project):
@@ -87,7 +84,7 @@ def test_ctrl_c_stops_the_turn_and_the_server(project):
     add_plugin(project, "scripted")
     write_script(project, [[{"type": "saying", "text": "started"}, {"type": "sleep", "seconds": 30}]])
     process = subprocess.Popen(
-        [sys.executable, "-m", "elelem_lsp", "ask", "-p", "scripted", "slow"],
+        [sys.executable, "-m", "elelem_lsp", "ask", "--trust", "-p", "scripted", "slow"],
         cwd=project, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     deadline = time.time() + 20
@@ -98,3 +95,115 @@ def test_ctrl_c_stops_the_turn_and_the_server(project):
     stdout, stderr = process.communicate(timeout=15)
     assert process.returncode == 130
     assert "cancelled" in stderr
+
+
+def run_cli(cwd, *args, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "elelem_lsp", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["serve", "--tcp", "nonsense"], "expected HOST:PORT such as 127.0.0.1:2087, got 'nonsense'"),
+        (["serve", "--tcp", "localhost:99999"], "got 'localhost:99999'"),
+        (["serve", "--log-level", "bogus"], "'bogus' is not one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+        (["ask", "-C", "missing", "hi"], "missing: no such folder"),
+        (["ask", "-C", "README.md", "hi"], "README.md is a file, not a folder"),
+        (["chat", "-C", "missing"], "missing: no such folder"),
+        (["providers", "-C", "README.md"], "README.md is a file, not a folder"),
+        (["ask"], "the following arguments are required: prompt"),
+    ],
+)
+def test_a_bad_argument_is_one_line_and_exit_2(project, args, said):
+    run = run_cli(project, *args)
+    assert run.returncode == 2
+    assert run.stdout == ""
+    assert run.stderr.count("\n") == 1 and said in run.stderr, run.stderr
+    assert run.stderr.startswith(f"elelem-lsp {args[0]}: ")
+
+
+def test_serve_on_a_port_in_use_is_one_line(project):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        run = run_cli(project, "serve", "--tcp", f"127.0.0.1:{port}")
+    assert run.returncode == 1
+    assert run.stderr.startswith(f"elelem-lsp serve: cannot listen on 127.0.0.1:{port}: ") and run.stderr.count("\n") == 1
+
+
+def test_providers_explains_its_mark(project):
+    add_plugin(project, "echo")
+    run = run_cli(project, "providers", "--trust")
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == "* stub" and "  echo" in lines and "  openai" in lines
+    assert lines[-1].startswith("* = what ask and chat use here without -p (picked from the environment: ")
+    assert "-p NAME picks another" in lines[-1]
+    keyed = run_cli(project, "providers", "--trust", env={"OPENAI_API_KEY": "sk-x"})
+    assert "* openai" in keyed.stdout.splitlines() and "  stub" in keyed.stdout.splitlines()
+
+
+def test_the_stub_demo_reads_as_a_demo_and_names_p(project):
+    run = run_cli(project, "ask", "--trust", "hi")
+    assert run.returncode == 0, run.stderr
+    assert "invalid arguments" not in run.stderr and "!" not in run.stderr
+    assert "+ list → 1 file\n" in run.stderr
+    assert "using provider 'stub' (a demo that needs no model)" in run.stderr
+    assert "choose one with -p NAME" in run.stderr and "elelem.provider" not in run.stderr
+
+
+def user_settings(home, settings):
+    path = home / ".config" / "elelem-lsp" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(settings if isinstance(settings, str) else json.dumps(settings))
+    return path
+
+
+def test_the_user_settings_file_reaches_the_server_and_flags_win(project, home):
+    add_plugin(project, "echo")
+    add_plugin(project, "scripted")
+    user_settings(home, {"provider": "echo", "model": "bird", "maxSteps": 1})
+    assert run_cli(project, "ask", "--trust", "hello").stdout == "bird: hello\n"
+    assert run_cli(project, "ask", "--trust", "--model", "cat", "hello").stdout == "cat: hello\n"
+    write_script(project, [[{"type": "doing", "id": "a", "name": "list", "arguments": {}}]] * 3)
+    limited = run_cli(project, "ask", "--trust", "-p", "scripted", "loop")
+    assert limited.returncode == 1 and "stopped after 1 steps" in limited.stderr
+    listing = run_cli(project, "providers", "--trust")
+    assert "* echo" in listing.stdout.splitlines() and "settings file" in listing.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [("{not json", "not valid JSON (line 1"), ("[1, 2]", "expected a JSON object of settings, got list")],
+)
+def test_a_broken_user_settings_file_is_one_line_and_nothing_runs(project, home, content, said):
+    path = user_settings(home, content)
+    for args in (["ask", "hi"], ["providers"], ["chat"]):
+        run = run_cli(project, *args)
+        assert run.returncode == 2 and run.stdout == ""
+        assert run.stderr == f"elelem: {path}: {said}" + run.stderr.split(said, 1)[1] and run.stderr.count("\n") == 1
+
+
+def test_an_invalid_value_in_the_user_settings_file_is_named(project, home):
+    user_settings(home, {"maxSteps": "many"})
+    run = run_cli(project, "ask", "--trust", "hi")
+    assert run.returncode == 0
+    assert "invalid value for elelem.maxSteps: 'many'; using 50" in run.stderr
+
+
+def test_p_names_the_plugin_that_failed_to_load(project):
+    plugins = project / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    (plugins / "broken.py").write_text("import elelem_lsp\ndef setup(:\n")
+    run = ask(project, "-p", "mine", "hi")
+    assert run.returncode == 1 and run.stdout == ""
+    assert 'Error: unknown provider: "mine" (a plugin failed to load: .agents/plugins/broken.py line 2: SyntaxError: ' in run.stderr
+    listing = run_cli(project, "providers", "--trust")
+    assert "elelem: a plugin failed to load: .agents/plugins/broken.py line 2: SyntaxError: " in listing.stderr

@@ -61,4 +61,4 @@ def test_compat_does_a_tool_round_trip_over_http(project, chat_completions):
 def test_compat_reports_http_errors(project):
     add_plugin(project, "compat")
     run = ask(project, "-p", "compat", "hi", env={"COMPAT_BASE_URL": "http://127.0.0.1:9/v1"})
-    assert run.returncode == 1 and run.stdout.startswith("Error: ")
+    assert run.returncode == 1 and run.stdout == "" and run.stderr.startswith("Error: ")

@@ -178,3 +178,49 @@ def test_package_loaded_by_a_plugin_file_serves_every_workspace(packages, tmp_pa
     for workspace in ("one", "two"):
         config = Config(plugin_dirs=plugin_dirs(tmp_path / workspace, include_workspace=True, home=tmp_path / "h"))
         assert config.build("other-name") == "via plugin"
+
+
+def test_an_unknown_provider_names_the_plugin_that_failed_and_where(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / ".agents" / "plugins"
+    plugin(folder, "broken.py", "import elelem_lsp\ndef setup(:\n")
+    plugin(folder, "raises.py", "x = 1\n\nraise ValueError('no key')\n")
+    with pytest.raises(UnknownProvider) as error:
+        Config(plugin_dirs=[folder]).build("mine")
+    message = str(error.value)
+    assert message.startswith(
+        'unknown provider: "mine" (a plugin failed to load: .agents/plugins/broken.py line 2: SyntaxError: '
+    )
+    assert " (a plugin failed to load: .agents/plugins/raises.py line 3: ValueError: no key). Available: stub" in message
+    assert message.endswith("Run: pip install elelem-mine")
+
+
+def test_a_plugin_failing_inside_a_function_it_calls_is_named_at_its_own_line(tmp_path):
+    folder = tmp_path / "plugins"
+    plugin(folder, "deep.py", "import json\n\njson.loads('{')\n")
+    config = Config(plugin_dirs=[folder])
+    config.load_plugins()
+    [failure] = config.failures
+    assert failure.line == 3 and failure.error.startswith("JSONDecodeError: ")
+    assert failure.describe().endswith("deep.py line 3: " + failure.error)
+
+
+def test_an_unknown_provider_says_workspace_plugins_are_off_when_they_are(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    skipped = tmp_path / ".agents" / "plugins"
+    plugin(skipped, "mine.py", "import elelem_lsp\nelelem_lsp.configure(lambda c: c.provider('mine', lambda **_: 1))\n")
+    config = Config(plugin_dirs=[tmp_path / "home-plugins"], skipped_dirs=[skipped])
+    with pytest.raises(UnknownProvider) as error:
+        config.build("mine")
+    message = str(error.value)
+    assert "The workspace plugins in .agents/plugins (mine.py) were not loaded: this folder is not trusted" in message
+    assert "workspacePlugins" in message and "pip install" not in message
+
+
+def test_an_empty_skipped_folder_leaves_the_pip_hint(tmp_path):
+    (tmp_path / "skipped").mkdir()
+    with pytest.raises(UnknownProvider) as error:
+        Config(skipped_dirs=[tmp_path / "skipped", tmp_path / "missing"]).build("nothere")
+    message = str(error.value)
+    assert message.startswith('unknown provider: "nothere". Available: stub')
+    assert message.endswith(". Run: pip install elelem-nothere") and "Workspace plugins" not in message

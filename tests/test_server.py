@@ -44,7 +44,7 @@ async def test_progress_events_are_exactly_what_the_provider_emitted(project, st
     expected = provider_events(first + [second[0], second[2]])
     assert provider_events(editor.events()) == expected
     results = [e for e in editor.events() if e["type"] == "result"]
-    assert results == [{"type": "result", "id": "c1", "name": "list", "ok": True}]
+    assert results == [{"type": "result", "id": "c1", "name": "list", "ok": True, "summary": "3 files"}]
     # coalesced: far fewer reports than events
     assert len(values) - 2 < 50
 
@@ -195,3 +195,22 @@ async def test_tcp_server(project, tmp_path):
         if server.returncode is None:
             server.kill()
         await server.wait()
+
+
+async def test_an_unknown_provider_from_an_untrusted_workspace_says_workspace_plugins_are_off(project, start_editor):
+    add_plugin(project, "echo")
+    editor = await start_editor(project, settings={"workspacePlugins": False, "provider": "echo"})
+    result = await editor.ask("hi")
+    assert result["error"] and "The workspace plugins in " in result["reply"]
+    assert ".agents/plugins (echo.py) were not loaded: this folder is not trusted" in result["reply"]
+    assert "Turn on the workspacePlugins setting" in result["reply"]
+    assert "pip install" not in result["reply"]
+    trusted = await start_editor(project, settings={"workspacePlugins": True, "provider": "echo"})
+    assert not (await trusted.ask("hi"))["error"]
+
+
+def test_the_command_names_known_at_start_up_are_the_commands():
+    from elelem_lsp.server.commands import COMMANDS
+    from elelem_lsp.server.server import COMMAND_NAMES
+
+    assert sorted(COMMAND_NAMES) == sorted(COMMANDS)

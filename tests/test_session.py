@@ -91,11 +91,28 @@ async def test_raising_provider_ends_the_turn_and_the_next_turn_works(ws):
     assert [m["content"] for m in session.history] == ["one", "Error: connection refused", "two", "fine"]
 
 
-@pytest.mark.parametrize("arguments", ['{"path": "x"}', ["path"], None, {1: "x"}])
-async def test_doing_arguments_must_be_a_dict(ws, arguments):
+@pytest.mark.parametrize(
+    "arguments, problem",
+    [
+        (["path"], "expected a JSON object of named arguments, got an array"),
+        (None, "expected a JSON object of named arguments, got null"),
+        ({1: "x"}, "argument names must be strings"),
+        ('{"path": ', "not valid JSON (Expecting value at character 9)"),
+    ],
+)
+async def test_malformed_doing_arguments_are_an_ok_false_result_and_the_turn_goes_on(ws, arguments, problem):
     provider = Script([{"type": "doing", "id": "1", "name": "read", "arguments": arguments}])
     result = await Session(provider, ws).turn("go")
-    assert result.error and "arguments must be a dict" in result.reply
+    assert (result.reply, result.error, result.steps) == ("end", None, 2)
+    [answer] = [m for m in provider.seen[1] if m["role"] == "tool"]
+    assert json.loads(answer["content"]) == {"ok": False, "error": f"invalid arguments for read: {problem}"}
+
+
+async def test_doing_arguments_as_json_text_are_parsed(ws):
+    provider = Script([{"type": "doing", "id": "1", "name": "read", "arguments": '{"path": "README.md"}'}])
+    await Session(provider, ws).turn("go")
+    assert provider.seen[1][2]["tool_calls"] == [{"id": "1", "name": "read", "arguments": {"path": "README.md"}}]
+    assert json.loads(provider.seen[1][3]["content"])["content"] == "# readme\n"
 
 
 async def test_unknown_events_and_return_values_are_ignored(ws):

@@ -111,7 +111,7 @@ async def test_list_and_grep(box, ws):
     (ws.root / ".git").mkdir()
     (ws.root / ".git/config").write_text("alpha")
     listing = await box.call("list", {}, ws)
-    assert listing == {"files": ["a.txt", "sub/b.py"], "truncated": False, "ok": True}
+    assert listing == {"files": ["a.txt", "sub/b.py"], "total": 2, "truncated": False, "ok": True}
     found = await box.call("grep", {"pattern": "^alpha"}, ws)
     assert [(m["path"], m["line"]) for m in found["matches"]] == [("a.txt", 1), ("a.txt", 3)]
     bad = await box.call("grep", {"pattern": "("}, ws)

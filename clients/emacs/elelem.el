@@ -38,8 +38,20 @@ Keys: :provider :model :providers :execute :allowCommands :confirmEdits
 :workspacePlugins :maxSteps :temperature :maxTokens.  Set it per folder in
 .dir-locals.el to give folders different providers."
   :type 'plist)
+
 ;;;###autoload
-(put 'elelem-settings 'safe-local-variable #'listp)
+(defun elelem-safe-settings-p (value)
+  "Non-nil when settings VALUE loosen nothing, so a .dir-locals.el may set them unasked.
+A project's own files choosing :workspacePlugins, :allowCommands, :providers or
+:execute \"allow\" is a question Emacs asks first (answer ! to trust that project)."
+  (and (proper-list-p value)
+       (ignore-errors
+         (not (or (plist-get value :workspacePlugins)
+                  (plist-get value :allowCommands)
+                  (plist-get value :providers)
+                  (equal (plist-get value :execute) "allow"))))))
+;;;###autoload
+(put 'elelem-settings 'safe-local-variable #'elelem-safe-settings-p)
 
 (defcustom elelem-modes '(text-mode prog-mode)
   "Major modes whose buffers eglot hands to elelem-lsp.
@@ -240,7 +252,9 @@ Asks first only when a change annotation needs confirmation (`confirmEdits')."
     (or elelem-settings eglot--{})))
 
 (cl-defmethod eglot-initialization-options ((server elelem-server))
-  (elelem--settings-for (project-root (eglot--project server))))
+  "The folder's settings, with `:client' telling the server this client renders the turn."
+  (let ((settings (elelem--settings-for (project-root (eglot--project server)))))
+    (append (list :client "elelem-emacs") (and (listp settings) settings))))
 
 (cl-defmethod eglot-handle-request
   ((server elelem-server) (_method (eql workspace/configuration)) &key items)

@@ -7,6 +7,7 @@ crosses that boundary.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable, Literal, NotRequired, Protocol, TypedDict, Union
 
 
@@ -48,7 +49,7 @@ class Doing(TypedDict):
     type: Literal["doing"]
     id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: Any  # a dict, or the JSON text of one as the model sent it; see tool_arguments
 
 
 Event = Union[Saying, Thinking, Doing]
@@ -81,17 +82,45 @@ def check_event(event: Any) -> Event | None:
             raise ProviderError(f"a {kind} event needs a string text, got {type(text).__name__}")
         return event  # type: ignore[return-value]
     if kind == "doing":
-        arguments = event.get("arguments")
-        if not isinstance(arguments, dict) or not all(isinstance(k, str) for k in arguments):
-            raise ProviderError(
-                "a doing event's arguments must be a dict with string keys (parse the JSON first), "
-                f"got {type(arguments).__name__}"
-            )
         name = event.get("name")
         if not isinstance(name, str) or not name:
             raise ProviderError("a doing event needs a tool name")
-        return {"type": "doing", "id": str(event.get("id") or ""), "name": name, "arguments": arguments}
+        # arguments are the model's words, checked per call by tool_arguments: a bad one is the
+        # model's mistake to correct, not a provider bug that ends the turn
+        return {"type": "doing", "id": str(event.get("id") or ""), "name": name, "arguments": event.get("arguments")}
     return None
+
+
+JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "true or false"}
+
+
+def tool_arguments(value: Any) -> tuple[dict[str, Any], str | None]:
+    """A call's arguments as a dict, and what was wrong with them (None when nothing was).
+
+    Takes what a provider emitted: a dict, or the JSON text the model wrote
+    (blank text is no arguments). Anything else gives ``{}`` and a problem
+    written for the model to correct on its next try.
+    """
+    if isinstance(value, str):
+        if not value.strip():
+            return {}, None
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as error:
+            if error.msg.startswith("Invalid control character"):
+                return {}, (
+                    f"a raw control character (U+{ord(error.doc[error.pos]):04X}) inside a string at "
+                    f"character {error.pos}; escape it (\\n for a newline, \\t for a tab)"
+                )
+            return {}, f"not valid JSON ({error.msg} at character {error.pos})"
+        except RecursionError:
+            return {}, "JSON nested too deeply"
+    if not isinstance(value, dict):
+        kind = "null" if value is None else JSON_KINDS.get(type(value), type(value).__name__)
+        return {}, f"expected a JSON object of named arguments, got {kind}"
+    if not all(isinstance(key, str) for key in value):
+        return {}, "argument names must be strings"
+    return value, None
 
 
 def system(content: str) -> Message:

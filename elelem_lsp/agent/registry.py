@@ -13,6 +13,7 @@ import importlib
 import importlib.util
 import inspect
 import logging
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -38,6 +39,29 @@ class UnknownProvider(ProviderError):
 class PluginFailure:
     path: str
     error: str
+    line: int | None = None
+
+    def describe(self) -> str:
+        """``.agents/plugins/broken.py line 2: SyntaxError: invalid syntax``"""
+        where = f"{shown(Path(self.path))} line {self.line}" if self.line else shown(Path(self.path))
+        return f"{where}: {self.error}"
+
+
+def shown(path: Path) -> str:
+    """A path as a person reads it: relative to the current folder, or to ``~``, where it can be."""
+    for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):
+        if path.is_relative_to(base):
+            return prefix + str(path.relative_to(base))
+    return str(path)
+
+
+def failure_of(path: Path, error: BaseException) -> PluginFailure:
+    """What went wrong in a plugin file, at the line of that file where it did."""
+    if isinstance(error, SyntaxError):
+        return PluginFailure(str(path), f"{type(error).__name__}: {error.msg}", error.lineno)
+    frames = traceback.extract_tb(error.__traceback__)
+    lines = [frame.lineno for frame in frames if Path(frame.filename) == path]
+    return PluginFailure(str(path), f"{type(error).__name__}: {error}", lines[-1] if lines else None)
 
 
 def configure(fn: Configurer) -> Configurer:
@@ -62,6 +86,7 @@ class Config:
 
     factories: dict[str, Factory] = field(default_factory=dict)
     plugin_dirs: list[Path] = field(default_factory=list)
+    skipped_dirs: list[Path] = field(default_factory=list)  # plugin folders not loaded: an untrusted workspace's
     failures: list[PluginFailure] = field(default_factory=list)
     loaded: bool = False
     builtins: Callable[["Config"], None] | None = None
@@ -126,9 +151,9 @@ class Config:
         except BaseException as error:  # a plugin may raise anything, even SystemExit
             if isinstance(error, KeyboardInterrupt):
                 raise
-            message = f"{type(error).__name__}: {error}"
-            log.warning("plugin %s failed: %s", path, message)
-            self.failures.append(PluginFailure(str(path), message))
+            failure = failure_of(path, error)
+            log.warning("plugin failed: %s", failure.describe())
+            self.failures.append(failure)
 
     def resolve(self, name: str) -> Factory:
         """The factory for ``name``, following the seeds' resolution steps."""
@@ -138,13 +163,27 @@ class Config:
             return self.factories[name]
         package = f"elelem_{name.replace('-', '_')}"
         if not self._import_package(package):
-            raise UnknownProvider(
-                f'unknown provider: "{name}". Available: {", ".join(self.names())}. '
-                f"Run: pip install elelem-{name}"
-            )
+            raise UnknownProvider(self._unknown(name))
         if name not in self.factories:
             raise UnknownProvider(f'elelem-{name} did not register a provider named "{name}"')
         return self.factories[name]
+
+    def _unknown(self, name: str) -> str:
+        """The seeds' error, naming what may hide the provider: a plugin that failed, plugins not loaded."""
+        why = "".join(f" (a plugin failed to load: {failure.describe()})" for failure in self.failures)
+        available = f'Available: {", ".join(self.names())}.'
+        skipped = [folder for folder in self.skipped_dirs if folder.is_dir() and any(folder.glob("*.py"))]
+        if skipped:
+            unloaded = "; ".join(
+                f"{folder.parent.name}/{folder.name} ({', '.join(path.name for path in sorted(folder.glob('*.py')))})"
+                for folder in skipped  # named from the workspace root: the server may run anywhere
+            )
+            return (
+                f'unknown provider: "{name}"{why}. The workspace plugins in {unloaded} were not loaded: '
+                "this folder is not trusted. Turn on the workspacePlugins setting for a folder you trust "
+                f"(in the terminal: answer its question, or pass --trust). {available}"
+            )
+        return f'unknown provider: "{name}"{why}. {available} Run: pip install elelem-{name}'
 
     def _import_package(self, package: str) -> bool:
         """Import ``package`` and apply its configure calls here; False when it is not installed."""
@@ -182,10 +221,14 @@ def call_factory(factory: Factory, options: dict[str, Any]) -> Provider:
     return factory(**{k: v for k, v in options.items() if k in accepted})
 
 
+def workspace_plugin_dir(workspace: Path) -> Path:
+    return workspace / ".agents" / "plugins"
+
+
 def plugin_dirs(workspace: Path | None, *, include_workspace: bool, home: Path | None = None) -> list[Path]:
     """``~/.agents/plugins`` then, when trusted, ``<workspace>/.agents/plugins``."""
     dirs = [(home or Path.home()) / ".agents" / "plugins"]
     if workspace is not None and include_workspace:
-        dirs.append(workspace / ".agents" / "plugins")
+        dirs.append(workspace_plugin_dir(workspace))
     return dirs
 

@@ -3,7 +3,10 @@
 A turn calls ``fetch``, runs the tool calls it emitted in order, and calls it
 again until a fetch asks for none. Afterwards the history keeps only the prompt
 and the final reply. Observers see every event as it happens, plus a ``result``
-event after each tool call.
+event after each tool call (``summary`` or ``error``). A call whose arguments are malformed is answered
+with an ``ok: false`` result saying what was wrong, and the model tries again.
+The emit a fetch is given stops working when that fetch ends: nothing a
+provider left running can reach the observers after its turn.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .messages import (
-    Emit,
     Message,
     Provider,
     ProviderError,
@@ -27,10 +29,11 @@ from .messages import (
     assistant,
     check_event,
     system,
+    tool_arguments,
     tool_result,
     user,
 )
-from .toolbox import Toolbox, encode
+from .toolbox import Toolbox, encode, failure
 from .workspace import Workspace, WorkspaceError, current_workspace
 
 Observer = Callable[[dict[str, Any]], None]
@@ -47,15 +50,16 @@ class TurnResult:
 
 
 class TurnAbandoned(Exception):
-    """Raised inside an abandoned threaded fetch at its next emit, so it stops early."""
+    """Raised by an emit called after its fetch ended (returned, failed or was cancelled)."""
 
 
 @dataclass
 class Fetched:
-    """What one fetch produced: its text and its tool calls."""
+    """What one fetch produced: its text, its tool calls and what was wrong with each call's arguments."""
 
     parts: list[str] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
+    problems: list[str | None] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -128,10 +132,15 @@ class Session:
                 if not fetched.calls:
                     break
                 messages.append(assistant(fetched.text, fetched.calls))
-                for call in fetched.calls:
-                    result = await self.toolbox.call(call["name"], call["arguments"], self.workspace)
+                for call, problem in zip(fetched.calls, fetched.problems):
+                    if problem:
+                        result = failure(f'invalid arguments for {call["name"]}: {problem}')
+                    else:
+                        result = await self.toolbox.call(call["name"], call["arguments"], self.workspace)
                     outcome = {"type": "result", "id": call["id"], "name": call["name"], "ok": result["ok"]}
-                    if not result["ok"]:
+                    if result["ok"]:
+                        outcome["summary"] = self.toolbox.summary(call["name"], result)
+                    else:
                         outcome["error"] = result["error"]
                     observer(outcome)
                     messages.append(tool_result(call["id"], encode(result)))
@@ -156,30 +165,44 @@ class Session:
                 fetched.parts.append(event["text"])
             elif event["type"] == "doing":
                 event["id"] = event["id"] or f"call_{len(fetched.calls) + 1}"
+                # observers see what the call will run with: a malformed text is not echoed
+                event["arguments"], problem = tool_arguments(event["arguments"])
                 fetched.calls.append({"id": event["id"], "name": event["name"], "arguments": event["arguments"]})
+                fetched.problems.append(problem)
             observer(event)
 
         if inspect.iscoroutinefunction(self.provider.fetch):
-            await self.provider.fetch(list(messages), tools, checked(record))
+            emit = CheckedEmit(record)
+            try:
+                await self.provider.fetch(list(messages), tools, emit)
+            finally:
+                emit.closed = True
         else:
             await ThreadedFetch(record).run(self.provider, list(messages), tools)
 
 
-def checked(record: Callable[[dict[str, Any]], None]) -> Emit:
-    def emit(event: Any) -> None:
+class CheckedEmit:
+    """The emit of an ``async`` fetch: each event checked, and none taken once the fetch has ended."""
+
+    def __init__(self, record: Callable[[dict[str, Any]], None]) -> None:
+        self.record = record
+        self.closed = False
+
+    def __call__(self, event: Any) -> None:
+        if self.closed:  # a task the provider left running; its turn is over
+            raise TurnAbandoned("the fetch this emit belongs to has ended")
         event = check_event(event)
         if event is not None:
-            record(dict(event))
-
-    return emit
+            self.record(dict(event))
 
 
 class ThreadedFetch:
     """Runs a plain ``fetch`` on its own thread and hands its events to the loop in order.
 
     Events are batched: one loop wake-up drains every event emitted since the
-    last. A cancelled turn abandons the thread: its later events are dropped and
-    its next emit raises TurnAbandoned.
+    last. Once the fetch has ended (returned, raised, or its turn was cancelled)
+    the emit is closed: later events, from the thread or any thread it started,
+    are dropped for good and raise TurnAbandoned.
     """
 
     def __init__(self, record: Callable[[dict[str, Any]], None]) -> None:
@@ -187,15 +210,15 @@ class ThreadedFetch:
         self.pending: deque[dict[str, Any]] = deque()
         self.lock = threading.Lock()
         self.scheduled = False
-        self.abandoned = False
+        self.closed = False
 
     def emit(self, event: Any) -> None:
-        if self.abandoned:
-            raise TurnAbandoned("the turn was cancelled")
         event = check_event(event)
         if event is None:
             return
         with self.lock:
+            if self.closed:
+                raise TurnAbandoned("the fetch this emit belongs to has ended")
             self.pending.append(dict(event))
             wake = not self.scheduled
             self.scheduled = True
@@ -207,9 +230,8 @@ class ThreadedFetch:
             events = list(self.pending)
             self.pending.clear()
             self.scheduled = False
-        if not self.abandoned:
-            for event in events:
-                self.record(event)
+        for event in events:
+            self.record(event)
 
     async def run(self, provider: Provider, messages: list[Message], tools: list[ToolDefinition]) -> None:
         self.loop = asyncio.get_running_loop()
@@ -227,8 +249,10 @@ class ThreadedFetch:
             try:
                 provider.fetch(messages, tools, self.emit)
             except BaseException as error:  # reported on the loop, whatever it is
+                self.close()
                 self.loop.call_soon_threadsafe(settle, error)
             else:
+                self.close()
                 self.loop.call_soon_threadsafe(settle, None)
 
         # The thread sees the turn's context (current_workspace), as an async fetch would.
@@ -237,6 +261,13 @@ class ThreadedFetch:
         try:
             await done
         except asyncio.CancelledError:
-            self.abandoned = True
+            self.close(drop_pending=True)
             raise
         self.drain()
+
+    def close(self, *, drop_pending: bool = False) -> None:
+        """Take no more events; those not yet drained are kept unless the turn was cancelled."""
+        with self.lock:
+            self.closed = True
+            if drop_pending:
+                self.pending.clear()

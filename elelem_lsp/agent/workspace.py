@@ -2,7 +2,9 @@
 
 Tools never touch the disk or spawn processes themselves; they ask a Workspace.
 ``DiskWorkspace`` serves a headless run; the language server's ``EditorWorkspace``
-answers from open buffers and turns writes into ``workspace/applyEdit``.
+answers from open buffers and turns writes into ``workspace/applyEdit``. Either way
+the model reads text with ``\n`` line breaks and its changes are carried back onto
+the file's own encoding, byte-order mark and line endings (``textfile``).
 """
 
 from __future__ import annotations
@@ -15,10 +17,15 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
+from . import search
+from .textfile import ModelView, Replacement, StoredText, decode, for_model
 
-Change = Callable[[str | None], str]
+# A change is a function of the current text (None for a missing file), in the model's
+# view, to its new whole text, or to the Replacement it makes when it knows where it lands.
+# It may be called again with newer text when the editor's copy moved on.
+Change = Callable[[str | None], str | Replacement]
 
 
 class WorkspaceError(Exception):
@@ -119,38 +126,38 @@ class Workspace:
 
     # -- files -----------------------------------------------------------------
     async def read_text(self, path: Path) -> str:
-        name = self.relative(path)
-        try:
-            # Not a plain open: on a FIFO that waits for a writer, stalling the turn and the server.
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        except FileNotFoundError:
-            raise WorkspaceError(f"{name} does not exist") from None
-        try:
-            kind = stat.S_IFMT(os.fstat(fd).st_mode)
-            if kind == stat.S_IFDIR:
-                raise WorkspaceError(f"{name} is a directory")
-            if kind != stat.S_IFREG:
-                raise WorkspaceError(f"{name} is not a regular file (a FIFO, socket or device)")
-            handle = open(fd, encoding="utf-8")
-        except BaseException:
-            os.close(fd)
-            raise
-        with handle:
-            try:
-                return handle.read()
-            except UnicodeDecodeError:
-                raise WorkspaceError(f"{name} is not UTF-8 text") from None
+        """The file's text as the model sees it: decoded, every line break spelled ``\\n``."""
+        return for_model(read_stored(path, self.relative(path)).text)
 
     async def update(self, path: Path, change: Change, *, tool: str) -> None:
-        """Replace the file's text with ``change(current text or None)``; atomic on disk.
+        """Apply ``change`` to the file on disk, atomically, keeping its encoding and line endings."""
+        stored = read_stored_for_writing(path, self.relative(path))
+        if stored is None:
+            write_atomically(path, new_file_text(change))
+            return
+        view = ModelView.of(stored.text)
+        carried = view.carry(change(view.text))
+        if carried is not None:
+            write_atomically(path, stored.encode(view.in_stored(carried).applied_to(stored.text)))
 
-        ``change`` may be called again with newer text when the editor's copy moved on.
-        """
+    # -- searching -------------------------------------------------------------
+    def unsaved_buffers(self, top: Path) -> dict[Path, str]:
+        """Files at or below ``top`` whose text differs from the disk's, and that text: none here."""
+        return {}
+
+    async def search(self, top: Path, pattern: str, *, limit: int) -> dict[str, Any]:
+        """Lines matching ``pattern`` (Rust regex syntax) in every file at or below ``top``."""
         try:
-            current: str | None = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            current = None
-        write_atomically(path, change(current))
+            return await search.grep(self.root, top, pattern, self.unsaved_buffers(top), limit=limit)
+        except search.SearchFailure as error:
+            raise WorkspaceError(str(error)) from None
+
+    async def list_files(self, top: Path, *, limit: int) -> dict[str, Any]:
+        """The files below ``top`` that ``search`` would read, the first ``limit``, and how many."""
+        try:
+            return await search.list_files(self.root, top, limit=limit)
+        except search.SearchFailure as error:
+            raise WorkspaceError(str(error)) from None
 
     # -- processes -------------------------------------------------------------
     async def allow_command(self, command: str) -> tuple[bool, str]:
@@ -249,13 +256,78 @@ def kill_group(pid: int) -> None:
         pass
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write through a temporary file and rename, so a reader never sees half a file."""
+def read_stored(path: Path, name: str) -> StoredText:
+    """The file's text as stored (see ``textfile``); a missing, binary or undecodable file is refused,
+    and so is anything but a regular file."""
+    try:
+        # Not a plain open: on a FIFO that waits for a writer, stalling the turn and the server.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise WorkspaceError(f"{name} does not exist") from None
+    with open(fd, "rb") as handle:
+        kind = stat.S_IFMT(os.fstat(fd).st_mode)
+        if kind == stat.S_IFDIR:
+            raise WorkspaceError(f"{name} is a directory")
+        if kind != stat.S_IFREG:
+            raise WorkspaceError(f"{name} is not a regular file (a FIFO, socket or device)")
+        data = handle.read()
+    try:
+        return decode(data)
+    except UnicodeDecodeError as error:
+        raise WorkspaceError(f"{name} is not {error.encoding.upper()} text") from None
+
+
+def refuse_hard_links(path: Path, name: str) -> bool:
+    """Whether the file exists; refuses one with more than one hard link.
+
+    Such a file shares its contents with another name that may lie outside the
+    workspace, so writing it (or saving a buffer of it) would change that file too.
+    """
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return False
+    if status.st_nlink > 1 and not stat.S_ISDIR(status.st_mode):
+        raise WorkspaceError(
+            f"{name} has {status.st_nlink} hard links: writing it would also change the same file under its "
+            "other names, which may be outside the workspace, so it was not changed"
+        )
+    return True
+
+
+def read_stored_for_writing(path: Path, name: str) -> StoredText | None:
+    """``read_stored`` (None for a missing file), refusing a file that cannot be written back safely.
+
+    Besides hard links (``refuse_hard_links``): only UTF-8 is written; a UTF-16 or
+    UTF-32 file is read but never rewritten.
+    """
+    if not refuse_hard_links(path, name):
+        return None
+    stored = read_stored(path, name)
+    if not stored.writable:
+        raise WorkspaceError(
+            f"{name} is {stored.encoding.upper()} text: only UTF-8 files are written, so it was not changed"
+        )
+    return stored
+
+
+def new_file_text(change: Change) -> str:
+    """The text ``change`` gives a file that does not exist yet."""
+    result = change(None)
+    return result.applied_to("") if isinstance(result, Replacement) else result
+
+
+def write_atomically(path: Path, text: str | bytes) -> None:
+    """Write through a temporary file and rename, so a reader never sees half a file.
+
+    Text is written as UTF-8 exactly as given (no line-ending translation).
+    """
+    data = text.encode("utf-8") if isinstance(text, str) else text
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         if path.exists():
             os.chmod(temporary, path.stat().st_mode & 0o7777)
         os.replace(temporary, path)

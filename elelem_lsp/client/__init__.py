@@ -21,11 +21,13 @@ from pygls.exceptions import JsonRpcRequestCancelled
 from pygls.lsp.client import LanguageClient
 
 from .. import __version__
+from ..agent.workspace import WorkspaceError
 from .disk import apply_workspace_edit
 from .terminal import Terminal
 
 EventSink = Callable[[dict[str, Any]], None]
 SERVER_COMMAND = (sys.executable, "-m", "elelem_lsp", "serve")
+TERMINAL_CLIENT = "elelem-terminal"  # announced in initializationOptions, so the server talks of -p
 
 
 class TerminalClient:
@@ -46,7 +48,7 @@ class TerminalClient:
         def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
             try:
                 apply_workspace_edit(params.edit)
-            except (OSError, ValueError) as error:
+            except (OSError, ValueError, WorkspaceError) as error:
                 return lsp.ApplyWorkspaceEditResult(applied=False, failure_reason=str(error))
             return lsp.ApplyWorkspaceEditResult(applied=True)
 
@@ -78,7 +80,7 @@ class TerminalClient:
         @client.feature("elelem/input")
         async def ask_input(params: Any) -> dict[str, str] | None:
             prompt = params.get("prompt") if isinstance(params, dict) else getattr(params, "prompt", "")
-            text = await self.terminal.read_line(str(prompt or "> "))
+            text = await self.terminal.ask_person(str(prompt or ""))
             return None if text is None else {"text": text}
 
     async def start(self, command: tuple[str, ...] = SERVER_COMMAND) -> None:
@@ -94,7 +96,7 @@ class TerminalClient:
                 client_info=lsp.ClientInfo(name="elelem-lsp terminal", version=__version__),
                 root_uri=self.root.as_uri(),
                 workspace_folders=[lsp.WorkspaceFolder(uri=self.root.as_uri(), name=self.root.name)],
-                initialization_options=self.options,
+                initialization_options={**self.options, "client": TERMINAL_CLIENT},
                 capabilities=lsp.ClientCapabilities(
                     workspace=lsp.WorkspaceClientCapabilities(
                         apply_edit=True,
@@ -154,7 +156,8 @@ class TerminalClient:
             self.sinks.pop(token, None)
 
     def cancel(self) -> None:
-        """Stop the running turn with ``$/cancelRequest``, as an editor does."""
+        """Stop the running turn with ``$/cancelRequest``, as an editor does; stop waiting for input."""
+        self.terminal.dismiss()
         if self.in_flight is not None:
             self.client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=self.in_flight))
 

@@ -2,7 +2,9 @@
 
 The prompt runs on the main thread with readline (history, completion of
 slash commands and provider names); the LSP client runs on an event loop in a
-second thread. Ctrl-C during a turn cancels the turn; at the prompt it exits.
+second thread. Questions during a turn (a permission, the human provider's
+reply) are typed on the main thread too, so Ctrl-C reaches them. Ctrl-C during
+a turn cancels the turn; at the prompt it exits.
 """
 
 from __future__ import annotations
@@ -12,14 +14,19 @@ import asyncio
 import contextlib
 import json
 import os
+import queue
 import readline
 import threading
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
+from pygls.exceptions import JsonRpcException
+
 from . import TerminalClient
+from ..spinner import Spinner
 from .terminal import Terminal
+from .trust import PluginSet, TrustDecision
 
 HELP = """\
 /provider [NAME]   list the providers, or switch to NAME (the conversation is kept)
@@ -35,31 +42,70 @@ SLASH = ["/provider", "/model", "/reset", "/context", "/tools", "/reload", "/hel
 
 
 class Chat:
-    def __init__(self, client: TerminalClient, terminal: Terminal) -> None:
+    def __init__(self, client: TerminalClient, terminal: Terminal, trust: TrustDecision) -> None:
         self.client = client
         self.terminal = terminal
+        self.trust = trust
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="elelem-lsp-client", daemon=True)
         self.providers: list[str] = []
+        # What the main thread has to do while a call runs: a question to ask (prompt and the
+        # loop's future for the answer), or None once the call is done.
+        self.errands: queue.Queue[tuple[str, asyncio.Future[str | None]] | None] = queue.Queue()
+        terminal.reader = self.read_on_main_thread
+
+    async def read_on_main_thread(self, prompt: str) -> str | None:
+        answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self.errands.put((prompt, answer))
+        return await answer
 
     def call(self, coroutine: Any) -> Any:
-        """Run a coroutine on the client's loop; Ctrl-C while waiting cancels the turn."""
+        """Run a coroutine on the client's loop, asking its questions here; Ctrl-C cancels the turn."""
         future: Future[Any] = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        future.add_done_callback(lambda _: self.errands.put(None))
         while True:
             try:
-                return future.result()
+                errand = self.errands.get()
+                if errand is None:
+                    return future.result()
+                prompt, answer = errand
+                try:
+                    text: str | None = input(prompt)
+                except EOFError:
+                    text = None
+                self.loop.call_soon_threadsafe(settle, answer, text)
             except KeyboardInterrupt:
                 self.loop.call_soon_threadsafe(self.client.cancel)
 
-    def start(self) -> None:
+    def start(self, spinner: Spinner) -> dict[str, Any]:
+        """Start the server and check the provider; the listing of ``elelem.providers``."""
         self.thread.start()
-        self.call(self.client.start())
-        self.providers = self.call(self.client.command("elelem.providers", {}))["available"]
+        try:
+            self.call(self.client.start())
+        finally:
+            spinner.stop()
+        listing = self.call(self.client.command("elelem.providers", {}))
+        self.providers = listing["available"]
         with contextlib.suppress(OSError):
             readline.read_history_file(HISTORY)
         readline.set_completer(self.complete)
         readline.set_completer_delims(" ")
         readline.parse_and_bind("tab: complete")
+        return listing
+
+    def check_provider(self, name: str, model: str | None) -> str | None:
+        """Build the provider now, so that a bad ``-p`` fails before the first prompt; the error, if any."""
+        try:
+            self.command("elelem.selectProvider", {"name": name, **({"model": model} if model else {})})
+        except JsonRpcException as error:  # the server's refusal, e.g. an unknown provider
+            return str(error)
+        return None
+
+    def banner(self, listing: dict[str, Any]) -> None:
+        model = listing.get("model") or "its default model"
+        how = "picked from the environment; -p NAME picks another" if listing["source"] == "environment" else ""
+        self.terminal.notice(f"chat with {listing['provider']} ({model}{'; ' + how if how else ''})")
+        self.terminal.notice("type a request, /help for commands, Ctrl-D to leave")
 
     def stop(self) -> None:
         with contextlib.suppress(OSError):
@@ -77,7 +123,6 @@ class Chat:
         return options[state] if state < len(options) else None
 
     def repl(self) -> int:
-        self.terminal.notice("type a request, /help for commands, Ctrl-D to leave")
         while True:
             try:
                 line = input("elelem> ").strip()
@@ -95,7 +140,7 @@ class Chat:
                 self.terminal.newline()
                 self.terminal.notice("cancelled")
             else:
-                self.terminal.finish(result["reply"])
+                self.terminal.finish(result["reply"], error=bool(result.get("error")))
 
     def slash(self, line: str) -> bool:
         """Run a slash command; False means leave."""
@@ -104,19 +149,19 @@ class Chat:
         actions: dict[str, Callable[[], Any]] = {
             "/provider": lambda: self.provider(rest),
             "/model": lambda: self.model(rest),
-            "/reset": lambda: self.command("elelem.reset") and print("new conversation"),
+            "/reset": lambda: self.command("elelem.reset") and self.terminal.print("new conversation"),
             "/context": self.context,
-            "/tools": lambda: print(
+            "/tools": lambda: self.terminal.print(
                 "\n".join(f"{t['name']:8} {t['description']}" for t in self.command("elelem.tools")["tools"])
             ),
             "/reload": self.reload,
-            "/help": lambda: print(HELP),
+            "/help": lambda: self.terminal.print(HELP),
         }
         if name in ("/exit", "/quit"):
             return False
         action = actions.get(name)
         if action is None:
-            print(f"unknown command {name}; /help lists them")
+            self.terminal.print(f"unknown command {name}; /help lists them")
             return True
         try:
             action()
@@ -132,35 +177,54 @@ class Chat:
             listing = self.command("elelem.providers")
             self.providers = listing["available"]
             for provider in self.providers:
-                print(f"{'*' if provider == listing['provider'] else ' '} {provider}")
+                self.terminal.print(f"{'*' if provider == listing['provider'] else ' '} {provider}")
             return
         self.command("elelem.selectProvider", {"name": name})
-        print(f"provider: {name}")
+        self.terminal.print(f"provider: {name}")
 
     def model(self, model: str) -> None:
         if not model:
-            print("usage: /model NAME")
+            self.terminal.print("usage: /model NAME")
             return
         current = self.command("elelem.providers")["provider"]
         self.command("elelem.selectProvider", {"name": current, "model": model})
-        print(f"provider: {current}, model: {model}")
+        self.terminal.print(f"provider: {current}, model: {model}")
 
     def context(self) -> None:
         for message in self.command("elelem.context")["messages"]:
-            content = message.get("content") or json.dumps(message.get("tool_calls"))
-            print(f"[{message['role']}] {content}")
+            calls = message.get("tool_calls")
+            content = message.get("content") or (json.dumps(calls, ensure_ascii=False) if calls else "")
+            self.terminal.print(f"[{message['role']}] {content}")
 
     def reload(self) -> None:
+        now = PluginSet.scan(self.client.root)
+        changed = now.changed_since(self.trust.plugins.files)
+        if self.trust.load and changed:
+            # The files allowed at the start are the only workspace code this session may run.
+            print(f"not reloading: {now.shown()} changed since you allowed it ({', '.join(changed)}); "
+                  "start chat again to be asked")
+            return
         errors = self.command("elelem.reload")["pluginErrors"]
         self.providers = self.command("elelem.providers")["available"]
-        print("\n".join(errors) if errors else "plugins reloaded")
+        self.terminal.print("\n".join(errors) if errors else "plugins reloaded")
 
 
-def chat(args: argparse.Namespace, options: dict[str, Any]) -> int:
+def settle(answer: asyncio.Future[str | None], text: str | None) -> None:
+    if not answer.done():  # a cancelled turn may have dismissed the question meanwhile
+        answer.set_result(text)
+
+
+def chat(args: argparse.Namespace, options: dict[str, Any], trust: TrustDecision, spinner: Spinner) -> int:
     terminal = Terminal(interactive=True, assume_yes=args.yes, verbose=args.verbose)
-    session = Chat(TerminalClient(args.directory, terminal, options=options), terminal)
-    session.start()
+    session = Chat(TerminalClient(args.directory, terminal, options=options), terminal, trust)
     try:
+        listing = session.start(spinner)
+        if args.provider:
+            error = session.check_provider(args.provider, args.model)
+            if error is not None:
+                terminal.finish(f"Error: {error}", error=True)  # as ask says it
+                return 1
+        session.banner(listing)
         return session.repl()
     finally:
         session.stop()

@@ -1,7 +1,9 @@
 """Applying a ``WorkspaceEdit`` to files on disk, as an editor would apply it to buffers.
 
 Every file is written through a temporary file and a rename, so an edit that
-fails halfway leaves no half-written file behind.
+fails halfway leaves no half-written file behind. A file keeps its byte-order mark
+and its line endings; one with several hard links, or not in UTF-8, is refused as
+the server's own disk writes refuse it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
-from ..agent.workspace import write_atomically
+from ..agent.textfile import StoredText
+from ..agent.workspace import read_stored_for_writing, write_atomically
 from ..textedits import Change, Position, apply_changes
 
 
@@ -30,8 +33,8 @@ def _change(edit: Any) -> Change:
 
 def _edit_file(uri: str, edits: list[Any], encoding: str) -> None:
     path = _path(uri)
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    write_atomically(path, apply_changes(text, [_change(e) for e in edits], encoding))
+    stored = read_stored_for_writing(path, str(path)) or StoredText("")
+    write_atomically(path, stored.encode(apply_changes(stored.text, [_change(e) for e in edits], encoding)))
 
 
 def apply_workspace_edit(edit: lsp.WorkspaceEdit, encoding: str = "utf-16") -> None:

@@ -1,20 +1,48 @@
 """Terminal: how a turn looks in a terminal, and how the person answers there.
 
-Saying is streamed as text, thinking dimmed, each tool call as ``+ name({...})``.
-When stdout is not a terminal, everything but the reply goes to stderr so that
-``elelem-lsp ask ... > file`` captures the reply alone. Questions (permission,
-the human provider) are asked on the terminal; with nobody there they are
-refused, never left hanging.
+Saying is streamed as text, thinking dimmed, each tool call as one line
+``+ read README.md → 132 lines``. When stdout is not a terminal, everything but
+the reply goes to stderr so that ``elelem-lsp ask ... > file`` captures the
+reply alone; an error goes to stderr. Model text never drives the terminal:
+control characters (escape sequences, OSC clipboard writes, C1 codes, CR, BEL)
+are removed from everything printed, newline and tab kept. Questions
+(permission, the human provider) are asked on the terminal; with nobody there
+they are refused, never left hanging.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import re
 import sys
-from typing import Any, TextIO
+import threading
+from typing import Any, Awaitable, Callable, TextIO
+
+from ..agent.toolbox import brief
 
 DIM, RESET = "\033[2m", "\033[0m"
+REPLY_CUE = "your reply> "
+Reader = Callable[[str], Awaitable["str | None"]]
+# Whole escape sequences first (CSI; OSC, DCS, APC and PM up to BEL or ST; other ESC codes), so no
+# "[31m" residue is left; then any control character but newline and tab, C1 included.
+ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]P^_X][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]")
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+ARGUMENT_WIDTH = 100
+
+
+def printable(text: str) -> str:
+    """``text`` with nothing left that a terminal would obey."""
+    return CONTROL.sub("", ESCAPE_SEQUENCE.sub("", text))
+
+
+def one_line(text: str, width: int = ARGUMENT_WIDTH) -> str:
+    text = " ".join(printable(text).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def call_line(name: str, arguments: dict[str, Any]) -> str:
+    """``+ read README.md``: the tool and its main argument, never a file's content."""
+    return one_line(f"+ {brief(name, arguments)}")
 
 
 class Terminal:
@@ -26,6 +54,7 @@ class Terminal:
         interactive: bool | None = None,
         assume_yes: bool = False,
         verbose: bool = False,
+        reader: Reader | None = None,
     ) -> None:
         self.out = out
         self.err = err
@@ -36,6 +65,9 @@ class Terminal:
         self.streamed = ""  # the saying text of the current fetch, as shown
         self.at_line_start = True
         self.last_kind = ""
+        self.open_call: str | None = None  # the id of the tool call whose line awaits its outcome
+        self.reader = reader or read_on_a_thread
+        self.questions: set[asyncio.Future[str | None]] = set()
 
     # -- a turn ---------------------------------------------------------------
     @property
@@ -43,12 +75,14 @@ class Terminal:
         return self.out if self.live else self.err
 
     def write(self, text: str, dim: bool = False) -> None:
+        text = printable(text)
         if not text:
             return
         stream = self.events_out
         stream.write(f"{DIM}{text}{RESET}" if dim and self.live else text)
         stream.flush()
         self.at_line_start = text.endswith("\n")
+        self.open_call = None
 
     def newline(self) -> None:
         if not self.at_line_start:
@@ -70,40 +104,80 @@ class Terminal:
                 self.write(event["text"], dim=True)
             elif kind == "doing":
                 self.newline()
-                self.write(f"+ {event['name']}({json.dumps(event['arguments'], ensure_ascii=False)})\n")
+                self.write(call_line(event["name"], event["arguments"]))
+                self.open_call = event["id"]
                 self.streamed = ""
-            elif kind == "result" and not event.get("ok"):
-                self.write(f"  ! {event.get('error', 'failed')}\n", dim=True)
+            elif kind == "result":
+                self.outcome(event)
 
-    def finish(self, reply: str) -> None:
-        """End the turn: the reply goes to stdout unless it was already streamed there."""
-        if self.live and self.streamed == reply:
+    def outcome(self, event: dict[str, Any]) -> None:
+        """`` → 132 lines`` on the call's own line, or on a line of its own when others came between."""
+        if event.get("ok"):
+            text = f"→ {one_line(str(event.get('summary') or 'done'))}"
+        else:
+            text = f"→ failed: {one_line(str(event.get('error') or 'failed'), 300)}"
+        if self.open_call == event.get("id"):
+            self.write(f" {text}\n", dim=not event.get("ok"))
+        else:
             self.newline()
-            return
+            self.write(f"  {one_line(str(event.get('name')))} {text}\n", dim=not event.get("ok"))
+
+    def finish(self, reply: str, *, error: bool = False) -> None:
+        """End the turn: the reply goes to stdout unless it was already streamed there; an error to stderr."""
         self.newline()
+        if self.live and self.streamed == reply and not error:
+            return
+        reply = printable(reply)
         if reply:
-            self.out.write(reply if reply.endswith("\n") else reply + "\n")
-            self.out.flush()
+            stream = self.err if error else self.out
+            stream.write(reply if reply.endswith("\n") else reply + "\n")
+            stream.flush()
 
     # -- messages -------------------------------------------------------------
     def notice(self, message: str) -> None:
-        self.err.write(f"elelem: {message.removeprefix('elelem: ')}\n")
+        self.newline()
+        self.err.write(f"elelem: {printable(message.removeprefix('elelem: '))}\n")
         self.err.flush()
+
+    def print(self, text: str) -> None:
+        """A line of a chat command's output (a listing, the context), on stdout."""
+        self.out.write(printable(text) + "\n")
+        self.out.flush()
 
     def server_log(self, line: str) -> None:
         if self.verbose:
-            self.err.write(line)
+            self.err.write(printable(line.rstrip("\n")) + "\n")
             self.err.flush()
 
     # -- questions ------------------------------------------------------------
     async def read_line(self, prompt: str) -> str | None:
+        """A line the person types; None when nobody is there, at end of input, or after ``dismiss()``."""
         if not self.interactive:
             return None
         self.newline()
+        answer = asyncio.ensure_future(self.reader(printable(prompt)))
+        self.questions.add(answer)
         try:
-            return await asyncio.to_thread(input, prompt)
-        except EOFError:
+            return await answer
+        except asyncio.CancelledError:
+            if answer.cancelled():  # dismissed: the turn was cancelled while the person was typing
+                return None
+            raise
+        finally:
+            self.questions.discard(answer)
+
+    def dismiss(self) -> None:
+        """Stop waiting for the person (Ctrl-C cancelled the turn): open questions answer None."""
+        for answer in list(self.questions):
+            answer.cancel()
+
+    async def ask_person(self, question: str) -> str | None:
+        """The human provider's question on its own line, then a cue where the person types."""
+        if not self.interactive:
             return None
+        self.newline()
+        self.write(f"{question.rstrip()}\n" if question else "")
+        return await self.read_line(REPLY_CUE)
 
     async def choose(self, message: str, titles: list[str]) -> str | None:
         if self.assume_yes and titles:
@@ -121,3 +195,26 @@ class Terminal:
             for title in titles:
                 if answer.lower() == title.lower():
                     return title
+
+
+async def read_on_a_thread(prompt: str) -> str | None:
+    """``input()`` on a daemon thread: an abandoned read never keeps the process alive."""
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str | None] = loop.create_future()
+
+    def settle(text: str | None) -> None:
+        if not answer.done():
+            answer.set_result(text)
+
+    def read() -> None:
+        try:
+            text: str | None = input(prompt)
+        except (EOFError, OSError):
+            text = None
+        try:
+            loop.call_soon_threadsafe(settle, text)
+        except RuntimeError:  # the loop is gone: nobody waits for this answer any more
+            pass
+
+    threading.Thread(target=read, name="elelem-input", daemon=True).start()
+    return await answer

@@ -27,6 +27,12 @@ BUILTINS: dict[str, str] = {
 }
 
 
+def implementation(name: str) -> str | None:
+    """The module that holds the built-in provider ``name``, to import ahead of its first build."""
+    module = "openai" if name in PRESETS else BUILTINS.get(name)
+    return f"{__name__}.{module}" if module else None
+
+
 def lazy(module: str, attribute: str = "factory", **fixed: Any) -> Factory:
     """A factory that imports ``module`` when first called and forwards the options."""
 

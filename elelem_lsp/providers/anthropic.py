@@ -6,7 +6,7 @@ description, input_schema}``, assistant tool calls ``tool_use`` blocks and tool
 results ``tool_result`` blocks (consecutive results in one user message). In
 the stream, ``text_delta`` is ``saying``, ``thinking_delta`` is ``thinking``,
 ``input_json_delta`` fragments are gathered per content block; ``ping`` is
-ignored and an ``error`` event raises. With extended thinking on, the signed
+ignored and an ``error`` event (or a typeless ``{"error": ...}``) raises. With extended thinking on, the signed
 thinking blocks of an answer that called tools are sent back with those calls,
 as the API requires.
 """
@@ -19,6 +19,7 @@ import httpx
 
 from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
 from .stream import ToolCalls, Transport, env, open_response, origin, parse_json, sse_events, stream_failure
+from .warm import PreparesHTTP
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -37,7 +38,7 @@ def convert_tools(tools: list[ToolDefinition]) -> list[dict[str, Any]]:
     ]
 
 
-class AnthropicProvider:
+class AnthropicProvider(PreparesHTTP):
     """Claude through the Messages API at ``base_url``."""
 
     def __init__(
@@ -73,9 +74,6 @@ class AnthropicProvider:
         if not self.api_key:
             raise ProviderError("ANTHROPIC_API_KEY is not set")
         return {"x-api-key": self.api_key, "anthropic-version": API_VERSION}
-
-    def secrets(self) -> list[str | None]:
-        return [self.api_key]
 
     def request_body(self, messages: list[Message], tools: list[ToolDefinition]) -> dict[str, Any]:
         system, converted = self.convert_messages(messages)
@@ -132,7 +130,7 @@ class AnthropicProvider:
         body = self.request_body(messages, tools)
         headers = {**await self.headers(), "accept": "text/event-stream"}
         async with open_response(
-            "POST", self.url, body=body, headers=headers, transport=self.transport, secrets=self.secrets()
+            "POST", self.url, body=body, headers=headers, transport=self.transport
         ) as response:
             await self.read_stream(response, emit, id_prefix=f"toolu-{len(messages)}")
 
@@ -171,8 +169,8 @@ class AnthropicProvider:
             elif kind == "message_stop":
                 finished = True
                 break
-            elif kind == "error":
-                raise stream_failure(event)
+            elif kind == "error" or (kind is None and isinstance(event, dict) and "error" in event):
+                raise stream_failure(event)  # typeless: some gateways send {"error": {...}} alone
             elif kind is None:
                 raise ProviderError(f"malformed event in the model's stream: {data[:120]!r}")
         if not finished:

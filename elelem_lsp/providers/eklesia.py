@@ -63,7 +63,7 @@ class OpenAIGenericProvider(OpenAIProvider):
             "messages": [normalize(m) for m in messages],
         }
         return await request_json(
-            "POST", self.url, body=body, headers=self.headers(), transport=self.transport, secrets=[self.api_key]
+            "POST", self.url, body=body, headers=self.headers(), transport=self.transport
         )
 
 

@@ -259,4 +259,7 @@ def env_int(name: str, default: int | None) -> int | None:
 def require_module(module: str, extra: str) -> None:
     """Fail with the install line when the optional package behind a provider is missing."""
     if importlib.util.find_spec(module) is None:
-        raise ProviderError(f"the {extra} provider needs its extra: pip install 'elelem-lsp[{extra}]'")
+        raise ProviderError(
+            f"the {extra} provider needs its extra: in the elelem-lsp repository, "
+            f"pip install '.[{extra}]' (or pipx install --force '.[{extra}]')"
+        )

@@ -16,6 +16,7 @@ import httpx
 
 from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
 from .stream import ToolCalls, Transport, env, ndjson_lines, open_response, origin, stream_failure
+from .warm import PreparesHTTP
 
 DEFAULT_HOST = "localhost:11434"
 DEFAULT_MODEL = "gpt-oss:latest"
@@ -56,7 +57,7 @@ def convert_messages(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-class OllamaProvider:
+class OllamaProvider(PreparesHTTP):
     """A model served by Ollama at ``host``."""
 
     def __init__(

@@ -15,6 +15,7 @@ import httpx
 
 from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
 from .stream import (
+    EncodedMessages,
     ToolCalls,
     Transport,
     compact_json,
@@ -26,6 +27,7 @@ from .stream import (
     sse_events,
     stream_failure,
 )
+from .warm import PreparesHTTP
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4.1"
@@ -48,7 +50,7 @@ def normalize(message: Message) -> dict[str, Any]:
     return out
 
 
-class OpenAIProvider:
+class OpenAIProvider(PreparesHTTP):
     """A chat-completions server at ``base_url`` (or at the full ``endpoint`` URL)."""
 
     def __init__(
@@ -75,6 +77,7 @@ class OpenAIProvider:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.transport = transport
+        self.encoded = EncodedMessages(normalize)
 
     def headers(self) -> dict[str, str]:
         if self.key_required and not self.api_key:
@@ -97,7 +100,7 @@ class OpenAIProvider:
         if self.model:
             return self.model
         listing = await request_json(
-            "GET", f"{self.base_url}/models", headers=self.headers(), transport=self.transport, secrets=[self.api_key]
+            "GET", f"{self.base_url}/models", headers=self.headers(), transport=self.transport
         )
         models = listing.get("data") if isinstance(listing, dict) else None
         ids = [m["id"] for m in models or () if isinstance(m, dict) and isinstance(m.get("id"), str)]
@@ -109,10 +112,10 @@ class OpenAIProvider:
         return self.model
 
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
-        body = self.request_body(await self.served_model(), messages, tools)
+        body = self.encoded.body(self.request_body(await self.served_model(), [], tools), "messages", messages)
         headers = {**self.headers(), "accept": "text/event-stream"}
         async with open_response(
-            "POST", self.url, body=body, headers=headers, transport=self.transport, secrets=[self.api_key]
+            "POST", self.url, body=body, headers=headers, transport=self.transport
         ) as response:
             await read_chat_stream(response, emit, id_prefix=f"call-{len(messages)}")
 

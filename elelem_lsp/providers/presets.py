@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .openai import OpenAIProvider
-from .stream import env
 
 
 @dataclass(frozen=True)
@@ -47,7 +45,12 @@ def factory(
     temperature: float | None = None,
     max_tokens: int | None = None,
     **_: Any,
-) -> OpenAIProvider:
+) -> Any:
+    """The openai provider aimed at the preset's service."""
+    # Imported here so that listing the presets at start-up does not import httpx.
+    from .openai import OpenAIProvider
+    from .stream import env
+
     settings = PRESETS[preset]
     return OpenAIProvider(
         model or env(variable(preset, "MODEL"), settings.model),

@@ -4,7 +4,13 @@ One place for what every HTTP provider does the same way: the client and its
 timeouts (connect 10 s, read ``ELELEM_READ_TIMEOUT``), a non-2xx answer turned
 into ``HTTP <code>: <the API's message>``, transport failures turned into plain
 words, SSE (httpx-sse) and NDJSON bodies read as JSON, and tool-call argument
-fragments gathered per call and parsed once the stream is complete.
+fragments gathered per call and parsed once the stream is complete (handed on
+as the model sent them when they are not a JSON object).
+
+Every failure of a request, from sending it to the last byte of its answer,
+leaves ``open_response`` as a ProviderError whose message has been scrubbed of
+the credentials that request carried (headers and key-like URL parameters):
+that is the one place secrets are redacted, whatever the provider.
 """
 
 from __future__ import annotations
@@ -14,18 +20,25 @@ import json
 import os
 import re
 import ssl
+import uuid
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Iterable
+from typing import Any, AsyncIterator, Callable, Iterable
+from urllib.parse import parse_qsl, quote, urlsplit
 
 import httpx
 from httpx_sse import EventSource, SSEError
 
-from ..agent.messages import Emit, ProviderError
+from ..agent.messages import Emit, ProviderError, tool_arguments
 
 CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 600.0
 READ_TIMEOUT_ENV = "ELELEM_READ_TIMEOUT"
 ERROR_LENGTH = 300
+CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key")
+CREDENTIAL_PARAMETER = re.compile(r"key|token|secret|signature|sig|password|auth", re.IGNORECASE)
+REDACTED = "***"
+# A cut message ("…") may end inside a secret: a run this long of a secret's start is redacted too.
+SECRET_PREFIX = 8
 
 Transport = httpx.AsyncBaseTransport
 
@@ -45,9 +58,29 @@ def read_timeout() -> float:
 
 
 @functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    # Loading the CA bundle costs milliseconds; every client of the process shares one.
+def _verified_context() -> ssl.SSLContext:
+    # Loading the CA bundle costs tens of milliseconds; every client of the process shares one.
     return httpx.create_ssl_context()
+
+
+@functools.cache
+def _unused_context() -> ssl.SSLContext:
+    # httpx builds a context for every client unless handed one. An http:// request never
+    # shakes hands, so it gets this one, which trusts nothing and so could verify nothing.
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+def tls_context(url: httpx.URL | str) -> ssl.SSLContext:
+    """The context for requests to ``url``: the CA bundle only when the URL is https."""
+    return _verified_context() if httpx.URL(url).scheme == "https" else _unused_context()
+
+
+def http_client(url: httpx.URL | str, transport: Transport | None = None, timeout: float | None = None) -> httpx.AsyncClient:
+    """A client for requests to ``url`` (one per request: building one is cheap once warm)."""
+    seconds = read_timeout() if timeout is None else timeout
+    return httpx.AsyncClient(
+        transport=transport, timeout=httpx.Timeout(seconds, connect=CONNECT_TIMEOUT), verify=tls_context(url)
+    )
 
 
 def compact_json(value: Any) -> str:
@@ -55,18 +88,87 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+class EncodedMessages:
+    """Each conversation message's JSON, encoded once and reused while the conversation lasts.
+
+    Every request repeats the whole conversation; encoding a long one again each turn would
+    cost more than everything else a request does. A message is known by identity: the
+    session hands over the same dicts turn after turn and never changes them.
+    """
+
+    def __init__(self, shape: Callable[[Any], Any]) -> None:
+        self.shape = shape  # one conversation message to its wire form
+        self.known: dict[int, tuple[Any, bytes]] = {}
+        self.placeholder = f"elelem-messages-{uuid.uuid4().hex}"  # no other text of a body can be it
+
+    def body(self, fields: dict[str, Any], key: str, messages: list[Any]) -> bytes:
+        """``fields`` as JSON, in their order, with ``key`` holding the messages' wire forms."""
+        known, self.known = self.known, {}  # messages no longer sent are forgotten
+        before, _, after = compact_json({**fields, key: self.placeholder}).encode("utf-8").partition(
+            f'"{self.placeholder}"'.encode()
+        )
+        parts = [before, b"["]
+        for message in messages:
+            entry = known.get(id(message))
+            if entry is None or entry[0] is not message:
+                entry = (message, compact_json(self.shape(message)).encode("utf-8"))
+            self.known[id(message)] = entry
+            parts += (entry[1], b",")
+        if messages:
+            parts.pop()  # the last comma
+        parts += (b"]", after)
+        return b"".join(parts)  # one copy of a long conversation, not three
+
+
 def origin(url: httpx.URL | str) -> str:
     """Scheme, host and port only: what an error may say about where it went."""
-    url = httpx.URL(url)
+    try:
+        url = httpx.URL(url)
+    except httpx.InvalidURL:
+        return "the model server"
     port = f":{url.port}" if url.port else ""
     return f"{url.scheme}://{url.host}{port}"
 
 
-def redact(text: str, secrets: Iterable[str | None]) -> str:
+def credentials(url: str, headers: dict[str, str]) -> list[str]:
+    """The secret values a request carries: credential headers (with and without their
+    scheme, e.g. ``Bearer``), key-like query parameters (``?key=``) and a password in the URL."""
+    found: list[str] = []
+    lowered = {name.lower(): value for name, value in headers.items()}
+    for name in CREDENTIAL_HEADERS:
+        value = (lowered.get(name) or "").strip()
+        found += [value, value.partition(" ")[2].strip()]
+    try:
+        parts = urlsplit(url)  # lenient: a URL httpx refuses still has its secrets found
+        raw = [pair.partition("=")[::2] for pair in parts.query.split("&")]  # as sent, and decoded
+        found += [value for name, value in raw + parse_qsl(parts.query) if CREDENTIAL_PARAMETER.search(name)]
+        found.append(parts.password or "")
+    except ValueError:  # not even a URL: nothing in it can be told apart
+        pass
+    secrets = {secret for secret in found if len(secret) >= 4}
+    secrets |= {quote(secret, safe="") for secret in secrets}  # as it appears inside a URL
+    return sorted(secrets, key=len, reverse=True)
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every secret, and every long enough run of a secret's start, as ``***``."""
     for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
+        text = text.replace(secret, REDACTED)
+        if len(secret) > SECRET_PREFIX:
+            text = _redact_starts(text, secret)
     return text
+
+
+def _redact_starts(text: str, secret: str) -> str:
+    head = secret[:SECRET_PREFIX]
+    out, position = [], 0
+    while (found := text.find(head, position)) >= 0:
+        end = found + SECRET_PREFIX
+        while end < len(text) and end - found < len(secret) and text[end] == secret[end - found]:
+            end += 1
+        out += [text[position:found], REDACTED]
+        position = end
+    return "".join(out) + text[position:]
 
 
 def shorten(text: str, limit: int = ERROR_LENGTH) -> str:
@@ -107,12 +209,22 @@ def stream_failure(data: Any) -> ProviderError:
     return ProviderError(f"the model server reported an error mid-answer: {shorten(message)}")
 
 
-def http_error(response: httpx.Response, secrets: Iterable[str | None] = ()) -> ProviderError:
+# Self-hosted model servers refuse tool calls until started with these flags; the hint says which.
+TOOL_FLAG_HINTS = (
+    ("requires --jinja", "start llama-server with --jinja so that it accepts tools"),
+    ("--enable-auto-tool-choice", "start vLLM with --enable-auto-tool-choice --tool-call-parser NAME (e.g. hermes)"),
+)
+
+
+def http_error(response: httpx.Response) -> ProviderError:
     """``HTTP <code>: <message>`` for a failed answer whose body has been read."""
-    message = shorten(redact(api_message(response.content), secrets)) or response.reason_phrase
+    message = shorten(api_message(response.content)) or response.reason_phrase
     retry = response.headers.get("retry-after")
     if response.status_code == 429 and retry and retry.strip().isdigit():
         message += f" (retry after {retry.strip()} s)"
+    for symptom, hint in TOOL_FLAG_HINTS:
+        if symptom in message:
+            message += f" ({hint})"
     return ProviderError(f"HTTP {response.status_code}: {message}")
 
 
@@ -139,35 +251,43 @@ async def open_response(
     body: Any = None,
     headers: dict[str, str] | None = None,
     transport: Transport | None = None,
-    secrets: Iterable[str | None] = (),
 ) -> AsyncIterator[httpx.Response]:
     """A streaming request whose 2xx response is yielded unread; anything else raises.
 
-    Transport failures while the caller reads the body are translated here too,
-    and leaving the block (normally, by error or by cancellation) closes the
-    connection.
+    Whatever fails inside the block, here or while the caller reads the body, leaves
+    as a ProviderError scrubbed of the request's credentials; leaving the block
+    (normally, by error or by cancellation) closes the connection.
     """
     timeout = read_timeout()
     request_headers = {"accept": "application/json", **(headers or {})}
+    secrets = credentials(url, request_headers)
     content = None
-    if body is not None:
-        content = compact_json(body).encode("utf-8")
+    if body is not None:  # a dict, or JSON already encoded (EncodedMessages)
+        content = body if isinstance(body, bytes) else compact_json(body).encode("utf-8")
         request_headers["content-type"] = "application/json"
-    client = httpx.AsyncClient(
-        transport=transport,
-        timeout=httpx.Timeout(timeout, connect=CONNECT_TIMEOUT),
-        verify=_ssl_context(),
-    )
+    client = http_client(url, transport, timeout)
     try:
         async with client, client.stream(method, url, content=content, headers=request_headers) as response:
             if not response.is_success:
                 await response.aread()
-                raise http_error(response, secrets)
+                raise http_error(response)
             yield response
-    except httpx.TransportError as error:
-        raise transport_error(error, url, timeout) from None
-    except httpx.StreamError as error:  # e.g. a stream closed under our feet
-        raise ProviderError(f"the answer from {origin(url)} could not be read: {error}") from None
+    except Exception as error:  # the one exit of every provider failure: scrubbed here
+        raise ProviderError(redact(failure_message(error, url, timeout), secrets)) from None
+
+
+def failure_message(error: Exception, url: str, timeout: float) -> str:
+    """What went wrong with a request, in plain words (not yet redacted)."""
+    if isinstance(error, ProviderError):
+        return str(error)
+    if isinstance(error, httpx.TransportError):
+        return str(transport_error(error, url, timeout))
+    if isinstance(error, httpx.StreamError):  # e.g. a stream closed under our feet
+        return f"the answer from {origin(url)} could not be read: {error}"
+    if isinstance(error, httpx.InvalidURL):
+        return f"the model server's URL is not valid: {error}"
+    # a provider's reader tripping over a shape it did not expect
+    return f"unexpected answer from {origin(url)}: {type(error).__name__}: {error}"
 
 
 async def request_json(method: str, url: str, **options: Any) -> Any:
@@ -205,11 +325,13 @@ async def ndjson_lines(response: httpx.Response) -> AsyncIterator[Any]:
 
 
 class ToolCalls:
-    """Tool calls gathered from streamed fragments, each parsed once the stream is complete.
+    """Tool calls gathered from streamed fragments, each emitted once the stream is complete.
 
     ``add`` is called with whatever a chunk carries for one call (its key is the
     wire's index or content-block number); argument text is joined and parsed
-    only in ``emit``, so a fragment may end anywhere, even mid-escape. A call
+    only in ``emit``, so a fragment may end anywhere, even mid-escape. Arguments
+    that are not a JSON object are handed on as the model sent them: the session
+    answers them with an ``ok: false`` result the model can act on. A call
     without an id gets ``<id_prefix>-<position>``: stable for the conversation
     and unique within a turn when the prefix names the conversation's length.
     """
@@ -244,11 +366,12 @@ class ToolCalls:
                 raise ProviderError("the model sent a tool call without a name")
             text = "".join(call["parts"])
             if text.strip():
-                arguments = parse_json(text, f'arguments for tool "{name}"')
+                arguments = text
             else:
                 arguments = {} if call["whole"] is None else call["whole"]
-            if not isinstance(arguments, dict):
-                raise ProviderError(f'the arguments for tool "{name}" are not a JSON object: {shorten(text or repr(arguments), 120)}')
+            parsed, problem = tool_arguments(arguments)
+            if problem is None:
+                arguments = parsed
             emit({"type": "doing", "id": call["id"] or f"{self.id_prefix}-{position}", "name": name, "arguments": arguments})
 
 

@@ -126,7 +126,6 @@ class VertexProvider(AnthropicProvider):
         self.project = project
         self.region = region
         self.token = token or GoogleToken()
-        self.last_token: str | None = None
 
     @property
     def url(self) -> str:
@@ -138,11 +137,7 @@ class VertexProvider(AnthropicProvider):
     async def headers(self) -> dict[str, str]:
         if not self.project:
             raise ProviderError("GOOGLE_CLOUD_PROJECT is not set")
-        self.last_token = await self.token()
-        return {"authorization": f"Bearer {self.last_token}"}
-
-    def secrets(self) -> list[str | None]:
-        return [self.last_token]
+        return {"authorization": f"Bearer {await self.token()}"}
 
     def request_body(self, messages: list[Message], tools: list[ToolDefinition]) -> dict[str, Any]:
         body = super().request_body(messages, tools)

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from .server import ElelemServer
 
 
+UINTEGER_MAX = 2**31 - 1  # LSP's uinteger, the type of a position's line and character
+
+
 class RequestFailed(JsonRpcException):
     """LSP's RequestFailed: the arguments were fine but the request could not be done."""
 
@@ -34,8 +37,8 @@ class Arguments(BaseModel):
 
 
 class PositionArgument(Arguments):
-    line: int = Field(ge=0)
-    character: int = Field(ge=0)
+    line: int = Field(ge=0, le=UINTEGER_MAX)
+    character: int = Field(ge=0, le=UINTEGER_MAX)
 
 
 class RangeArgument(Arguments):
@@ -99,7 +102,7 @@ def parse(model: type[Arguments], arguments: tuple[Any, ...]) -> Any:
 
 async def ask(server: "ElelemServer", args: AskArguments) -> dict[str, Any]:
     folder = server.folder_for(args.uri)
-    location = server.describe_location(folder, args.uri, args.range) if args.uri else ""
+    location = server.describe_location(folder, args.uri, args.range) if args.uri is not None else ""
     prompt = f"{args.prompt}\n\n{location}" if location else args.prompt
     return await run_turn(server, folder, prompt, args.progress_token)
 
@@ -121,6 +124,16 @@ async def fix(server: "ElelemServer", args: FixArguments) -> dict[str, Any]:
 
 
 async def run_turn(server: "ElelemServer", folder: Folder, prompt: str, token: str | int | None) -> dict[str, Any]:
+    record = server.record_turn(prompt)
+    result = await play_turn(server, folder, prompt, token, record.add if record else lambda event: None)
+    if record is not None:
+        server.show_turn(folder, record, result)
+    return result
+
+
+async def play_turn(
+    server: "ElelemServer", folder: Folder, prompt: str, token: str | int | None, observe: Callable[[dict[str, Any]], None]
+) -> dict[str, Any]:
     await server.refresh_settings(folder)
     choice = folder.choice()
     try:
@@ -131,8 +144,13 @@ async def run_turn(server: "ElelemServer", folder: Folder, prompt: str, token: s
     progress = await server.open_progress(token)
     stream = ProgressStream(progress.send)
     stream.begin("elelem", prompt)
+
+    def add(event: dict[str, Any]) -> None:
+        stream.add(event)
+        observe(event)
+
     try:
-        task = folder.start(session.turn(prompt, stream.add))
+        task = folder.start(session.turn(prompt, add))
     except Busy as error:
         stream.end(f"Error: {error}")
         progress.close()
@@ -174,7 +192,7 @@ async def providers(server: "ElelemServer", args: FolderArguments) -> dict[str, 
         "model": choice.model,
         "source": choice.source,
         "available": folder.available(),
-        "pluginErrors": [f"{f.path}: {f.error}" for f in folder.config.failures],
+        "pluginErrors": [failure.describe() for failure in folder.config.failures],
     }
 
 

@@ -1,7 +1,8 @@
 """EditorWorkspace: the Workspace port answered by the editor over LSP.
 
 Reads see unsaved buffers; writes become ``workspace/applyEdit`` (the smallest
-range, the open document's version, positions in the negotiated encoding);
+range, or the span an ``edit`` already knows, in the buffer's own line endings, with
+the open document's version and positions in the negotiated encoding);
 commands need the person's permission through ``window/showMessageRequest``;
 the human provider asks through ``elelem/input``.
 """
@@ -16,8 +17,18 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
 from ..agent.command_allowlist import allows
-from ..agent.workspace import Change, Workspace, WorkspaceError
-from ..textedits import minimal_change
+from ..agent.search import SKIPPED
+from ..agent.textfile import ModelView, for_model
+from ..agent.workspace import (
+    Change,
+    Workspace,
+    WorkspaceError,
+    new_file_text,
+    read_stored_for_writing,
+    refuse_hard_links,
+)
+from ..textedits import Change as TextChange
+from ..textedits import Position, change_at
 
 if TYPE_CHECKING:
     from .folders import Folder
@@ -46,63 +57,81 @@ class EditorWorkspace(Workspace):
     async def read_text(self, path: Path) -> str:
         document = self.open_document(path)
         if document is not None:
-            return document.source
+            return for_model(document.source)
         return await super().read_text(path)
+
+    def unsaved_buffers(self, top: Path) -> dict[Path, str]:
+        buffers: dict[Path, str] = {}
+        for document in self.server.workspace.text_documents.values():
+            if not document.path:
+                continue
+            path = Path(document.path).resolve()  # a buffer reached through a link out stays out
+            if (path != top and top not in path.parents) or self.root not in path.parents:
+                continue
+            if set(SKIPPED).intersection(path.relative_to(self.root).parts):
+                continue
+            try:
+                on_disk: str | None = path.read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                on_disk = None
+            if document.source != on_disk:
+                buffers[path] = document.source
+        return buffers
 
     async def update(self, path: Path, change: Change, *, tool: str) -> None:
         if not self.server.can_apply_edits:
             await super().update(path, change, tool=tool)
             return
+        name = self.relative(path)
         for _ in range(2):  # the second try only after the person typed
             document = self.open_document(path)
             if document is not None:
+                # A buffer is saved through the same hard link, so an open document is refused too.
+                refuse_hard_links(path, name)
                 current: str | None = document.source
                 version = document.version
             else:
-                current = path.read_text(encoding="utf-8") if path.exists() else None
+                stored = read_stored_for_writing(path, name)
+                current = stored.text if stored is not None else None
                 version = None
-            applied, reason = await self._apply(path, document, current, change(current), version, tool)
+            edit = self._edit_of(current, change)
+            if edit is None:
+                return
+            applied, reason = await self._apply(path, document, edit, current is None, version, tool)
             if applied:
                 return
             now = self.open_document(path)
             if now is None or now.version == version:
                 detail = f": {reason}" if reason else ""
-                raise WorkspaceError(f"the editor refused the edit to {self.relative(path)}{detail}")
+                raise WorkspaceError(f"the editor refused the edit to {name}{detail}")
             # the person typed since: the same change is applied to the new text, once
-        raise WorkspaceError(f"{STALE}: {self.relative(path)} was not changed")
+        raise WorkspaceError(f"{STALE}: {name} was not changed")
+
+    def _edit_of(self, current: str | None, change: Change) -> TextChange | None:
+        """The one text edit that makes ``change`` to the editor's text (None: nothing changes).
+
+        A change that knows its span is sent as that span; only a whole new text is diffed.
+        """
+        encoding = self.server.position_encoding
+        if current is None:
+            # A new file's text replaces the whole (empty) document: ending the range a line
+            # further keeps Neovim from adding its empty buffer's own end of line.
+            return TextChange(Position(0, 0), Position(1, 0), new_file_text(change))
+        view = ModelView.of(current)
+        carried = view.carry(change(view.text))
+        # Lines and columns of the model's text are the buffer's: positions are found on
+        # the text with "\n" breaks alone.
+        return None if carried is None else change_at(view.text, carried, encoding)
 
     async def _apply(
-        self, path: Path, document: Any | None, current: str | None, new: str, version: int | None, tool: str
+        self, path: Path, document: Any | None, edit: TextChange, create: bool, version: int | None, tool: str
     ) -> tuple[bool, str | None]:
         uri = document.uri if document is not None else path.as_uri()
         label = f"elelem: {tool} {self.relative(path)}"
         annotation = "elelem" if self.server.supports_annotations else None
-        changes: list[Any] = []
-        if current is None:
-            changes.append(lsp.CreateFile(uri=uri, annotation_id=annotation))
-            edit = minimal_change("", new, self.server.position_encoding)
-        else:
-            edit = minimal_change(current, new, self.server.position_encoding)
-        if edit is not None:
-            # A new file's text replaces the whole (empty) document: ending the range a line
-            # further keeps Neovim from adding its empty buffer's own end of line.
-            end = lsp.Position(line=1, character=0) if current is None else lsp.Position(
-                line=edit.end.line, character=edit.end.character
-            )
-            range_ = lsp.Range(start=lsp.Position(line=edit.start.line, character=edit.start.character), end=end)
-            text_edit: Any = (
-                lsp.AnnotatedTextEdit(range=range_, new_text=edit.text, annotation_id=annotation)
-                if annotation
-                else lsp.TextEdit(range=range_, new_text=edit.text)
-            )
-            changes.append(
-                lsp.TextDocumentEdit(
-                    text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-                    edits=[text_edit],
-                )
-            )
-        if not changes:
-            return True, None
+        changes: list[Any] = [lsp.CreateFile(uri=uri, annotation_id=annotation)] if create else []
+        if not (create and not edit.text):  # an empty new file needs no text edit
+            changes.append(_document_edit(uri, version, edit, annotation))
         workspace_edit = lsp.WorkspaceEdit(
             document_changes=changes,
             change_annotations={
@@ -162,3 +191,17 @@ class EditorWorkspace(Workspace):
             raise WorkspaceError("the input was dismissed")
         return str(text)
 
+
+def _document_edit(uri: str, version: int | None, edit: TextChange, annotation: str | None) -> lsp.TextDocumentEdit:
+    range_ = lsp.Range(
+        start=lsp.Position(line=edit.start.line, character=edit.start.character),
+        end=lsp.Position(line=edit.end.line, character=edit.end.character),
+    )
+    text_edit: Any = (
+        lsp.AnnotatedTextEdit(range=range_, new_text=edit.text, annotation_id=annotation)
+        if annotation
+        else lsp.TextEdit(range=range_, new_text=edit.text)
+    )
+    return lsp.TextDocumentEdit(
+        text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=[text_edit]
+    )

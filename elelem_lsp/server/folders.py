@@ -8,17 +8,23 @@ nothing of pygls: the server hands it settings and a Workspace.
 from __future__ import annotations
 
 import asyncio
+import importlib
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..agent.messages import Provider, ProviderError
-from ..agent.registry import Config, plugin_dirs
+from ..agent.registry import Config, plugin_dirs, workspace_plugin_dir
 from ..agent.session import Session
 from ..agent.workspace import Workspace
+from ..providers import implementation
 from ..providers import register as register_builtins
 from .settings import DeclaredProvider, Settings, provider_from_environment
+
+
+log = logging.getLogger(__name__)
 
 
 class Busy(Exception):
@@ -52,6 +58,7 @@ class Folder:
     def _new_config(self) -> Config:
         return Config(
             plugin_dirs=plugin_dirs(self.root, include_workspace=self.settings.workspace_plugins),
+            skipped_dirs=[] if self.settings.workspace_plugins else [workspace_plugin_dir(self.root)],
             builtins=self._register,
         )
 
@@ -89,7 +96,7 @@ class Folder:
     def reload(self) -> list[str]:
         """Load the plugin files again; the provider is rebuilt at the next turn."""
         self.built = None
-        return [f"{failure.path}: {failure.error}" for failure in self.config.reload()]
+        return [failure.describe() for failure in self.config.reload()]
 
     def _options(self, choice: Choice) -> dict[str, Any]:
         options = {**self.settings.provider_options(), "model": choice.model}
@@ -112,6 +119,26 @@ class Folder:
         assert self.session is not None
         self.session.max_steps = self.settings.max_steps
         return self.session
+
+    async def prepare(self) -> None:
+        """Build the provider the next turn will use, derive the tool schemas and let the provider
+        ready its first request (its optional ``prepare()``), off the loop where it can.
+
+        A failure here is left for the turn to report.
+        """
+        choice = self.choice()
+        declared = any(d.name == choice.name for d in self.settings.providers)
+        module = implementation("openai-chat" if declared else choice.name)
+        try:
+            if module:
+                await asyncio.to_thread(importlib.import_module, module)
+            session = self.ready_session()
+            await asyncio.to_thread(session.toolbox.definitions)  # pydantic derives the schemas once
+            prepare = getattr(session.provider, "prepare", None)
+            if callable(prepare):
+                await asyncio.to_thread(prepare)
+        except Exception as error:
+            log.info("could not prepare provider %r ahead of the first turn: %s", choice.name, error)
 
     # -- turns -----------------------------------------------------------------
     def start(self, coroutine: Any) -> asyncio.Task[Any]:

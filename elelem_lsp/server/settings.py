@@ -36,6 +36,7 @@ class Settings(BaseModel):
     allow_commands: list[str] = Field(default_factory=list, alias="allowCommands")
     confirm_edits: bool = Field(default=False, alias="confirmEdits")
     workspace_plugins: bool = Field(default=False, alias="workspacePlugins")
+    trusted: bool = True  # False from an editor whose workspace is untrusted (VS Code's workspace trust)
     max_steps: int = Field(default=50, alias="maxSteps", ge=1, le=1000)
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, alias="maxTokens", gt=0)
@@ -62,6 +63,33 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
             for key in sorted(bad & values.keys()):
                 default = Settings.model_fields[_field_name(key)].get_default(call_default_factory=True)
                 problems.append(f"invalid value for elelem.{key}: {values.pop(key)!r}; using {default!r}")
+
+
+def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
+    """What an untrusted folder's settings may do, and what was ignored.
+
+    Settings can come from files in the project, so in a folder the editor does not trust
+    nothing in them may loosen anything: no workspace plugins, commands asked about at
+    least (``allow`` becomes ``ask``, ``allowCommands`` is ignored), and no declared
+    providers (one could send the key its ``apiKeyEnv`` names to any endpoint). ``provider``
+    stays: without those it can only name a built-in, a user plugin or an installed package.
+    """
+    if settings.trusted:
+        return settings, []
+    ignored = [key for key, value in (("workspacePlugins", settings.workspace_plugins),
+                                      ("allowCommands", settings.allow_commands),
+                                      ("providers", settings.providers)) if value]
+    if settings.execute == "allow":
+        ignored.insert(0, "execute 'allow' (using 'ask')")
+    limited = settings.model_copy(
+        update={
+            "workspace_plugins": False,
+            "execute": "ask" if settings.execute == "allow" else settings.execute,
+            "allow_commands": [],
+            "providers": [],
+        }
+    )
+    return limited, ignored
 
 
 def _field_name(key: str) -> str:

@@ -3,7 +3,7 @@
 Each report carries ``events``, the exact events since the previous report with
 adjacent text of one type merged, and ``message``, a short rolling tail of the
 reply for status lines. Reports go out about every 50 ms and at every tool
-call; nothing is ever dropped.
+call; nothing is ever dropped before ``end``, and nothing is sent after it.
 """
 
 from __future__ import annotations
@@ -26,12 +26,15 @@ class ProgressStream:
         self.tail = ""
         self.timer: asyncio.TimerHandle | None = None
         self.last_flush = float("-inf")
+        self.ended = False
 
     def begin(self, title: str, message: str) -> None:
         self.send({"kind": "begin", "title": title, "cancellable": True, "message": message[:TAIL]})
 
     def add(self, event: dict[str, Any]) -> None:
         """Take one agent event; send now if it is a tool event, else soon."""
+        if self.ended:  # the client has been told the turn is over
+            return
         kind = event["type"]
         if kind in TEXT_EVENTS:
             last = self.pending[-1] if self.pending else None
@@ -70,4 +73,5 @@ class ProgressStream:
 
     def end(self, message: str) -> None:
         self.flush()
+        self.ended = True
         self.send({"kind": "end", "message": message})

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from optional_parts import require_program
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,10 +29,7 @@ def elisp_string(value: str) -> str:
 
 @pytest.fixture
 def emacs() -> str:
-    found = shutil.which("emacs")
-    if not found:
-        pytest.fail("emacs not found: apt-get install -y emacs-nox elpa-eglot")
-    return found
+    return require_program("emacs", "emacs", "apt-get install -y emacs-nox elpa-eglot (Debian), or Emacs 29+")
 
 
 def test_emacs_asks_edits_switches_creates_and_fixes(emacs: str, tmp_path: Path, home: Path) -> None:

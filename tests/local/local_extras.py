@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
-import pytest
+from optional_parts import require_module
 
 EXTRAS = {"llama": "llama_cpp", "ggml": "ctransformers", "candle": "candle", "llama2": "numpy"}
 PROVIDERS = list(EXTRAS)
@@ -14,8 +13,7 @@ PROVIDERS = list(EXTRAS)
 def require_extra(provider: str) -> None:
     """Skip the test, saying which extra to install, when ``provider``'s package is missing."""
     module = EXTRAS[provider]
-    if importlib.util.find_spec(module) is None:
-        pytest.skip(f"the {provider} extra is not installed ({module} missing): pip install 'elelem-lsp[{provider}]'")
+    require_module(module, "local", f"python3 -m pip install -e '.[{provider}]' (the {provider} extra)")
 
 
 def ggml_library() -> str:

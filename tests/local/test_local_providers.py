@@ -199,3 +199,17 @@ async def test_the_llama2_chat_template_can_be_chosen(name, local_env, monkeypat
     monkeypatch.setenv(f"ELELEM_{name.upper()}_TEMPLATE", "alpaca")
     with pytest.raises(ProviderError, match="unknown chat template"):
         build(name)
+
+
+def test_a_missing_extra_says_how_to_install_it_from_the_repository(monkeypatch):
+    import sys
+
+    from elelem_lsp.providers.generation import require_module
+
+    monkeypatch.setitem(sys.modules, "ctransformers", None)
+    with pytest.raises(ProviderError) as error:
+        require_module("ctransformers", "ggml")
+    assert str(error.value) == (
+        "the ggml provider needs its extra: in the elelem-lsp repository, "
+        "pip install '.[ggml]' (or pipx install --force '.[ggml]')"
+    )

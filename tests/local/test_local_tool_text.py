@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from optional_parts import require_module
 from elelem_lsp.agent.messages import check_event
 from elelem_lsp.providers.tool_text import ToolCallStream, chatml_prompt, describe_tools, parse_call
 
@@ -138,7 +139,8 @@ def test_without_tools_there_is_no_tool_section_and_no_system_turn_is_invented()
 
 def test_the_tiny_models_template_renders_what_chatml_prompt_writes():
     """Our prompt is the same text a Qwen-style GGUF template renders for the same conversation."""
-    jinja2 = pytest.importorskip("jinja2")
+    require_module("jinja2", "local", "python3 -m pip install -e '.[llama]' (llama-cpp-python brings jinja2)")
+    import jinja2
     from tiny_models import CHAT_TEMPLATE
 
     from elelem_lsp.providers.llama import openai_messages

@@ -6,6 +6,7 @@
 - "ask me" asks the person (the editor's `elelem/input`) and greets the answer;
 - "wait" sleeps (cancellably) for a minute;
 - "create" writes a new file `b.txt`;
+- "after w" edits the two lines "w" and "x" of `a.txt`, adding "x2" after them;
 - anything else: thinks "planning", says "I will edit." and edits `a.txt` from x to y.
 `second` only says "second here." (for switching providers).
 """
@@ -32,6 +33,9 @@ class Scripted:
             emit({"type": "saying", "text": f"hello {answer}"})
         elif "create" in prompt:
             emit({"type": "doing", "id": "w1", "name": "write", "arguments": {"path": "b.txt", "content": "new\n"}})
+        elif "after w" in prompt:
+            emit({"type": "doing", "id": "e2", "name": "edit",
+                  "arguments": {"path": "a.txt", "old": "w\nx", "new": "w\nx\nx2"}})
         elif "wait" in prompt:
             emit({"type": "saying", "text": "waiting"})
             await asyncio.sleep(60)

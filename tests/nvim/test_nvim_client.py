@@ -218,3 +218,53 @@ def test_settings_can_depend_on_the_workspace_folder(workspace: Path, start_nvim
     nvim.command("ElelemAsk hello")
     nvim.wait_turns(1)
     assert nvim.transcript()[-2:] == ["second here.", "-- second · 1 step"]
+
+
+def messages(nvim) -> str:
+    return nvim.lua("return vim.api.nvim_exec2('messages', { output = true }).output")
+
+
+def test_an_agent_edit_never_stops_at_a_hit_enter_prompt(workspace: Path, start_nvim) -> None:
+    nvim = start_nvim(workspace, "a.txt")
+    nvim.session.ui_attach(80, 10, True)  # a screen, so that a hit-enter prompt can happen
+    nvim.command("ElelemAsk change x to y")
+    nvim.wait_turns(1)
+    assert nvim.lines() == ["y"]
+    assert nvim.lua("return vim.api.nvim_get_mode()") == {"mode": "n", "blocking": False}
+    said = messages(nvim)
+    assert "Applied changes" not in said and "Workspace edit" not in said
+    # the server knows this client renders the turn: no plain-client popup with the reply
+    assert "elelem: edited." not in said
+    nvim.command("undo")
+    assert nvim.lines() == ["x"]
+
+
+def test_thinking_is_dimmed_on_256_colour_terminals_too(workspace: Path, start_nvim) -> None:
+    nvim = start_nvim(workspace, "a.txt")
+    thinking = "return vim.api.nvim_get_hl(0, { name = 'ElelemThinking' })"
+    for setup in ("set notermguicolors", "set termguicolors", "colorscheme default"):
+        nvim.command(setup)
+        highlight = nvim.lua(thinking)
+        assert highlight.get("ctermfg") == 245 and highlight.get("fg") == 0x8A8A8A, (setup, highlight)
+    nvim.command("highlight ElelemThinking ctermfg=1 guifg=#ff0000")  # a colour scheme's own choice wins
+    assert nvim.lua(thinking).get("ctermfg") == 1
+
+
+def test_edit_keeps_a_dos_buffer_dos_when_saved(workspace: Path, start_nvim) -> None:
+    (workspace / "a.txt").write_bytes(b"w\r\nx\r\nz\r\n")
+    nvim = start_nvim(workspace, "a.txt")
+    assert nvim.lua("return vim.bo.fileformat") == "dos"
+
+    nvim.command("ElelemAsk change x to y")
+    nvim.wait_turns(1)
+
+    assert nvim.lines() == ["w", "y", "z"]  # no stray ^M, no joined lines
+
+    nvim.command("undo")
+
+    # The model's "\n" matches the buffer's CRLF lines; its new line arrives as a line of its own.
+    nvim.command("ElelemAsk add a line after w")
+    nvim.wait_turns(2)
+    assert nvim.lines() == ["w", "x", "x2", "z"]
+    nvim.command("write")
+    assert (workspace / "a.txt").read_bytes() == b"w\r\nx\r\nx2\r\nz\r\n"

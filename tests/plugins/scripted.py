@@ -1,7 +1,8 @@
 """A provider that plays a script, for tests: `.agents/script.json` in the workspace.
 
 The script is a list of fetches; each fetch is a list of events emitted in order.
-An event {"type": "sleep", "seconds": S} waits (cancellably) before the next one.
+An event {"type": "sleep", "seconds": S} waits (cancellably) before the next one;
+{"type": "say_tool_result"} says the content of the last message (the tool result it was handed).
 When the script runs out, the provider says "done."; a changed script starts again. SCRIPTED_MODE=thread makes
 fetch a plain function (run on a worker thread by the agent).
 """
@@ -34,6 +35,8 @@ class ScriptedProvider:
         for event in self.next_fetch():
             if event["type"] == "sleep":
                 await asyncio.sleep(event["seconds"])
+            elif event["type"] == "say_tool_result":
+                emit({"type": "saying", "text": messages[-1]["content"]})
             elif event["type"] == "raise":
                 raise RuntimeError(event["message"])
             else:

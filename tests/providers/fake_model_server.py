@@ -12,7 +12,10 @@ Two ways to answer:
   with a ``read`` tool and no tool result yet, it calls ``read`` on README.md;
   once the result is in, it answers ``the tool said: <result>``.
 
-Every request is recorded (``server.requests``) for the tests to inspect.
+Every request is recorded (``server.requests``) for the tests to inspect. A
+queued reply may hold ``KEY_ECHO``: it is replaced by the credential the request
+carried (bearer token, ``x-api-key``, ``x-goog-api-key`` or ``?key=``), as APIs
+quote a key back in their errors.
 """
 
 from __future__ import annotations
@@ -27,10 +30,11 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 FAKE_TOKEN = "ya29.fake-vertex-token"
 SERVED_MODEL = "served-model-7b"
+KEY_ECHO = "@@KEY@@"
 
 
 # -- wire encoders ---------------------------------------------------------------------------------
@@ -206,6 +210,23 @@ def json_error(status: int, payload: Any, **headers: str) -> Reply:
     return Reply([compact(payload).encode()], status=status, content_type="application/json", headers=headers)
 
 
+def credential(headers: dict[str, str], path: str) -> str | None:
+    """The key a request carried, wherever its API puts it."""
+    bearer = headers.get("authorization", "")
+    if bearer.startswith("Bearer "):
+        return bearer[len("Bearer "):]
+    query = parse_qs(urlsplit(path).query)
+    return headers.get("x-api-key") or headers.get("x-goog-api-key") or (query.get("key") or [None])[0]
+
+
+def echo_credential(reply: Reply, headers: dict[str, str], path: str) -> Reply:
+    key = credential(headers, path)
+    if key is None or not any(KEY_ECHO.encode() in piece for piece in reply.body):
+        return reply
+    body = [piece.replace(KEY_ECHO.encode(), key.encode()) for piece in reply.body]
+    return Reply(body, reply.status, reply.content_type, reply.headers, reply.cut, reply.drop, reply.stall)
+
+
 def utf8_pieces(data: bytes) -> list[bytes]:
     """``data`` cut right after the first byte of every multi-byte character."""
     pieces, start = [], 0
@@ -328,7 +349,7 @@ class FakeModelServer:
         headers = {k.lower(): v for k, v in handler.headers.items()}
         self.requests.append(Recorded(handler.command, path, headers, body))
         reply = self.replies.popleft() if self.replies else self.route(handler.command, path, headers, body)
-        self.send(handler, reply)
+        self.send(handler, echo_credential(reply, headers, path))
 
     def route(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Reply:
         if path == "/token":  # Google's OAuth token endpoint, for google-auth's refresh

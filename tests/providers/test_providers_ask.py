@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from optional_parts import require_module
+
 from .fake_model_server import Reply, json_error, openai_chunk, refreshable_credentials, sse
 
 READ_RESULT = '{"content":"# hello\\n","path":"README.md","ok":true}'
@@ -74,12 +76,12 @@ def tool_result_sent(request) -> str:
 )
 def test_read_then_answer_through_ask(name, path, project, tmp_path, fake_server):
     if name == "vertex-adc":
-        pytest.importorskip("google.auth.transport.requests")
+        require_module("google.auth.transport.requests", "vertex", "python3 -m pip install -e '.[vertex]'")
     provider = name.split("-")[0] if name.startswith("vertex") else name
     run = ask(project, "-p", provider, "what is in the readme?", env=environment(name, fake_server.url, tmp_path))
     assert run.returncode == 0, run.stderr
     assert run.stdout == f"the tool said: {READ_RESULT}\n"
-    assert '+ read({"path": "README.md"})' in run.stderr
+    assert "+ read README.md → 1 line\n" in run.stderr
     model_requests = [r for r in fake_server.requests if r.path != "/token"]
     assert [r.path for r in model_requests] == [path, path]
     first, second = (r.json for r in model_requests)
@@ -97,7 +99,8 @@ def test_http_error_is_the_reply_and_a_non_zero_exit(project, tmp_path, fake_ser
     fake_server.queue(json_error(401, {"error": {"message": "Incorrect API key provided: sk-test-key", "code": "invalid_api_key"}}))
     run = ask(project, "-p", "openai", "hi", env=environment("openai", fake_server.url, tmp_path))
     assert run.returncode == 1
-    assert run.stdout == "Error: HTTP 401: Incorrect API key provided: ***\n"
+    assert run.stdout == ""  # an error is not the reply: it goes to stderr
+    assert run.stderr.endswith("Error: HTTP 401: Incorrect API key provided: ***\n")
     assert "sk-test-key" not in run.stdout + run.stderr
 
 
@@ -105,4 +108,29 @@ def test_dropped_stream_is_the_reply_and_a_non_zero_exit(project, tmp_path, fake
     fake_server.queue(Reply([sse(openai_chunk({"content": "half an ans"}))], drop=True))
     run = ask(project, "-p", "openai", "hi", env=environment("openai", fake_server.url, tmp_path))
     assert run.returncode == 1
-    assert run.stdout.startswith(f"Error: the connection to {fake_server.url} dropped mid-answer")
+    assert run.stdout == ""
+    assert f"\nError: the connection to {fake_server.url} dropped mid-answer" in run.stderr
+
+
+@pytest.mark.parametrize(
+    "preset, status, payload, hint",
+    [
+        ("llamacpp", 500, {"error": {"code": 500, "message": "tools param requires --jinja flag", "type": "server_error"}},
+         "HTTP 500: tools param requires --jinja flag (start llama-server with --jinja so that it accepts tools)"),
+        ("vllm", 400, {"object": "error", "type": "BadRequestError", "code": 400,
+                       "message": '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'},
+         "(start vLLM with --enable-auto-tool-choice --tool-call-parser NAME (e.g. hermes))"),
+    ],
+)
+def test_a_self_hosted_server_refusing_tools_names_the_flag_it_needs(project, fake_server, preset, status, payload, hint):
+    fake_server.queue(json_error(status, payload))
+    env = {f"{preset.upper()}_BASE_URL": f"{fake_server.url}/v1", f"{preset.upper()}_MODEL": "local"}
+    run = ask(project, "-p", preset, "hi", env=env)
+    assert run.returncode == 1 and run.stdout == ""
+    assert hint in run.stderr, run.stderr
+
+
+def test_an_unrelated_http_error_gets_no_flag_hint(project, fake_server):
+    fake_server.queue(json_error(500, {"error": {"message": "out of memory"}}))
+    run = ask(project, "-p", "llamacpp", "hi", env={"LLAMACPP_BASE_URL": f"{fake_server.url}/v1", "LLAMACPP_MODEL": "m"})
+    assert run.stderr.endswith("Error: HTTP 500: out of memory\n")

@@ -3,8 +3,10 @@ declared ``openai-chat`` provider from settings, through the real server."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 
 import pexpect
 
@@ -34,7 +36,61 @@ def test_human_without_a_terminal_is_an_error_not_a_hang(project):
         cwd=project, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
     )
     assert run.returncode == 1
-    assert run.stdout.startswith("Error: ")
+    assert run.stdout == ""
+    assert run.stderr.startswith("Error: ")
+
+
+def spawn_human(project, command, *args):
+    return pexpect.spawn(
+        sys.executable, ["-m", "elelem_lsp", command, "-p", "human", *args],
+        cwd=str(project), encoding="utf-8", timeout=30, env={**os.environ, "TERM": "dumb"},
+    )
+
+
+def test_the_question_and_the_reply_are_on_lines_of_their_own(project):
+    child = spawn_human(project, "ask", "what is in the readme?")
+    child.expect_exact("your reply> ")
+    assert child.before.replace("\r\n", "\n").endswith("\nwhat is in the readme?\n") or child.before.replace(
+        "\r\n", "\n") == "what is in the readme?\n"
+    child.sendline("a heading")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert child.before.replace("\r\n", "\n") == "a heading\na heading\n"  # the typed line, then the reply
+
+
+def test_ctrl_c_while_the_human_provider_waits_cancels_the_turn_at_once(project):
+    child = spawn_human(project, "ask", "anyone?")
+    child.expect_exact("your reply> ")
+    started = time.monotonic()
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert time.monotonic() - started < 5
+    assert child.exitstatus == 130
+    assert "elelem: cancelled" in child.before
+    assert "Traceback" not in child.before and "Error" not in child.before
+
+
+def test_in_chat_ctrl_c_at_the_reply_cue_cancels_and_the_conversation_goes_on(project):
+    child = spawn_human(project, "chat")
+    child.expect_exact("elelem> ")
+    child.sendline("first question")
+    child.expect_exact("your reply> ")
+    child.sendintr()
+    child.expect_exact("elelem: cancelled")
+    child.expect_exact("elelem> ")
+    child.sendline("second question")
+    child.expect_exact("your reply> ")
+    child.sendline("second answer")
+    child.expect_exact("elelem> ")
+    assert "second answer" in child.before
+    child.sendline("/context")
+    child.expect_exact("elelem> ")
+    assert "[user] first question" in child.before and "[assistant] second answer" in child.before
+    assert "Traceback" not in child.before
+    child.sendeof()
+    child.expect(pexpect.EOF)
 
 
 async def test_human_answers_through_elelem_input(project, start_editor):

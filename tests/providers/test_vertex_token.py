@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from optional_parts import require_module
+
 from elelem_lsp.agent.messages import ProviderError
 from elelem_lsp.providers.vertex import GoogleToken, VertexProvider
 from .fake_model_server import FAKE_TOKEN, refreshable_credentials
@@ -29,7 +31,7 @@ def fake_gcloud(tmp_path: Path, monkeypatch, script: str) -> None:
 
 
 async def test_application_default_credentials_refresh_against_the_token_endpoint(fake_server, tmp_path, monkeypatch):
-    pytest.importorskip("google.auth.transport.requests")
+    require_module("google.auth.transport.requests", "vertex", "python3 -m pip install -e '.[vertex]'")
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(refreshable_credentials(tmp_path, f"{fake_server.url}/token")))
     provider = VertexProvider("claude-x@1", project="p", region="us-east5", base_url=fake_server.url)
     events: list[dict] = []

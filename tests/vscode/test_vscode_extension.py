@@ -3,7 +3,7 @@ tests of the transcript rendering and argument building, and the end-to-end test
 (code-server in Debian's chromium, driven by playwright-core; see vscode-extension/test/e2e/run.ts).
 
 The npm packages, chromium and code-server come from vscode-extension/scripts/install-e2e.sh.
-Without them these tests skip, unless ELELEM_REQUIRE_VSCODE=1 (set by CI) makes that a failure.
+Without them these tests skip, unless ELELEM_REQUIRE_VSCODE=1 or ELELEM_REQUIRE_ALL=1 (set by CI) makes that a failure.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from optional_parts import require as require_part
+
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = ROOT / "vscode-extension"
 OUTPUT = ROOT / "tests" / "output" / "vscode"
@@ -29,12 +31,7 @@ INSTALL_HINT = "run vscode-extension/scripts/install-e2e.sh"
 
 
 def require(condition: bool, what: str) -> None:
-    if condition:
-        return
-    message = f"{what} is missing: {INSTALL_HINT}"
-    if os.environ.get("ELELEM_REQUIRE_VSCODE") == "1":
-        pytest.fail(message)
-    pytest.skip(message)
+    require_part(condition, "vscode", what, INSTALL_HINT)
 
 
 def npm_run(script: str, *, timeout: float, env: dict[str, str] | None = None) -> str:
@@ -96,3 +93,16 @@ def test_ask_fix_cancel_undo_in_code_server():
     steps = [line for line in output.splitlines() if line.startswith("[e2e")]
     assert steps and steps[-1].endswith("PASS"), output[-8000:]
     assert (OUTPUT / "transcript.png").stat().st_size > 10_000
+
+
+def test_every_picture_of_the_packaged_readme_is_packaged_with_it():
+    """vsce packages only what .vscodeignore lets through, and we ask it not to rewrite links:
+    a picture outside the package (../docs/...) would be a broken image on the extension's page."""
+    readme = (EXTENSION / "README.md").read_text()
+    pictures = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", readme)
+    assert pictures
+    packaged = [line[1:].removesuffix("/**") for line in (EXTENSION / ".vscodeignore").read_text().split() if line.startswith("!")]
+    for picture in pictures:
+        assert not picture.startswith(("../", "/")), picture
+        assert (EXTENSION / picture).is_file(), picture
+        assert any(picture == entry or picture.startswith(entry + "/") for entry in packaged), picture

@@ -150,7 +150,9 @@ const SERVER_SETTING_KEYS = [
 /**
  * The `elelem` settings section as elelem-lsp expects it, from VS Code's view of the section:
  * only the server's keys (not `server.command`), unset values left out (an empty provider or
- * model means "let the server choose"), and `workspacePlugins` true only in a trusted workspace.
+ * model means "let the server choose"), `workspacePlugins` true only in a trusted workspace, and
+ * `trusted` saying which: the server caps an untrusted folder's settings itself too, so a value
+ * VS Code let through (or an older VS Code without restricted settings) still loosens nothing.
  */
 export function serverSettings(section: unknown, trusted: boolean): Record<string, unknown> {
   const raw = (typeof section === "object" && section !== null ? section : {}) as Record<string, unknown>;
@@ -162,6 +164,7 @@ export function serverSettings(section: unknown, trusted: boolean): Record<strin
     }
     settings[key] = value;
   }
-  settings.workspacePlugins = trusted;
+  settings.workspacePlugins = trusted && raw.workspacePlugins !== false;
+  settings.trusted = trusted;
   return settings;
 }

@@ -68,10 +68,11 @@ export class ServerConnection implements vscode.Disposable {
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
       outputChannel: this.output,
-      initializationOptions: serverSettings(
-        vscode.workspace.getConfiguration("elelem", folder?.uri),
-        vscode.workspace.isTrusted,
-      ),
+      // `client` tells the server this client renders $/progress itself (no plain-client popups).
+      initializationOptions: {
+        ...serverSettings(vscode.workspace.getConfiguration("elelem", folder?.uri), vscode.workspace.isTrusted),
+        client: "elelem-vscode",
+      },
       middleware: {
         workspace: {
           configuration: async (params, token, next) => {

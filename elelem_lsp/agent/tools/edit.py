@@ -2,6 +2,7 @@
 
 from pydantic import BaseModel, Field
 
+from ..textfile import Replacement, for_model
 from ..workspace import Workspace
 from .base import Tool, ToolFailure
 
@@ -17,16 +18,18 @@ async def edit(args: EditArguments, workspace: Workspace) -> dict:
         raise ToolFailure("old must not be empty")
     path = workspace.resolve(args.path)
     name = workspace.relative(path)
+    old = for_model(args.old)  # the model reads "\n" breaks; it may still send the file's own
 
-    def replace_once(text: str | None) -> str:
+    def replace_once(text: str | None) -> Replacement:
         if text is None:
             raise ToolFailure(f"{name} does not exist")
-        count = text.count(args.old)
-        if count == 0:
+        start = text.find(old)
+        if start < 0:
             raise ToolFailure(f"old text not found in {name}")
-        if count > 1:
+        if text.find(old, start + len(old)) >= 0:
+            count = text.count(old)
             raise ToolFailure(f"old text appears {count} times in {name}; include more context so it is unique")
-        return text.replace(args.old, args.new, 1)
+        return Replacement(start, start + len(old), args.new)
 
     await workspace.update(path, replace_once, tool="edit")
     return {"path": name}

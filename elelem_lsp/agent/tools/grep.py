@@ -1,40 +1,31 @@
-"""``grep``: lines matching a regular expression in the workspace's files."""
-
-import re
+"""``grep``: lines matching a regular expression in every file of a folder, through the Workspace port."""
 
 from pydantic import BaseModel, Field
 
-from ..workspace import Workspace, WorkspaceError
+from ..workspace import Workspace
 from .base import Tool, ToolFailure
-from .listing import walk
 
 MATCH_LIMIT = 200
 
+DESCRIPTION = (
+    "Search files for lines matching a regular expression (Rust regex syntax, as ripgrep uses: "
+    "no look-around or backreferences). Every file is searched, .gitignore'd, binary and .git files "
+    f"skipped; at most {MATCH_LIMIT} matching lines are shown, with the true totals"
+)
+
 
 class GrepArguments(BaseModel):
-    pattern: str = Field(description="A Python regular expression")
+    pattern: str = Field(description="A regular expression in Rust regex syntax, e.g. 'def \\w+\\(' or '(?i)todo'")
     path: str = Field(default=".", description="File or folder to search, relative to the workspace root")
 
 
 async def grep(args: GrepArguments, workspace: Workspace) -> dict:
-    try:
-        regex = re.compile(args.pattern)
-    except re.error as error:
-        raise ToolFailure(f"bad pattern: {error}") from None
     top = workspace.resolve(args.path)
-    files = [workspace.relative(top)] if top.is_file() else walk(workspace, top)[0]
-    matches = []
-    for name in files:
-        try:
-            text = await workspace.read_text(workspace.resolve(name))
-        except WorkspaceError:
-            continue  # binary or unreadable: nothing to match
-        for number, line in enumerate(text.splitlines(), 1):
-            if regex.search(line):
-                matches.append({"path": name, "line": number, "text": line[:500]})
-                if len(matches) == MATCH_LIMIT:
-                    return {"matches": matches, "truncated": True}
-    return {"matches": matches, "truncated": False}
+    if not top.exists():
+        raise ToolFailure(f"{args.path} does not exist")
+    if not (top.is_dir() or top.is_file()):  # a pipe or a device would be read forever
+        raise ToolFailure(f"{args.path} is not a file or a folder")
+    return await workspace.search(top, args.pattern, limit=MATCH_LIMIT)
 
 
-GREP = Tool("grep", "Search files for lines matching a regular expression", GrepArguments, grep)
+GREP = Tool("grep", DESCRIPTION, GrepArguments, grep)

@@ -6,7 +6,11 @@
  * "Fix with elelem" from the quick-fix menu fixes a JSON problem; a command waits for VS Code's
  * own "Allow once" button; Select Provider writes the folder setting and the human provider asks
  * through an input box (elelem/input); Cancel stops a long turn; the agent's edit is an ordinary
- * undoable change. Screenshots go to tests/output/vscode/.
+ * undoable change. Then, in a second code-server with workspace trust on, an untrusted folder
+ * whose .vscode/settings.json sets `elelem.execute: "allow"`, `allowCommands` and a declared
+ * provider: the command still waits for "Allow once"/"Deny", the declared provider gets no request,
+ * the folder's own plugin never runs; after "Trust" its settings and plugin apply at once.
+ * Screenshots go to tests/output/vscode/.
  *
  * Run: npm run e2e (builds the .vsix first). Environment:
  *   ELELEM_CODE_SERVER   code-server entry (default: the one install-e2e.sh puts in the cache)
@@ -17,6 +21,7 @@
 
 import { ChildProcess, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as http from "node:http";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -26,7 +31,7 @@ import { BrowserContext, chromium, Frame, Locator, Page } from "playwright-core"
 const EXTENSION_DIR = path.resolve(__dirname, "../../..");
 const REPO_DIR = path.resolve(EXTENSION_DIR, "..");
 const OUTPUT_DIR = path.join(REPO_DIR, "tests", "output", "vscode");
-const DOCS_SCREENSHOT = path.join(REPO_DIR, "docs", "vscode-transcript.png");
+const DOCS_SCREENSHOT = path.join(REPO_DIR, "vscode-extension", "media", "transcript.png");
 const VSIX = path.join(EXTENSION_DIR, "elelem-lsp.vsix");
 const FIXTURE = path.join(EXTENSION_DIR, "test", "e2e", "workspace");
 const CODE_SERVER =
@@ -144,9 +149,19 @@ function installExtension(folders: Folders): void {
   }
 }
 
+interface Launch {
+  /** The folder to open. */
+  folder: string;
+  /** Leave VS Code's workspace trust on (the first run turns it off). */
+  trust?: boolean;
+  /** HOME of code-server and so of the language server (its ~/.agents/plugins). */
+  home?: string;
+  log?: string;
+}
+
 /** Starts code-server in its own process group, logging to the output folder. */
-async function startCodeServer(folders: Folders, port: number): Promise<ChildProcess> {
-  const log = fs.openSync(path.join(OUTPUT_DIR, "code-server.log"), "w");
+async function startCodeServer(folders: Folders, port: number, launch: Launch): Promise<ChildProcess> {
+  const log = fs.openSync(path.join(OUTPUT_DIR, launch.log ?? "code-server.log"), "w");
   const child = spawn(
     process.execPath,
     [
@@ -157,11 +172,11 @@ async function startCodeServer(folders: Folders, port: number): Promise<ChildPro
       "none",
       "--disable-telemetry",
       "--disable-update-check",
-      "--disable-workspace-trust",
+      ...(launch.trust ? [] : ["--disable-workspace-trust"]),
       "--disable-getting-started-override",
-      folders.workspace,
+      launch.folder,
     ],
-    { detached: true, stdio: ["ignore", log, log], env: process.env },
+    { detached: true, stdio: ["ignore", log, log], env: launch.home ? { ...process.env, HOME: launch.home } : process.env },
   );
   await waitFor(
     "code-server to answer",
@@ -241,14 +256,20 @@ async function runCommand(page: Page, label: string): Promise<void> {
 async function ask(page: Page, prompt: string): Promise<void> {
   await runCommand(page, "elelem: Ask");
   await page.locator(".quick-input-widget", { hasText: "Ask elelem" }).waitFor({ state: "visible", timeout: 10_000 });
-  await page.keyboard.type(prompt);
-  await page.keyboard.press("Enter");
+  await answerInputBox(page, prompt);
+}
+
+/** Types into the open input box and accepts; `fill` targets the box, so no key is lost under load. */
+async function answerInputBox(page: Page, text: string): Promise<void> {
+  const input = page.locator(".quick-input-widget input");
+  await input.fill(text);
+  await input.press("Enter");
 }
 
 /** Picks `name` in the "elelem: Select Provider" quick pick and waits for the status bar to show it. */
-async function selectProvider(page: Page, name: string): Promise<void> {
+async function selectProvider(page: Page, name: string, folder = "workspace"): Promise<void> {
   await runCommand(page, "elelem: Select Provider");
-  await page.locator(".quick-input-widget", { hasText: "elelem provider for workspace" }).waitFor({ state: "visible" });
+  await page.locator(".quick-input-widget", { hasText: `elelem provider for ${folder}` }).waitFor({ state: "visible" });
   await page.locator(".quick-input-widget input").fill(name);
   await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: name }).waitFor();
   await page.keyboard.press("Enter");
@@ -416,8 +437,7 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   const inputBox = page.locator(".quick-input-widget", { hasText: "Say hello to the team" });
   await inputBox.waitFor({ state: "visible", timeout: 30_000 });
   step("the human provider's question arrived as an input box (elelem/input)");
-  await page.keyboard.type("Hello, team! (typed by a person)");
-  await page.keyboard.press("Enter");
+  await answerInputBox(page, "Hello, team! (typed by a person)");
   await frame.locator("section.turn").nth(4).and(frame.locator(".done")).waitFor({ timeout: 30_000 });
   const humanText = await transcriptText(frame, "section.turn >> nth=4");
   assertIncludes(humanText, "Hello, team! (typed by a person)", "the human provider's reply");
@@ -430,6 +450,123 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await page.keyboard.press("Control+Z");
   await editorLines(page, "hello.txt").getByText("Hello, world!").waitFor({ timeout: 10_000 });
   step("Ctrl+Z in hello.txt brings back 'Hello, world!'");
+}
+
+/** A loopback model server speaking OpenAI's streamed chat completions; it counts its requests. */
+async function startModelServer(reply: string): Promise<{ url: string; requests: string[]; close(): void }> {
+  const requests: string[] = [];
+  const server = http.createServer((request, response) => {
+    requests.push(`${request.method} ${request.url}`);
+    request.resume();
+    request.on("end", () => {
+      const chunk = { choices: [{ index: 0, delta: { role: "assistant", content: reply }, finish_reason: "stop" }] };
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.end(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, requests, close: () => server.close() };
+}
+
+/**
+ * An untrusted folder cannot loosen anything through its own settings. The folder declares a
+ * provider and makes it the folder's choice, allows every command, and carries a plugin that
+ * leaves a mark when imported; the person picks their own provider (`scripted`, from
+ * ~/.agents/plugins) with Select Provider.
+ */
+async function untrustedScenario(page: Page, folders: Folders): Promise<void> {
+  const office = await startModelServer("Hello from the office model.");
+  const untrusted = path.join(folders.root, "untrusted");
+  const home = path.join(folders.root, "home");
+  fs.mkdirSync(path.join(untrusted, ".vscode"), { recursive: true });
+  fs.mkdirSync(path.join(untrusted, ".agents", "plugins"), { recursive: true });
+  fs.mkdirSync(path.join(home, ".agents", "plugins"), { recursive: true });
+  fs.copyFileSync(path.join(FIXTURE, "hello.txt"), path.join(untrusted, "hello.txt"));
+  fs.copyFileSync(path.join(FIXTURE, ".agents", "plugins", "scripted.py"), path.join(home, ".agents", "plugins", "scripted.py"));
+  const mark = path.join(untrusted, "plugin-ran");
+  fs.writeFileSync(
+    path.join(untrusted, ".agents", "plugins", "mark.py"),
+    `open(${JSON.stringify(mark)}, "w").write("the folder's plugin ran")\n`,
+  );
+  fs.writeFileSync(
+    path.join(untrusted, ".vscode", "settings.json"),
+    JSON.stringify({
+      "elelem.execute": "allow",
+      "elelem.allowCommands": ["echo"],
+      "elelem.provider": "office",
+      "elelem.providers": [{ name: "office", type: "openai-chat", model: "m", endpoint: `${office.url}/v1/chat/completions` }],
+    }),
+  );
+  const port = await freePort();
+  const codeServer = await startCodeServer(folders, port, { folder: untrusted, trust: true, home, log: "code-server-untrusted.log" });
+  try {
+    step(`code-server with workspace trust on 127.0.0.1:${port}; opening the untrusted folder`);
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(untrusted)}`);
+    await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+    const dialog = page.locator(".monaco-dialog-box", { hasText: "Do you trust the authors of the files in this folder?" });
+    await dialog.waitFor({ timeout: 30_000 });
+    await dialog.getByRole("button", { name: "No, I don't trust the authors" }).click();
+    await page.locator(".statusbar-item", { hasText: "Restricted Mode" }).first().waitFor({ timeout: 15_000 });
+    step("VS Code asked about trust; the folder is in Restricted Mode");
+    await page.locator(".statusbar-item", { hasText: "stub" }).first().waitFor({ timeout: 60_000 });
+    if ((await page.locator(".statusbar-item", { hasText: "office" }).count()) !== 0) {
+      throw new Error("the untrusted folder's own provider choice was used");
+    }
+    step("the status bar shows the environment's provider 'stub', not the folder's 'office'");
+    await runCommand(page, "elelem: Select Provider");
+    await page.locator(".quick-input-widget", { hasText: "elelem provider for untrusted" }).waitFor({ state: "visible" });
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "stub" }).first().waitFor();
+    await page.locator(".quick-input-widget input").fill("office");
+    await page.waitForTimeout(500);
+    const offered = await page.locator(".quick-input-list .monaco-list-row:visible").allInnerTexts();
+    if (offered.length !== 0) {
+      throw new Error(`the untrusted folder's declared provider was offered: ${offered.join(", ")}`);
+    }
+    await page.keyboard.press("Escape");
+    await selectProvider(page, "scripted", "untrusted");
+    step("Select Provider offers no 'office' but the person's own plugin 'scripted', and it is selected");
+
+    await openFile(page, "hello.txt");
+    await ask(page, "Run the greeting script");
+    const toast = page.locator(".notification-toast", { hasText: "elelem wants to run: echo elelem-ran" });
+    await toast.waitFor({ timeout: 30_000 });
+    step("the command waits for permission although the folder says elelem.execute: allow");
+    await toast.getByRole("button", { name: "Deny" }).click();
+    const frame = await transcriptFrame(page);
+    await frame.locator("section.turn.done").first().waitFor({ timeout: 30_000 });
+    const runText = await transcriptText(frame, "section.turn >> nth=0");
+    assertIncludes(runText, 'execute(command="echo elelem-ran")', "the denied command");
+    assertIncludes(runText, "the person denied it", "the denied command's outcome");
+    assertIncludes(runText, "done — scripted", "the turn's footer");
+    if (office.requests.length !== 0) {
+      throw new Error(`the declared provider was asked: ${office.requests.join(", ")}`);
+    }
+    if (fs.existsSync(mark)) {
+      throw new Error("the untrusted folder's .agents/plugins/mark.py ran");
+    }
+    step("the declared provider got no request and the folder's plugin never ran");
+    await page.screenshot({ path: path.join(OUTPUT_DIR, "untrusted.png") });
+
+    // --- Trust granted: the folder's settings apply without a restart ------------------------------
+    await runCommand(page, "Workspaces: Manage Workspace Trust");
+    await page.getByRole("button", { name: "Trust", exact: true }).first().click();
+    await page.locator(".statusbar-item", { hasText: "Restricted Mode" }).first().waitFor({ state: "hidden", timeout: 15_000 });
+    step("trusted the folder from Manage Workspace Trust");
+    await openFile(page, "hello.txt");
+    await ask(page, "Run the greeting script again");
+    await frame.locator("section.turn.done").nth(1).waitFor({ timeout: 30_000 });
+    const trustedText = await transcriptText(frame, "section.turn >> nth=1");
+    assertIncludes(trustedText, 'execute(command="echo elelem-ran") ok', "the command run without asking once trusted");
+    assertIncludes(trustedText, "The command printed elelem-ran.", "the trusted command's output");
+    if (!fs.existsSync(mark)) {
+      throw new Error("once trusted, the folder's own plugins should load");
+    }
+    step("once trusted, the folder's elelem.execute: allow and its plugin apply, without a restart");
+  } finally {
+    stopProcessGroup(codeServer);
+    office.close();
+  }
 }
 
 async function main(): Promise<void> {
@@ -465,7 +602,7 @@ async function main(): Promise<void> {
     installExtension(folders);
     step("installed the .vsix with --install-extension");
     const port = await freePort();
-    codeServer = await startCodeServer(folders, port);
+    codeServer = await startCodeServer(folders, port, { folder: folders.workspace });
     step(`code-server listening on 127.0.0.1:${port}`);
     context = await chromium.launchPersistentContext(path.join(folders.root, "chromium-profile"), {
       executablePath: CHROMIUM,
@@ -476,6 +613,11 @@ async function main(): Promise<void> {
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(30_000);
     await scenario(page, folders, `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folders.workspace)}`);
+    stopProcessGroup(codeServer);
+    await page.close();
+    page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    await untrustedScenario(page, folders);
     step("PASS");
   } catch (error) {
     failed = true;

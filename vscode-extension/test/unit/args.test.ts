@@ -89,7 +89,21 @@ test("settings sent to the server keep its keys, drop unset ones and follow work
     confirmEdits: false,
     temperature: 0.2,
     workspacePlugins: true,
+    trusted: true,
   });
-  assert.equal(serverSettings(vscodeView, false).workspacePlugins, false);
-  assert.deepEqual(serverSettings(undefined, false), { workspacePlugins: false });
+  assert.deepEqual(serverSettings(undefined, false), { workspacePlugins: false, trusted: false });
+});
+
+test("an untrusted workspace never loads its plugins and says it is untrusted, whatever the section says", () => {
+  const loose = { execute: "allow", workspacePlugins: true, trusted: true, provider: "office" };
+  const sent = serverSettings(loose, false);
+  assert.equal(sent.workspacePlugins, false);
+  assert.equal(sent.trusted, false, "a folder setting named trusted cannot claim trust");
+  assert.equal(sent.execute, "allow", "the server caps it: it knows the folder is untrusted");
+});
+
+test("a trusted workspace can still turn its plugins off", () => {
+  assert.equal(serverSettings({ workspacePlugins: false }, true).workspacePlugins, false);
+  assert.equal(serverSettings({ workspacePlugins: true }, true).workspacePlugins, true);
+  assert.equal(serverSettings({}, true).workspacePlugins, true);
 });

@@ -14,6 +14,7 @@ local transcript = require('elelem.transcript')
 local M = {}
 
 local NAME = 'elelem'
+local CLIENT = 'elelem-nvim' -- announced in initializationOptions
 
 M.defaults = {
   cmd = { 'elelem-lsp', 'serve' },
@@ -245,10 +246,50 @@ local function on_progress(data)
   else
     status_message[data.client_id] = (value.message or ''):gsub('%s+', ' ')
   end
-  vim.cmd.redrawstatus({ bang = true })
   if turns[data.params.token] and value.kind == 'report' then
     transcript.render_events(data.params.token, value.events)
+    vim.cmd.redraw() -- the transcript grows as the turn runs, not when the user next moves
+  else
+    vim.cmd.redrawstatus({ bang = true })
   end
+end
+
+--- Whether any change annotation of `edit` asks for the user's confirmation (`confirmEdits`).
+--- @param edit table a WorkspaceEdit
+--- @return boolean
+local function needs_confirmation(edit)
+  for _, annotation in pairs(edit.changeAnnotations or {}) do
+    if annotation.needsConfirmation then
+      return true
+    end
+  end
+  return false
+end
+
+--- `edit` without its change annotations: Neovim's applier would print an "Applied changes:"
+--- message for them, which stops the editor at a hit-enter prompt on every agent edit.
+--- @param edit table a WorkspaceEdit
+--- @return table
+local function without_annotations(edit)
+  edit = vim.deepcopy(edit)
+  edit.changeAnnotations = nil
+  for _, change in ipairs(edit.documentChanges or {}) do
+    change.annotationId = nil
+    for _, text_edit in ipairs(change.edits or {}) do
+      text_edit.annotationId = nil
+    end
+  end
+  return edit
+end
+
+--- `workspace/applyEdit` from elelem: applied quietly (no label printed, no hit-enter prompt), the
+--- screen redrawn so the change shows as the turn runs; with `confirmEdits` Neovim's own confirm.
+local function on_apply_edit(_, params, ctx)
+  local client = assert(vim.lsp.get_client_by_id(ctx.client_id))
+  local edit = needs_confirmation(params.edit) and params.edit or without_annotations(params.edit)
+  local ok, err = pcall(vim.lsp.util.apply_workspace_edit, edit, client.offset_encoding)
+  vim.cmd.redraw()
+  return { applied = ok, failureReason = not ok and tostring(err) or nil }
 end
 
 --- `elelem/input` (the human provider): a line typed by the user, or null when dismissed.
@@ -297,13 +338,14 @@ function M.setup(opts)
     filetypes = M.options.filetypes,
     root_dir = root_dir,
     settings = type(settings) == 'table' and { elelem = settings } or {},
-    init_options = type(settings) == 'table' and settings or nil,
+    -- `client` tells the server this plugin renders the turn itself (no plain-client popups)
+    init_options = vim.tbl_extend('force', type(settings) == 'table' and settings or {}, { client = CLIENT }),
     before_init = function(params, config)
       if type(settings) == 'function' then
         local folder = settings(config.root_dir)
         -- the client answers workspace/configuration from this very table
         config.settings.elelem = folder
-        params.initializationOptions = folder
+        params.initializationOptions = vim.tbl_extend('force', folder or {}, { client = CLIENT })
       end
     end,
     on_init = function(client)
@@ -315,7 +357,7 @@ function M.setup(opts)
         return request(self, method, params, handler, bufnr)
       end
     end,
-    handlers = { ['elelem/input'] = on_input_request },
+    handlers = { ['elelem/input'] = on_input_request, ['workspace/applyEdit'] = on_apply_edit },
     commands = { ['elelem.ask'] = client_command, ['elelem.fix'] = client_command },
   })
   vim.lsp.enable(NAME)

@@ -17,7 +17,6 @@ M.namespace = ns
 --- Highlight groups, linked to standard ones unless the colour scheme defines them.
 local HIGHLIGHTS = {
   ElelemPrompt = 'Title',
-  ElelemThinking = 'Comment',
   ElelemTool = 'Function',
   ElelemToolOk = 'DiagnosticOk',
   ElelemToolError = 'DiagnosticError',
@@ -25,9 +24,19 @@ local HIGHLIGHTS = {
   ElelemFooter = 'NonText',
 }
 
-for group, link in pairs(HIGHLIGHTS) do
-  api.nvim_set_hl(0, group, { link = link, default = true })
+--- Thinking is dimmed with colours of its own, for true-colour (`fg`) and 256-colour (`ctermfg`)
+--- terminals alike: a link to Comment is not dim in every scheme without 'termguicolors'.
+local THINKING = { fg = '#8a8a8a', ctermfg = 245, italic = true, default = true }
+
+local function define_highlights()
+  for group, link in pairs(HIGHLIGHTS) do
+    api.nvim_set_hl(0, group, { link = link, default = true })
+  end
+  api.nvim_set_hl(0, 'ElelemThinking', THINKING)
 end
+
+define_highlights()
+api.nvim_create_autocmd('ColorScheme', { group = api.nvim_create_augroup('elelem.highlights', {}), callback = define_highlights })
 
 local buf --- @type integer?
 --- Per-turn rendering state, keyed by progress token: which kind of text is open on the last line.

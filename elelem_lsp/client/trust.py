@@ -1,0 +1,157 @@
+"""Plugin trust for the terminal client: whether a folder's ``.agents/plugins`` may run.
+
+A workspace's plugin files are code from the project, so ``ask`` and ``chat``
+never let the server import them silently. This module bridges the person's
+answer (``y``, ``N`` or ``always``, asked once per folder on a terminal), the
+trust file that remembers "always", and the server's ``workspacePlugins``
+setting that carries the decision. As with direnv's ``allow``, trust covers the
+folder's resolved path and the exact plugin files (names and SHA-256 of their
+contents): a new or edited file asks again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, TextIO
+
+import platformdirs
+
+PLUGIN_FOLDER = Path(".agents") / "plugins"
+
+
+@dataclass(frozen=True)
+class PluginSet:
+    """The plugin files of one workspace folder, by name, with the hash of each."""
+
+    root: Path
+    files: dict[str, str]
+
+    @classmethod
+    def scan(cls, root: Path) -> "PluginSet":
+        """The ``*.py`` files the server would load from ``root``, which is resolved first."""
+        root = root.resolve()
+        folder = root / PLUGIN_FOLDER
+        files = {}
+        for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+            with contextlib.suppress(OSError):  # unreadable: the server cannot load it either
+                files[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+        return cls(root, files)
+
+    def shown(self, cwd: Path | None = None) -> str:
+        """The plugin folder as the person knows it: ``./.agents/plugins`` in the current folder."""
+        cwd = (cwd or Path.cwd()).resolve()
+        folder = self.root / PLUGIN_FOLDER
+        if self.root == cwd:
+            return f"./{PLUGIN_FOLDER}"
+        return str(folder.relative_to(cwd)) if cwd in self.root.parents else str(folder)
+
+    def changed_since(self, trusted: dict[str, str]) -> list[str]:
+        """Files that are new or different from the ``trusted`` ones (a removed file is not a change)."""
+        return [name for name, digest in self.files.items() if trusted.get(name) != digest]
+
+
+def default_trust_file() -> Path:
+    return Path(platformdirs.user_state_dir("elelem-lsp")) / "trusted-plugins.json"
+
+
+class TrustStore:
+    """The folders trusted with "always": a private JSON file of resolved paths and plugin hashes."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or default_trust_file()
+
+    def _read(self) -> dict[str, dict[str, str]]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}  # missing or damaged: nothing is trusted, so the person is asked
+        folders = data.get("folders") if isinstance(data, dict) else None
+        if not isinstance(folders, dict):
+            return {}
+        return {
+            str(root): {str(n): str(d) for n, d in files.items()}
+            for root, files in folders.items()
+            if isinstance(files, dict)
+        }
+
+    def trusted_files(self, plugins: PluginSet) -> dict[str, str] | None:
+        """The files trusted for this folder, or None when the folder was never trusted."""
+        return self._read().get(str(plugins.root))
+
+    def trusts(self, plugins: PluginSet) -> bool:
+        trusted = self.trusted_files(plugins)
+        return trusted is not None and not plugins.changed_since(trusted)
+
+    def remember(self, plugins: PluginSet) -> None:
+        """Trust this folder with exactly these files; written whole, readable by its owner only."""
+        folders = self._read()
+        folders[str(plugins.root)] = dict(plugins.files)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        descriptor, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".trusted-", suffix=".json")
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as stream:  # mkstemp makes it 0600
+                json.dump({"folders": folders}, stream, indent=2, sort_keys=True)
+            os.replace(temporary, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+
+
+@dataclass
+class TrustDecision:
+    """What the person decided for one folder: load its plugins or not, and which files they saw."""
+
+    plugins: PluginSet
+    load: bool
+
+
+def read_answer(prompt: str, err: TextIO = sys.stderr) -> str | None:
+    """Ask on stderr (stdout may be a file the reply goes to) and read one line from stdin."""
+    err.write(prompt)
+    err.flush()
+    line = sys.stdin.readline()
+    return line.strip().lower() if line else None
+
+
+def decide(
+    plugins: PluginSet,
+    *,
+    interactive: bool,
+    trust_flag: bool = False,
+    store: TrustStore | None = None,
+    ask: Callable[[str], str | None] = read_answer,
+    notice: Callable[[str], None] = lambda message: None,
+) -> TrustDecision:
+    """Whether the server may load ``plugins``: ``--trust``, the trust file, or the person's answer."""
+    if not plugins.files:
+        return TrustDecision(plugins, load=False)
+    if trust_flag:
+        return TrustDecision(plugins, load=True)
+    store = store or TrustStore()
+    if store.trusts(plugins):
+        return TrustDecision(plugins, load=True)
+    where = plugins.shown()
+    if not interactive:
+        notice(
+            f"not loading the plugins in {where} ({', '.join(plugins.files)}): no terminal to ask; "
+            f"run with --trust to load them"
+        )
+        return TrustDecision(plugins, load=False)
+    answer = ask(question(plugins, store.trusted_files(plugins)))
+    if answer in ("always", "a"):
+        store.remember(plugins)
+        return TrustDecision(plugins, load=True)
+    return TrustDecision(plugins, load=answer in ("y", "yes"))
+
+
+def question(plugins: PluginSet, trusted: dict[str, str] | None) -> str:
+    changed = f"; changed since you trusted them: {', '.join(plugins.changed_since(trusted))}" if trusted else ""
+    return f"Load the plugins in {plugins.shown()} ({', '.join(plugins.files)}{changed})? [y/N/always] "

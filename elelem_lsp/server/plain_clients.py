@@ -1,0 +1,96 @@
+"""Plain LSP clients (vim-lsp, Helix, Zed, Kate, Sublime LSP...): the turn made visible with standard LSP.
+
+Our own clients announce themselves (``initializationOptions.client``, e.g.
+``"elelem-vscode"``) and render ``$/progress``. Any other client shows neither
+the progress nor a command's result, so at the end of each turn the server
+also shows the start of the reply (``window/showMessage``) and writes the whole
+turn as a markdown transcript under the user's state directory, to open with
+``window/showDocument`` where the client supports it. This module writes the
+words and the file; the server sends them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_state_dir
+
+from ..agent.toolbox import brief
+
+OUR_CLIENT_PREFIX = "elelem-"
+PREVIEW_LENGTH = 240
+
+
+def announced_client(initialization_options: Any) -> str | None:
+    """The name one of our clients announced, or None for a plain client."""
+    if not isinstance(initialization_options, dict):
+        return None
+    name = initialization_options.get("client")
+    return name if isinstance(name, str) and name.startswith(OUR_CLIENT_PREFIX) else None
+
+
+def preview(reply: str, length: int = PREVIEW_LENGTH) -> str:
+    """The start of the reply on one line, for a notification."""
+    text = " ".join(reply.split())
+    return text if len(text) <= length else text[: length - 1] + "…"
+
+
+@dataclass
+class TurnRecord:
+    """A turn's events as they happen, written out as markdown at its end."""
+
+    prompt: str
+    parts: list[str] = field(default_factory=list)
+    calls: dict[str, str] = field(default_factory=dict)  # call id -> its brief, until its result
+    last_kind: str = ""
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if kind in ("saying", "thinking"):
+            self._text(kind, event["text"])
+        elif kind == "doing":
+            self.calls[event["id"]] = brief(event["name"], event["arguments"])
+            self.last_kind = kind
+        elif kind == "result":
+            call = self.calls.pop(event["id"], event["name"])
+            outcome = event.get("summary", "done") if event.get("ok") else f"failed: {event.get('error', '')}"
+            self.parts.append(f"\n\n- `{call}` → {outcome}\n\n")
+            self.last_kind = kind
+
+    def _text(self, kind: str, text: str) -> None:
+        if kind != self.last_kind:
+            self.parts.append("\n\n> _thinking:_ " if kind == "thinking" else "\n\n")
+        self.parts.append(text.replace("\n", "\n> ") if kind == "thinking" else text)
+        self.last_kind = kind
+
+    def markdown(self, folder: str, result: dict[str, Any]) -> str:
+        quoted = self.prompt.replace("\n", "\n> ")
+        body = "".join(self.parts).strip()
+        if result.get("error") and result["reply"] not in body:
+            body += f"\n\n**{result['reply']}**"
+        steps = result.get("steps", 0)
+        footer = f"{result.get('provider')} · {steps} step{'' if steps == 1 else 's'}"
+        if result.get("cancelled"):
+            footer += " · cancelled"
+        return f"# elelem · {folder}\n\n> {quoted}\n\n{body}\n\n---\n{footer}\n"
+
+
+def transcript_dir() -> Path:
+    return Path(user_state_dir("elelem-lsp", appauthor=False)) / "transcripts"
+
+
+def write_transcript(folder: str, markdown: str) -> Path:
+    """A new file for the turn, named by folder and time, outside the workspace."""
+    directory = transcript_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = directory / f"{folder}-{stamp}.md"
+    number = 1
+    while path.exists():
+        number += 1
+        path = directory / f"{folder}-{stamp}-{number}.md"
+    path.write_text(markdown, encoding="utf-8")
+    return path

@@ -1,0 +1,45 @@
+"""Tests of optional parts (an editor, a browser, a model extra): skip naming the install step.
+
+A newcomer's `pytest -q` passes without them; CI sets ``ELELEM_REQUIRE_ALL=1`` (or one part's
+``ELELEM_REQUIRE_<PART>=1``) so that a missing part fails there instead of hiding behind a skip.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+
+import pytest
+
+
+def required(part: str) -> bool:
+    """Whether a missing ``part`` must fail the test rather than skip it."""
+    return "1" in (os.environ.get("ELELEM_REQUIRE_ALL"), os.environ.get(f"ELELEM_REQUIRE_{part.upper()}"))
+
+
+def require(available: bool, part: str, what: str, install: str) -> None:
+    """Skip (or, when the part is required, fail) unless ``available``."""
+    if available:
+        return
+    message = f"{what} is missing; to run this test: {install}"
+    if required(part):
+        pytest.fail(f"{message} (ELELEM_REQUIRE_{part.upper()} or ELELEM_REQUIRE_ALL is set)")
+    pytest.skip(message)
+
+
+def require_program(name: str, part: str, install: str) -> str:
+    """The path of the program ``name`` on the PATH."""
+    found = shutil.which(name)
+    require(found is not None, part, f"{name} (not on the PATH)", install)
+    assert found is not None
+    return found
+
+
+def require_module(module: str, part: str, install: str) -> None:
+    """Whether ``module`` can be imported (found, not blocked), without importing it."""
+    try:
+        present = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package is missing, or the module is blocked
+        present = False
+    require(present, part, f"the Python module {module}", install)

@@ -1,0 +1,252 @@
+"""The first turn is readied before the first prompt: no TLS for http://, a prepare step that
+delays neither initialize nor any request, settings kept while the client reports changes, and
+a long conversation that is not encoded again every request."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as lsp
+
+from elelem_lsp.agent.messages import assistant, system, tool_result, user
+from elelem_lsp.agent.toolbox import Toolbox
+from elelem_lsp.providers import stream
+from elelem_lsp.providers.openai import OpenAIProvider, normalize
+from scaffold import ROOT, add_plugin
+
+PROVIDERS_TESTS = Path(__file__).resolve().parent / "providers"
+
+
+# -- nothing TLS for http:// -----------------------------------------------------------------------
+def contexts_after(url_kind: str) -> dict:
+    """In a fresh interpreter: one real turn's request to a loopback model (http), or a client
+    built for an https URL; then every SSLContext alive in the process and its CA count."""
+    script = textwrap.dedent(
+        f"""
+        import asyncio, gc, json, ssl, sys
+        sys.path.insert(0, {str(PROVIDERS_TESTS)!r})
+        from fake_model_server import FakeModelServer
+        from elelem_lsp.providers import stream
+        from elelem_lsp.providers.openai import OpenAIProvider
+
+        async def main():
+            if {url_kind!r} == "http":
+                model = FakeModelServer().start()
+                said = []
+                provider = OpenAIProvider("m", base_url=model.url + "/v1", api_key="k")
+                await provider.fetch([{{"role": "user", "content": "hi"}}], [], lambda e: said.append(e))
+                assert said, "the request did not happen"
+            else:
+                await stream.http_client("https://api.example.com/v1").aclose()
+
+        asyncio.run(main())
+        contexts = [o for o in gc.get_objects() if isinstance(o, ssl.SSLContext)]
+        print(json.dumps([c.cert_store_stats()["x509_ca"] for c in contexts]))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_an_http_request_loads_no_certificates():
+    assert all(count == 0 for count in contexts_after("http"))
+
+
+def test_an_https_client_trusts_the_ca_bundle():
+    assert any(count > 0 for count in contexts_after("https"))  # what the http check would see if it failed
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8080/v1", "http://localhost/v1/chat/completions", "HTTP://example.com"])
+def test_http_urls_share_one_context_that_trusts_nothing(url):
+    context = stream.tls_context(url)
+    assert context is stream.tls_context("http://elsewhere:1/") and context.cert_store_stats()["x509_ca"] == 0
+
+
+def test_https_urls_share_the_verified_context():
+    context = stream.tls_context("https://api.openai.com/v1")
+    assert context is stream.tls_context("https://api.anthropic.com") and context.cert_store_stats()["x509_ca"] > 0
+
+
+# -- a prepare step that delays nothing -----------------------------------------------------------
+SLOW_PREPARE = '''
+import json, time
+from pathlib import Path
+import elelem_lsp
+from elelem_lsp.agent.workspace import current_workspace
+
+MARKS = Path(__file__).resolve().parents[2] / "prepare.json"
+
+
+class SlowToPrepare:
+    def prepare(self):
+        MARKS.write_text(json.dumps({"started": time.time()}))
+        time.sleep(3)
+        MARKS.write_text(json.dumps({**json.loads(MARKS.read_text()), "finished": time.time()}))
+
+    async def fetch(self, messages, tools, emit):
+        emit({"type": "saying", "text": "prepared: " + str("finished" in json.loads(MARKS.read_text()))})
+
+
+elelem_lsp.configure(lambda config: config.provider("slowprep", lambda **_: SlowToPrepare()))
+'''
+
+
+async def wait_for(predicate, seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.02)
+
+
+async def test_prepare_runs_after_initialize_and_delays_no_request(project, start_editor):
+    plugin = project / ".agents" / "plugins" / "slowprep.py"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(SLOW_PREPARE)
+    marks = project / "prepare.json"
+    editor = await start_editor(project, settings={"provider": "slowprep"})
+    initialized = time.time()
+    await wait_for(marks.exists)
+    assert json.loads(marks.read_text())["started"] >= initialized - 0.05  # only after initialize was answered
+    started = time.monotonic()
+    tools, providers = await asyncio.gather(editor.command("elelem.tools", {}), editor.command("elelem.providers", {}))
+    assert time.monotonic() - started < 1.5  # answered while prepare() sleeps for 3 s
+    assert "finished" not in json.loads(marks.read_text())
+    assert "grep" in {t["name"] for t in tools["tools"]} and providers["provider"] == "slowprep"
+    await wait_for(lambda: "finished" in json.loads(marks.read_text()))
+    assert (await editor.ask("go"))["reply"] == "prepared: True"
+
+
+async def test_a_provider_that_fails_to_build_is_reported_by_the_turn_not_the_prepare(project, start_editor):
+    editor = await start_editor(project, settings={"provider": "nosuch"})
+    await asyncio.sleep(0.5)
+    assert [m for m in editor.client.messages if m.type == lsp.MessageType.Error] == []
+    result = await editor.ask("hi")
+    assert result["error"] and 'unknown provider: "nosuch"' in result["reply"]
+
+
+# -- settings kept while the client says when they change -----------------------------------------
+class SettingsClient:
+    """Answers workspace/configuration from ``current`` and counts the pulls; answers registrations."""
+
+    def __init__(self, settings: dict, *, registration: bool = True) -> None:
+        self.current = {"workspacePlugins": True, **settings}
+        self.pulls = 0
+        self.registered: list[str] = []
+        self.registration = registration
+
+    def handlers(self) -> dict:
+        def configuration(params: lsp.ConfigurationParams) -> list:
+            self.pulls += 1
+            return [dict(self.current) for _ in params.items]
+
+        def register(params: lsp.RegistrationParams) -> None:
+            if not self.registration:
+                raise RuntimeError("this client registers nothing")
+            self.registered += [r.method for r in params.registrations]
+
+        return {lsp.WORKSPACE_CONFIGURATION: configuration, lsp.CLIENT_REGISTER_CAPABILITY: register}
+
+
+async def test_settings_are_kept_until_the_client_reports_a_change(project, start_editor):
+    add_plugin(project, "echo")
+    settings = SettingsClient({"provider": "echo", "model": "one"})
+    editor = await start_editor(project, handlers=settings.handlers())
+    await wait_for(lambda: settings.pulls >= 1)
+    assert settings.registered == [lsp.WORKSPACE_DID_CHANGE_CONFIGURATION]
+    assert (await editor.ask("a", token="1"))["reply"] == "one: a"
+    assert (await editor.ask("b", token="2"))["reply"] == "one: b"
+    assert settings.pulls == 1
+    settings.current["model"] = "two"
+    editor.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    assert (await editor.ask("c", token="3"))["reply"] == "two: c"
+    assert (await editor.ask("d", token="4"))["reply"] == "two: d"
+    assert settings.pulls in (2, 3)  # the change is pulled once (twice if a turn raced the notification)
+
+
+@pytest.mark.parametrize("registers", ["no-dynamic-registration", "registration-refused"])
+async def test_clients_that_do_not_report_changes_are_asked_every_turn(project, start_editor, registers):
+    add_plugin(project, "echo")
+    settings = SettingsClient({"provider": "echo", "model": "one"}, registration=registers != "registration-refused")
+    capabilities = lsp.ClientCapabilities(
+        workspace=lsp.WorkspaceClientCapabilities(
+            apply_edit=True,
+            configuration=True,
+            did_change_configuration=lsp.DidChangeConfigurationClientCapabilities(
+                dynamic_registration=registers == "registration-refused"
+            ),
+        ),
+        window=lsp.WindowClientCapabilities(work_done_progress=True),
+    )
+    editor = await start_editor(project, client=capabilities, handlers=settings.handlers())
+    await wait_for(lambda: settings.pulls >= 1)
+    pulls = settings.pulls
+    assert (await editor.ask("a", token="1"))["reply"] == "one: a"
+    settings.current["model"] = "two"  # changed without a word to the server
+    assert (await editor.ask("b", token="2"))["reply"] == "two: b"
+    assert settings.pulls == pulls + 2
+
+
+# -- a long conversation is encoded once ---------------------------------------------------------
+def conversation(turns: int) -> list[dict]:
+    messages = [system("you code")]
+    for number in range(turns):
+        messages += [user(f"question {number} é"), assistant(f"answer {number} " * 50)]
+    return messages
+
+
+def test_the_request_body_is_the_one_the_api_expects():
+    provider = OpenAIProvider("m", api_key="k")
+    tools = Toolbox().definitions()
+    messages = conversation(3)
+    messages += [assistant("", [{"id": "c1", "name": "read", "arguments": {"path": "a"}}]), tool_result("c1", '{"ok":true}')]
+    encoded = provider.encoded.body(provider.request_body("m", [], tools), "messages", messages)
+    assert encoded == stream.compact_json(provider.request_body("m", messages, tools)).encode()
+
+
+def test_each_message_is_encoded_once_across_requests():
+    shaped: list[str] = []
+
+    def shape(message):
+        shaped.append(message["content"])
+        return normalize(message)
+
+    encoder = stream.EncodedMessages(shape)
+    messages = conversation(100)
+    first = encoder.body({"model": "m", "messages": []}, "messages", messages)
+    assert len(shaped) == len(messages)
+    messages += [user("one more")]
+    second = encoder.body({"model": "m", "messages": []}, "messages", messages)
+    assert shaped[len(messages) - 1:] == ["one more"]
+    assert json.loads(second)["messages"] == [normalize(m) for m in messages]
+    assert json.loads(first)["messages"] == [normalize(m) for m in messages[:-1]]
+
+
+def test_messages_no_longer_sent_are_forgotten():
+    encoder = stream.EncodedMessages(normalize)
+    old = conversation(10)
+    encoder.body({}, "messages", old)
+    fresh = [system("new"), user("again")]
+    assert json.loads(encoder.body({}, "messages", fresh)) == {"messages": [normalize(m) for m in fresh]}
+    assert len(encoder.known) == 2
+
+
+def test_a_changed_message_is_never_served_from_the_cache():
+    encoder = stream.EncodedMessages(normalize)
+    messages = conversation(2)
+    encoder.body({}, "messages", messages)
+    messages[1] = user("replaced")  # a new dict in the old one's place
+    assert json.loads(encoder.body({}, "messages", messages))["messages"][1]["content"] == "replaced"
+
+
+def test_tool_schemas_are_derived_once_per_toolbox():
+    box = Toolbox()
+    assert box.definitions() is box.definitions()
+    assert Toolbox().definitions() == box.definitions()

@@ -1,0 +1,154 @@
+"""What the terminal client prints: one line per tool call, and nothing the model says drives the terminal."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pexpect
+import pytest
+
+from scaffold import add_plugin, write_script
+
+from elelem_lsp.agent.toolbox import Toolbox
+from elelem_lsp.client.terminal import call_line, printable
+
+# ESC sequences and single control bytes a model could emit to take over a terminal.
+HOSTILE = (
+    "\x1b[31mred\x1b[0m"  # CSI colour
+    "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # OSC 52: write the clipboard, ended by BEL
+    "\x1b]0;title\x1b\\"  # OSC window title, ended by ST
+    "\x9b2J"  # C1 CSI: clear the screen
+    "\x1bc"  # RIS: reset the terminal
+    "\x07\x08\r\x00\x7f\x85"  # BEL, BS, CR, NUL, DEL, NEL
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("\x1b[1;31mred\x1b[0m text", "red text"),
+        ("copy \x1b]52;c;aGk=\x07me", "copy me"),
+        ("title \x1b]0;owned\x1b\\done", "title done"),
+        ("clear \x9b2J\x9dx\x9c", "clear 2Jx"),
+        ("bell\x07 back\x08 cr\r nul\x00 del\x7f", "bell back cr nul del"),
+        ("lines\nand\ttabs stay", "lines\nand\ttabs stay"),
+        ("ünïcode 😀 → fine", "ünïcode 😀 → fine"),
+        ("reset\x1bc \x1b(Bcharset \x1bPdcs\x1b\\done", "reset charset done"),
+        ("cut \x1b[31", "cut 31"),  # an unfinished sequence loses its start; the rest is harmless text
+    ],
+)
+def test_printable_removes_every_control_character_but_newline_and_tab(text, shown):
+    assert printable(text) == shown
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "line"),
+    [
+        ("read", {"path": "README.md"}, "+ read README.md"),
+        ("write", {"path": "notes.md", "content": "x" * 5000}, "+ write notes.md"),
+        ("edit", {"path": "a.py", "old": "x", "new": "y"}, "+ edit a.py"),
+        ("execute", {"command": "make test\n  && echo ok"}, "+ execute make test && echo ok"),
+        ("grep", {"pattern": "TODO", "path": "src"}, "+ grep src"),
+        ("list", {}, "+ list"),
+        ("lookup", {"q": 1}, '+ lookup {"q": 1}'),
+        ("read", {"path": "\x1b]52;c;aGk=\x07evil\x1b[2J.txt"}, "+ read evil.txt"),
+    ],
+)
+def test_a_tool_call_is_one_short_line(name, arguments, line):
+    assert call_line(name, arguments) == line
+
+
+def test_a_long_argument_is_cut_to_one_line():
+    line = call_line("execute", {"command": "echo " + "word " * 100})
+    assert len(line) == 100 and line.endswith("…") and "\n" not in line
+
+
+@pytest.mark.parametrize(
+    ("name", "result", "summary"),
+    [
+        ("read", {"content": "a\nb\nc\n", "path": "x"}, "3 lines"),
+        ("read", {"content": "one", "path": "x"}, "1 line"),
+        ("read", {"content": "", "path": "x"}, "0 lines"),
+        ("write", {"path": "x", "bytes": 12}, "wrote 12 bytes"),
+        ("edit", {"path": "x"}, "edited"),
+        ("execute", {"exit_code": 2, "output": "oops\n", "truncated": False}, "exit 2, 1 line of output"),
+        ("bash", {"exit_code": 0, "output": "a\nb", "truncated": True}, "exit 0, 2 lines of output (cut short)"),
+        ("list", {"files": ["a", "b"], "truncated": False}, "2 files"),
+        ("grep", {"matches": [{}], "truncated": False}, "1 match"),
+        ("grep", {"matches": [], "truncated": False}, "0 matches"),
+        ("plugin-tool", {"anything": 1}, "done"),
+    ],
+)
+def test_a_tool_result_is_summed_up_in_a_few_words(name, result, summary):
+    assert Toolbox().summary(name, {**result, "ok": True}) == summary
+
+
+def ask(cwd, *args):
+    return subprocess.run(
+        [sys.executable, "-m", "elelem_lsp", "ask", "--trust", *args],
+        cwd=cwd, capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
+    )
+
+
+def hostile_script(project):
+    add_plugin(project, "scripted")
+    (project / "notes.txt").write_text("one\ntwo\n")
+    write_script(project, [
+        [{"type": "thinking", "text": f"thinking {HOSTILE}"},
+         {"type": "saying", "text": f"saying {HOSTILE}"},
+         {"type": "doing", "id": "r", "name": "read", "arguments": {"path": f"notes.txt{HOSTILE}"}},
+         {"type": "doing", "id": "s", "name": "read", "arguments": {"path": "notes.txt"}}],
+        [{"type": "saying", "text": f"reply {HOSTILE} end"}],
+    ])
+
+
+def control_bytes(data: bytes, allowed: tuple[bytes, ...] = ()) -> list[str]:
+    """Every control character in ``data`` (decoded), apart from newline, tab and ``allowed`` sequences."""
+    text = data.decode("utf-8")
+    for sequence in allowed:
+        text = text.replace(sequence.decode(), "")
+    return [hex(ord(c)) for c in text if (ord(c) < 0x20 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F]
+
+
+def test_model_text_reaches_stdout_and_stderr_without_control_characters(project):
+    hostile_script(project)
+    run = ask(project, "-p", "scripted", "go")
+    assert run.returncode == 0, run.stderr
+    assert control_bytes(run.stdout) == [] and control_bytes(run.stderr) == []
+    assert run.stdout.decode() == "reply red2J end\n"
+    stderr = run.stderr.decode()
+    assert "thinking red2J" in stderr and "saying red2J" in stderr
+    assert "+ read notes.txtred2J\n" in stderr  # the second call came before the first result
+    assert "  read → failed: " in stderr
+    assert "  read → 2 lines\n" in stderr
+    assert "ZWNobyBwd25lZA" not in stderr  # the clipboard payload went with its sequence
+
+
+def test_an_error_message_with_control_characters_goes_to_stderr_clean(project):
+    add_plugin(project, "scripted")
+    write_script(project, [[{"type": "raise", "message": f"bad {HOSTILE} thing"}]])
+    run = ask(project, "-p", "scripted", "go")
+    assert run.returncode == 1
+    assert run.stdout == b""
+    assert run.stderr.decode().endswith("Error: bad red2J thing\n")
+    assert control_bytes(run.stderr) == []
+
+
+def test_on_a_terminal_only_our_own_dimming_is_sent(project):
+    hostile_script(project)
+    child = pexpect.spawn(
+        sys.executable, ["-m", "elelem_lsp", "ask", "--trust", "-p", "scripted", "go"], cwd=str(project),
+        env={**os.environ, "TERM": "xterm-256color"}, timeout=30,
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    output = child.before.replace(b"\r\n", b"\n")  # the pty's own line discipline adds the CR
+    ours = (b"\x1b[2m", b"\x1b[0m", b"\r\x1b[K")  # dimming, and the start-up spinner clearing its line
+    assert control_bytes(output, allowed=ours) == []
+    assert b"reply red2J end" in output
+    assert re.search(rb"\+ read notes\.txt\x1b\[2m \xe2\x86\x92 2 lines", output) is None  # success is not dimmed
+    assert b"+ read notes.txt \xe2\x86\x92 2 lines\n" in output or b"  read \xe2\x86\x92 2 lines\n" in output
