@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from attacks_cmds import Permissive, alive, still_alive_after
+from .attacks_cmds import Permissive, alive, still_alive_after
 from elelem_lsp.agent.toolbox import Toolbox
 from scaffold import add_plugin, write_script
 

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from attacks_cmds import Permissive, without_root_powers
+from .attacks_cmds import Permissive, without_root_powers
 from elelem_lsp.agent.toolbox import Toolbox
 from scaffold import add_plugin, write_script
 
