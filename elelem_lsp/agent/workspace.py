@@ -264,12 +264,17 @@ def read_stored(path: Path, name: str) -> StoredText:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise WorkspaceError(f"{name} does not exist") from None
-    with open(fd, "rb") as handle:
+    try:
         kind = stat.S_IFMT(os.fstat(fd).st_mode)
         if kind == stat.S_IFDIR:
             raise WorkspaceError(f"{name} is a directory")
         if kind != stat.S_IFREG:
             raise WorkspaceError(f"{name} is not a regular file (a FIFO, socket or device)")
+        handle = open(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with handle:
         data = handle.read()
     try:
         return decode(data)

@@ -78,7 +78,7 @@ async def test_an_agents_md_leading_outside_is_skipped_and_the_prompt_says_why(r
     ("make", "says"),
     [
         (lambda root: (root / "AGENTS.md").mkdir(), "is a directory"),
-        (lambda root: (root / "AGENTS.md").write_bytes(b"\xff\xfe caf\xe9 \x80"), "not UTF-8"),
+        (lambda root: (root / "AGENTS.md").write_bytes(b"caf\xe9 \x80 \xff\xfe"), "not UTF-8"),
         (lambda root: os.symlink("AGENTS.md", root / "AGENTS.md"), "symlink loop"),
         (lambda root: os.symlink("missing.md", root / "AGENTS.md"), "does not exist"),
     ],
