@@ -192,8 +192,8 @@ class Host:
         folder.reset()
         return {"reset": True}
 
-    def context(self, folder: Folder) -> dict[str, Any]:
-        return {"messages": folder.session.messages() if folder.session else []}
+    async def context(self, folder: Folder) -> dict[str, Any]:
+        return {"messages": await folder.session.messages() if folder.session else []}
 
     def tools(self) -> dict[str, Any]:
         return {"tools": [d["function"] for d in self.toolbox.definitions()]}

@@ -140,7 +140,7 @@ async def reset(face: LspFrontend, args: FolderArguments) -> dict[str, Any]:
 
 
 async def context(face: LspFrontend, args: FolderArguments) -> dict[str, Any]:
-    return face.host.context(face.folder_for(args.uri))
+    return await face.host.context(face.folder_for(args.uri))
 
 
 async def tools(face: LspFrontend, args: NoArguments) -> dict[str, Any]:

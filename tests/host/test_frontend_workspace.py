@@ -163,7 +163,7 @@ async def test_execute_goes_through_the_folders_current_settings(tmp_path):
     settings = {"now": Settings(execute="deny")}
     frontend = MemoryFrontend(answers=["Allow once"])
     ws = FrontendWorkspace(frontend, tmp_path, lambda: settings["now"])
-    assert await ws.allow_command("ls") == (False, "denied by the elelem.execute setting")
+    assert await ws.allow_command("ls") == (False, "denied by the elelem.execute setting (and not allowed by elelem.allowCommands)")
     settings["now"] = Settings()
     assert await ws.allow_command("ls") == (True, "")
     assert frontend.questions == ["elelem wants to run: ls"]

@@ -6,32 +6,35 @@ from __future__ import annotations
 import pytest
 
 from elelem_lsp.host.frontend import Unanswered
-from elelem_lsp.host.permission import ALLOW_ONCE, ALLOW_SESSION, DENY, allow_command, allowed_by_setting
+from elelem_lsp.host.permission import ALLOW_ONCE, ALLOW_SESSION, DENY, allow_command
 from elelem_lsp.host.settings import Settings
 
 from .memory_frontend import MemoryFrontend
 
 
 @pytest.mark.parametrize(
-    ("command", "prefixes", "allowed"),
+    ("command", "entries", "execute", "allowed"),
     [
-        ("make test", ["make"], True),
-        ("  make test", ["make"], True),
-        ("pytest -q", ["make", "pytest"], True),
-        ("rm -rf /", ["make"], False),
-        ("anything", [""], False),  # an empty prefix allows nothing
-        ("anything", [], False),
+        ("make test", ["make"], "ask", True),
+        ("pytest -q", ["make", "pytest"], "deny", True),  # allowCommands lets it through even under deny
+        ("makefoo", ["make"], "ask", False),  # whole words only
+        ("make; rm -rf /", ["make"], "ask", False),  # more than one simple command
+        ("anything", [""], "ask", False),
+        ("anything", [], "deny", False),
     ],
 )
-def test_allow_commands_lets_a_command_run_without_asking(command, prefixes, allowed):
-    assert allowed_by_setting(command, prefixes) is allowed
+async def test_allow_commands_lets_a_simple_command_run_without_asking(command, entries, execute, allowed):
+    frontend = MemoryFrontend(answers=[DENY])
+    decision = await allow_command(command, Settings(execute=execute, allowCommands=entries), set(), frontend)
+    assert decision[0] is allowed
+    assert frontend.questions == ([] if allowed or execute == "deny" else [f"elelem wants to run: {command}"])
 
 
 async def test_allow_and_deny_settings_decide_without_asking():
     frontend = MemoryFrontend(answers=[DENY])
     assert await allow_command("ls", Settings(execute="allow"), set(), frontend) == (True, "")
     assert await allow_command("ls", Settings(execute="deny"), set(), frontend) == (
-        False, "denied by the elelem.execute setting")
+        False, "denied by the elelem.execute setting (and not allowed by elelem.allowCommands)")
     assert frontend.questions == []
 
 
