@@ -1,4 +1,4 @@
-"""Every remote provider is registered under its seed name and reads its settings from the environment."""
+"""Every remote provider is registered under its contract name (docs/contract.md) and reads its settings from the environment."""
 
 from __future__ import annotations
 

@@ -138,7 +138,7 @@ async def test_local_preset_without_a_model_asks_the_server(monkeypatch):
     assert capture.last.content.startswith(b'{"model":"Qwen/Qwen3-8B",')
 
 
-async def test_openai_chat_posts_to_the_full_endpoint_with_eklesias_defaults():
+async def test_openai_chat_posts_to_the_full_endpoint_with_the_types_defaults():
     capture = Capture(OPENAI_DONE)
     provider = OpenAIGenericProvider(
         "deepseek-llm-7b-chat", "http://127.0.0.1:8081/v1/chat/completions", "not-needed", transport=capture.transport
@@ -152,7 +152,7 @@ async def test_openai_chat_posts_to_the_full_endpoint_with_eklesias_defaults():
     )
 
 
-async def test_openai_chat_query_sends_eklesias_body_and_returns_the_response():
+async def test_openai_chat_query_sends_the_whole_body_and_returns_the_response():
     response = (
         b'{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4",'
         b'"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"Hi."}}]}'

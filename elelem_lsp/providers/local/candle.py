@@ -7,7 +7,7 @@ quantized) to the agent through the shared token loop. The file is read with
 operations (RMSNorm, rotary embeddings on adjacent pairs as llama.cpp's GGUFs
 expect, attention with a KV cache and grouped KV heads, SwiGLU). candle-nn's
 own ``QuantizedLlama`` is not used: it calls functions that do not exist.
-The tokenizer is the GGUF's vocabulary (``pieces``), special tokens included.
+The tokenizer is the GGUF's vocabulary (``sentencepiece.PieceVocab``), special tokens included.
 ``ELELEM_CANDLE_TEMPLATE`` picks the chat template (``chatml``, the default, or ``llama2``).
 """
 
