@@ -195,11 +195,24 @@ class Matches:
                 self.files_searched = int(number)
 
 
+def refuse_unreadable(root: Path, top: Path) -> None:
+    """rg counts an unreadable starting point as one more error among many: refuse it outright, as read does."""
+    try:
+        if top.is_dir():
+            os.scandir(top).close()
+        else:
+            os.close(os.open(top, os.O_RDONLY | os.O_NONBLOCK))
+    except OSError as error:
+        raise SearchFailure(f"{top.relative_to(root).as_posix()}: {error.strerror or error}") from None
+
+
 async def grep(root: Path, top: Path, pattern: str, buffers: dict[Path, str], *, limit: int) -> dict[str, object]:
     """Lines matching ``pattern`` in every file below ``top`` (or in the file ``top``).
 
     ``buffers`` maps files to the text the editor holds; that text is searched instead of the disk's.
     """
+    if top not in buffers:
+        refuse_unreadable(root, top)
     arguments = [*WALK_OPTIONS, *MATCH_OPTIONS, f"--regexp={pattern}"]
     runs: list[tuple[Matches, list[str], bytes | None]] = []
     names = {path: path.relative_to(root).as_posix() for path in buffers}
@@ -233,6 +246,7 @@ async def grep(root: Path, top: Path, pattern: str, buffers: dict[Path, str], *,
 
 async def list_files(root: Path, top: Path, *, limit: int) -> dict[str, object]:
     """Every file below ``top`` that grep would search, the first ``limit`` by path, and the total."""
+    refuse_unreadable(root, top)
     output = bytearray()
     where = [] if top == root else ["--", top.relative_to(root).as_posix()]
     stop = threading.Event()

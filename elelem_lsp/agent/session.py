@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -31,10 +32,11 @@ from .messages import (
     user,
 )
 from .toolbox import Toolbox, encode, failure
-from .workspace import Workspace, current_workspace
+from .workspace import Workspace, WorkspaceError, current_workspace
 
 Observer = Callable[[dict[str, Any]], None]
 DEFAULT_MAX_STEPS = 50
+AGENTS_MD = "AGENTS.md"
 
 
 @dataclass
@@ -58,17 +60,30 @@ class Fetched:
         return "".join(self.parts)
 
 
-def system_prompt(workspace: Workspace) -> str:
+async def system_prompt(workspace: Workspace) -> str:
     prompt = (
         "You are a coding agent working in a software project through the user's "
         f"{workspace.client}.\nWorkspace root: {workspace.root}\n"
         "Use the tools to read, change and run things in the workspace; paths are relative to the root. "
         "Your file changes reach the user as editor edits they can review and undo."
     )
-    agents = workspace.root / "AGENTS.md"
-    if agents.is_file():
-        prompt += f"\n\n# AGENTS.md\n\n{agents.read_text(encoding='utf-8', errors='replace')}"
-    return prompt
+    return prompt + await project_instructions(workspace)
+
+
+async def project_instructions(workspace: Workspace) -> str:
+    """AGENTS.md, read as the tools read a file: confined to the workspace, an unsaved buffer first.
+
+    When it cannot be read (it leads outside, it is a folder, it is not text) the prompt
+    says so and why, so neither the model nor the person takes its absence for silence.
+    """
+    try:
+        text = await workspace.read_text(workspace.resolve(AGENTS_MD))
+    except (WorkspaceError, OSError) as error:
+        if not os.path.lexists(workspace.root / AGENTS_MD):
+            return ""  # no AGENTS.md: nothing to say
+        reason = workspace.describe(error) if isinstance(error, OSError) else str(error)
+        return f"\n\n({AGENTS_MD} was skipped: {reason})"
+    return f"\n\n# {AGENTS_MD}\n\n{text}"
 
 
 class Session:
@@ -87,13 +102,13 @@ class Session:
         self.history: list[Message] = []
         self.cancelled_turn: TurnResult | None = None
 
-    def messages(self) -> list[Message]:
+    async def messages(self) -> list[Message]:
         """The conversation as a provider sees it at the start of a turn."""
-        return [system(system_prompt(self.workspace)), *self.history]
+        return [system(await system_prompt(self.workspace)), *self.history]
 
     async def turn(self, prompt: str, observer: Observer = lambda event: None) -> TurnResult:
         """Run one turn. Cancelling the task keeps the prompt and the reply so far."""
-        messages = [*self.messages(), user(prompt)]
+        messages = [*await self.messages(), user(prompt)]
         tools = self.toolbox.definitions()
         fetched = Fetched()
         steps = 0

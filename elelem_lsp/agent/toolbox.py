@@ -52,8 +52,8 @@ class Toolbox:
             return {**await tool.run(args, workspace), "ok": True}
         except (ToolFailure, WorkspaceError) as error:
             return failure(str(error))
-        except OSError as error:
-            return failure(f"{type(error).__name__}: {error.strerror or error}")
+        except OSError as error:  # the OS refused a path or a process: the model can try another
+            return failure(workspace.describe(error))
         except Exception as error:  # a tool bug must not end the turn
             log.exception("tool %s failed", tool.name)
             return failure(f"{type(error).__name__}: {error}")

@@ -32,6 +32,42 @@ class WorkspaceError(Exception):
     """A request the workspace refuses; its message is shown to the model."""
 
 
+# Linux's limits; the tightest of the common file systems allow a name of 255 bytes.
+PATH_MAX = 4096
+NAME_MAX = 255
+SHOWN_PATH = 80  # characters of a path an error message repeats
+
+
+def check_path_text(path: str) -> None:
+    """Refuse a path no file system can hold, before the OS is asked about it."""
+    if "\0" in path:
+        raise WorkspaceError(f"path contains a NUL byte: {shown(path)}")
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        raise WorkspaceError(f"path is not valid text (a lone surrogate?): {shown(path)}") from None
+    for part in Path(path).parts:
+        if len(os.fsencode(part)) > NAME_MAX:
+            raise WorkspaceError(
+                f"path has a part too long: {shown(part)} ({len(part)} characters; the limit is {NAME_MAX} bytes)"
+            )
+
+
+def resolve_existing(candidate: Path) -> Path:
+    """The real path of ``candidate``; one that does not exist yet (a file to write) is fine,
+    one the OS refuses to follow raises its OSError."""
+    try:
+        return candidate.resolve(strict=True)
+    except FileNotFoundError:
+        return candidate.resolve()
+
+
+def shown(path: str) -> str:
+    """``path`` as an error message repeats it: control characters escaped, the middle cut when long."""
+    text = path if path.isprintable() else path.encode("unicode_escape", "backslashreplace").decode("ascii")
+    return text if len(text) <= SHOWN_PATH else f"{text[: SHOWN_PATH - 20]}...{text[-10:]}"
+
+
 @dataclass
 class ProcessResult:
     exit_code: int | None
@@ -49,19 +85,44 @@ class Workspace:
 
     # -- paths -----------------------------------------------------------------
     def resolve(self, path: str) -> Path:
-        """``path`` as an absolute path inside the root; refuses anything that leads out."""
+        """``path`` as an absolute path inside the root; refuses anything that leads out.
+
+        A path no file system could hold (a NUL byte, text that is not a name, a part or
+        a whole too long) or one the OS cannot follow is refused here with a message, so
+        no tool has to know how each of those fails.
+        """
         if not isinstance(path, str) or not path.strip():
             raise WorkspaceError("path must be a non-empty string")
-        candidate = Path(path).expanduser()
+        check_path_text(path)
+        try:
+            candidate = Path(path).expanduser()
+        except RuntimeError:  # ``~name`` of a user nobody knows
+            raise WorkspaceError(f"{shown(path)}: no such user, so no home folder to start from") from None
         if not candidate.is_absolute():
             candidate = self.root / candidate
-        resolved = candidate.resolve()  # follows symlinks, so a link leading out is caught
+        if len(os.fsencode(candidate)) >= PATH_MAX:
+            raise WorkspaceError(f"path too long: {shown(path)} ({len(path)} characters; the limit is {PATH_MAX - 1} bytes)")
+        try:
+            resolved = resolve_existing(candidate)  # follows symlinks, so a link leading out is caught
+        except RuntimeError:  # how pathlib (before 3.13) reports a symlink loop
+            raise WorkspaceError(f"{shown(path)} is a symlink loop") from None
+        except OSError as error:  # through a file (ENOTDIR), a folder it may not enter (EACCES), a loop...
+            raise WorkspaceError(f"{shown(path)}: {error.strerror or error}") from None
         if resolved != self.root and self.root not in resolved.parents:
-            raise WorkspaceError(f"{path} is outside the workspace {self.root}")
+            raise WorkspaceError(f"{shown(path)} is outside the workspace {self.root}")
         return resolved
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix() if path != self.root else "."
+
+    def describe(self, error: OSError) -> str:
+        """What the OS refused, naming the file the way the model named it (relative to the root)."""
+        reason = error.strerror or str(error) or type(error).__name__
+        if error.filename is None:
+            return reason
+        path = Path(os.fsdecode(error.filename))
+        name = path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else str(path)
+        return f"{shown(name)}: {reason}"
 
     # -- files -----------------------------------------------------------------
     async def read_text(self, path: Path) -> str:
@@ -106,48 +167,86 @@ class Workspace:
     async def run(self, command: str, *, timeout: float, output_cap: int) -> ProcessResult:
         """Run ``command`` in a shell at the root, in its own process group.
 
-        The group is killed on timeout and on cancellation, so a turn that is
-        stopped leaves nothing running.
+        The group is killed when the shell exits, on timeout and on cancellation, so
+        nothing the command started outlives the call (``sleep 100 &`` included).
         """
-        process = await asyncio.create_subprocess_shell(
-            command,
-            cwd=self.root,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
+        # The output pipe is ours, not asyncio's, so reading can stop even while a
+        # process that left the group (setsid) still holds the pipe open.
+        read_end, write_end = os.pipe()
+        reader = asyncio.StreamReader()
+        transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_end, "rb", buffering=0)
         )
-        chunks: list[bytes] = []
-        size = 0
-        truncated = False
-
-        async def collect() -> None:
-            nonlocal size, truncated
-            assert process.stdout
-            while chunk := await process.stdout.read(65536):
-                if size < output_cap:
-                    chunks.append(chunk[: output_cap - size])
-                truncated = truncated or size + len(chunk) > output_cap
-                size += len(chunk)
-            await process.wait()
-
-        timed_out = False
         try:
-            await asyncio.wait_for(collect(), timeout)
-        except asyncio.TimeoutError:
-            timed_out = True
-            kill_group(process.pid)
-            await process.wait()
-        except asyncio.CancelledError:
-            kill_group(process.pid)
-            raise
-        output = b"".join(chunks).decode("utf-8", errors="replace")
-        return ProcessResult(process.returncode, output, truncated, timed_out)
+            try:
+                process = await asyncio.create_subprocess_shell(
+                    command,
+                    cwd=self.root,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=write_end,
+                    stderr=write_end,
+                    start_new_session=True,
+                )
+            finally:
+                os.close(write_end)  # the command's processes hold the only copies now
+            return await watch(process, reader, timeout=timeout, output_cap=output_cap)
+        finally:
+            transport.close()
 
     # -- people ----------------------------------------------------------------
     async def ask_user(self, prompt: str) -> str:
         """A line typed by the person at the other end (the ``human`` provider)."""
         raise WorkspaceError("nobody can answer here: the human provider needs a terminal or an editor")
+
+
+# How long output may keep arriving after the command's process group was killed.
+OUTPUT_LINGER = 0.5
+
+
+class CappedOutput:
+    """A command's output, kept up to a cap; the rest is counted, not stored."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.chunks: list[bytes] = []
+        self.size = 0
+
+    @property
+    def truncated(self) -> bool:
+        return self.size > self.cap
+
+    async def collect(self, reader: asyncio.StreamReader) -> None:
+        while chunk := await reader.read(65536):
+            if self.size < self.cap:
+                self.chunks.append(chunk[: self.cap - self.size])
+            self.size += len(chunk)
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", errors="replace")
+
+
+async def watch(
+    process: asyncio.subprocess.Process, reader: asyncio.StreamReader, *, timeout: float, output_cap: int
+) -> ProcessResult:
+    """Collect a command's output until its shell exits or time runs out; then kill its group."""
+    output = CappedOutput(output_cap)
+    reading = asyncio.ensure_future(output.collect(reader))
+    timed_out = False
+    try:
+        await asyncio.wait_for(process.wait(), timeout)
+    except asyncio.TimeoutError:
+        timed_out = True
+    finally:  # cancelled too: whatever the command left running goes with it
+        kill_group(process.pid)
+        try:
+            # With the group dead nobody writes any more: what is left in the pipe arrives at once.
+            await asyncio.wait_for(asyncio.shield(reading), OUTPUT_LINGER)
+        except asyncio.TimeoutError:
+            pass  # a process in a session of its own still holds the pipe open
+        finally:
+            reading.cancel()
+    await process.wait()
+    return ProcessResult(process.returncode, output.text(), output.truncated, timed_out)
 
 
 def kill_group(pid: int) -> None:
@@ -158,13 +257,25 @@ def kill_group(pid: int) -> None:
 
 
 def read_stored(path: Path, name: str) -> StoredText:
-    """The file's text as stored (see ``textfile``); a missing, binary or undecodable file is refused."""
+    """The file's text as stored (see ``textfile``); a missing, binary or undecodable file is refused,
+    and so is anything but a regular file."""
     try:
-        data = path.read_bytes()
+        # Not a plain open: on a FIFO that waits for a writer, stalling the turn and the server.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise WorkspaceError(f"{name} does not exist") from None
-    except IsADirectoryError:
-        raise WorkspaceError(f"{name} is a directory") from None
+    try:
+        kind = stat.S_IFMT(os.fstat(fd).st_mode)
+        if kind == stat.S_IFDIR:
+            raise WorkspaceError(f"{name} is a directory")
+        if kind != stat.S_IFREG:
+            raise WorkspaceError(f"{name} is not a regular file (a FIFO, socket or device)")
+        handle = open(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with handle:
+        data = handle.read()
     try:
         return decode(data)
     except UnicodeDecodeError as error:

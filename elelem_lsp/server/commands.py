@@ -223,7 +223,7 @@ async def reset(server: "ElelemServer", args: FolderArguments) -> dict[str, Any]
 async def context(server: "ElelemServer", args: FolderArguments) -> dict[str, Any]:
     folder = server.folder_for(args.uri)
     session = folder.session
-    messages = session.messages() if session else []
+    messages = await session.messages() if session else []
     return {"messages": messages}
 
 

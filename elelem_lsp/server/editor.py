@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
+from ..agent.command_allowlist import allows
 from ..agent.search import SKIPPED
 from ..agent.textfile import ModelView, for_model
 from ..agent.workspace import (
@@ -154,12 +155,10 @@ class EditorWorkspace(Workspace):
     # -- processes -------------------------------------------------------------
     async def allow_command(self, command: str) -> tuple[bool, str]:
         settings = self._settings()
-        if settings.execute == "allow":
+        if settings.execute == "allow" or allows(settings.allow_commands, command):
             return True, ""
         if settings.execute == "deny":
-            return False, "denied by the elelem.execute setting"
-        if any(command.strip().startswith(prefix) for prefix in settings.allow_commands if prefix):
-            return True, ""
+            return False, "denied by the elelem.execute setting (and not allowed by elelem.allowCommands)"
         if command in self.allowed_for_session:
             return True, ""
         try:

@@ -92,5 +92,5 @@ def write_transcript(folder: str, markdown: str) -> Path:
     while path.exists():
         number += 1
         path = directory / f"{folder}-{stamp}-{number}.md"
-    path.write_text(markdown, encoding="utf-8")
+    path.write_text(markdown, encoding="utf-8", errors="backslashreplace")  # a model may send lone surrogates
     return path

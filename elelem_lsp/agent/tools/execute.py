@@ -1,6 +1,6 @@
 """``execute``: a shell command at the workspace root, if the person allows it."""
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ..workspace import Workspace
 from .base import Tool, ToolFailure
@@ -12,6 +12,13 @@ DEFAULT_TIMEOUT = 120.0
 class ExecuteArguments(BaseModel):
     command: str = Field(description="A shell command, run in the workspace root")
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, le=3600, description="Seconds before it is killed")
+
+    @field_validator("command")
+    @classmethod
+    def no_nul(cls, command: str) -> str:
+        if "\0" in command:  # no process can be given one: refuse before the person is asked
+            raise ValueError("contains a NUL byte, which no command can hold")
+        return command
 
 
 async def execute(args: ExecuteArguments, workspace: Workspace) -> dict:
