@@ -19,7 +19,7 @@ from ..agent.messages import Provider, ProviderError
 from ..agent.registry import Config, plugin_dirs, workspace_plugin_dir
 from ..agent.session import Session
 from ..agent.workspace import Workspace
-from ..providers import implementation
+from ..providers import build_declared, implementation
 from ..providers import register as register_builtins
 from .settings import DeclaredProvider, Settings, provider_from_environment
 
@@ -163,11 +163,9 @@ def declared_factory(declared: DeclaredProvider):
     """A factory for a provider declared in settings; the key only ever comes from the environment."""
 
     def build(model: str | None = None, temperature: float | None = None, max_tokens: int | None = None, **_: Any):
-        from ..providers.eklesia import provider_by_type
-
         api_key = os.environ.get(declared.api_key_env, "") if declared.api_key_env else ""
         try:
-            return provider_by_type(
+            return build_declared(
                 declared.type,
                 model or declared.model,
                 declared.endpoint,
