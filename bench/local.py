@@ -68,7 +68,9 @@ def load(provider: Any) -> None:
 
 async def measure(name: str, tokens: int, repeats: int) -> str:
     messages, tools = conversation()
-    module = import_module(f"elelem_lsp.providers.{name}")
+    from elelem_lsp.providers import implementation
+
+    module = import_module(implementation(name))
 
     started = time.perf_counter()
     provider = module.factory(temperature=0, max_tokens=1)

@@ -22,12 +22,12 @@ from typing import Any, Awaitable, Callable
 
 import httpx
 
-from elelem_lsp.providers.anthropic import AnthropicProvider
-from elelem_lsp.providers.eklesia import OpenAIGenericProvider
-from elelem_lsp.providers.ollama import OllamaProvider
-from elelem_lsp.providers.openai import OpenAIProvider
-from elelem_lsp.providers.presets import factory as preset
-from elelem_lsp.providers.vertex import VertexProvider
+from elelem_lsp.providers.remote.anthropic import AnthropicProvider
+from elelem_lsp.providers.remote.openai_chat import OpenAIGenericProvider
+from elelem_lsp.providers.remote.ollama import OllamaProvider
+from elelem_lsp.providers.remote.openai import OpenAIProvider
+from elelem_lsp.providers.remote.presets import factory as preset
+from elelem_lsp.providers.remote.vertex import VertexProvider
 
 TEXT = "tok "  # each delta's text: short, as model tokens are
 

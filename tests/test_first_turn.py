@@ -17,8 +17,9 @@ from lsprotocol import types as lsp
 
 from elelem_lsp.agent.messages import assistant, system, tool_result, user
 from elelem_lsp.agent.toolbox import Toolbox
-from elelem_lsp.providers import stream
-from elelem_lsp.providers.openai import OpenAIProvider, normalize
+from elelem_lsp.providers.remote import http
+from elelem_lsp.providers.remote.openai import OpenAIProvider
+from elelem_lsp.providers.shaping import chat_message, compact_json
 from scaffold import ROOT, add_plugin, wait_until
 
 PROVIDERS_TESTS = Path(__file__).resolve().parent / "providers"
@@ -33,8 +34,8 @@ def contexts_after(url_kind: str) -> dict:
         import asyncio, gc, json, ssl, sys
         sys.path.insert(0, {str(PROVIDERS_TESTS)!r})
         from fake_model_server import FakeModelServer
-        from elelem_lsp.providers import stream
-        from elelem_lsp.providers.openai import OpenAIProvider
+        from elelem_lsp.providers.remote import http
+        from elelem_lsp.providers.remote.openai import OpenAIProvider
 
         async def main():
             if {url_kind!r} == "http":
@@ -44,7 +45,7 @@ def contexts_after(url_kind: str) -> dict:
                 await provider.fetch([{{"role": "user", "content": "hi"}}], [], lambda e: said.append(e))
                 assert said, "the request did not happen"
             else:
-                await stream.http_client("https://api.example.com/v1").aclose()
+                await http.http_client("https://api.example.com/v1").aclose()
 
         asyncio.run(main())
         contexts = [o for o in gc.get_objects() if isinstance(o, ssl.SSLContext)]
@@ -66,13 +67,13 @@ def test_an_https_client_trusts_the_ca_bundle():
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:8080/v1", "http://localhost/v1/chat/completions", "HTTP://example.com"])
 def test_http_urls_share_one_context_that_trusts_nothing(url):
-    context = stream.tls_context(url)
-    assert context is stream.tls_context("http://elsewhere:1/") and context.cert_store_stats()["x509_ca"] == 0
+    context = http.tls_context(url)
+    assert context is http.tls_context("http://elsewhere:1/") and context.cert_store_stats()["x509_ca"] == 0
 
 
 def test_https_urls_share_the_verified_context():
-    context = stream.tls_context("https://api.openai.com/v1")
-    assert context is stream.tls_context("https://api.anthropic.com") and context.cert_store_stats()["x509_ca"] > 0
+    context = http.tls_context("https://api.openai.com/v1")
+    assert context is http.tls_context("https://api.anthropic.com") and context.cert_store_stats()["x509_ca"] > 0
 
 
 # -- a prepare step that delays nothing -----------------------------------------------------------
@@ -201,7 +202,7 @@ def test_the_request_body_is_the_one_the_api_expects():
     messages = conversation(3)
     messages += [assistant("", [{"id": "c1", "name": "read", "arguments": {"path": "a"}}]), tool_result("c1", '{"ok":true}')]
     encoded = provider.encoded.body(provider.request_body("m", [], tools), "messages", messages)
-    assert encoded == stream.compact_json(provider.request_body("m", messages, tools)).encode()
+    assert encoded == compact_json(provider.request_body("m", messages, tools)).encode()
 
 
 def test_each_message_is_encoded_once_across_requests():
@@ -209,30 +210,30 @@ def test_each_message_is_encoded_once_across_requests():
 
     def shape(message):
         shaped.append(message["content"])
-        return normalize(message)
+        return chat_message(message)
 
-    encoder = stream.EncodedMessages(shape)
+    encoder = http.EncodedMessages(shape)
     messages = conversation(100)
     first = encoder.body({"model": "m", "messages": []}, "messages", messages)
     assert len(shaped) == len(messages)
     messages += [user("one more")]
     second = encoder.body({"model": "m", "messages": []}, "messages", messages)
     assert shaped[len(messages) - 1:] == ["one more"]
-    assert json.loads(second)["messages"] == [normalize(m) for m in messages]
-    assert json.loads(first)["messages"] == [normalize(m) for m in messages[:-1]]
+    assert json.loads(second)["messages"] == [chat_message(m) for m in messages]
+    assert json.loads(first)["messages"] == [chat_message(m) for m in messages[:-1]]
 
 
 def test_messages_no_longer_sent_are_forgotten():
-    encoder = stream.EncodedMessages(normalize)
+    encoder = http.EncodedMessages(chat_message)
     old = conversation(10)
     encoder.body({}, "messages", old)
     fresh = [system("new"), user("again")]
-    assert json.loads(encoder.body({}, "messages", fresh)) == {"messages": [normalize(m) for m in fresh]}
+    assert json.loads(encoder.body({}, "messages", fresh)) == {"messages": [chat_message(m) for m in fresh]}
     assert len(encoder.known) == 2
 
 
 def test_a_changed_message_is_never_served_from_the_cache():
-    encoder = stream.EncodedMessages(normalize)
+    encoder = http.EncodedMessages(chat_message)
     messages = conversation(2)
     encoder.body({}, "messages", messages)
     messages[1] = user("replaced")  # a new dict in the old one's place

@@ -1,4 +1,4 @@
-"""Every rule of the seeds' factory and `-p NAME` resolution sections."""
+"""Every rule of the contract's factory and `-p NAME` resolution sections (docs/contract.md)."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def test_broken_plugin_is_reported_by_file_and_others_still_load(tmp_path):
     assert failure.path.endswith("a_broken.py") and "RuntimeError: bad plugin" in failure.error
 
 
-def test_unknown_provider_is_the_seed_error():
+def test_unknown_provider_is_the_contracts_first_error():
     with pytest.raises(UnknownProvider) as error:
         Config().build("nothere")
     assert str(error.value) == 'unknown provider: "nothere". Available: stub. Run: pip install elelem-nothere'
@@ -173,7 +173,7 @@ def test_package_loaded_by_a_plugin_file_serves_every_workspace(packages, tmp_pa
         import elelem_lsp
         elelem_lsp.configure(lambda config: config.provider("other-name", lambda **_: "via plugin"))
     """))
-    for workspace in ("one", "two"):  # the seeds' one-line plugin that loads a package first
+    for workspace in ("one", "two"):  # the contract's one-line plugin that loads a package first
         plugin(tmp_path / workspace / ".agents/plugins", "load.py", "import elelem_pkgloader\n")
     for workspace in ("one", "two"):
         config = Config(plugin_dirs=plugin_dirs(tmp_path / workspace, include_workspace=True, home=tmp_path / "h"))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import os
+import random
 import re
 import subprocess
 import sys
@@ -13,7 +15,7 @@ import pytest
 from scaffold import add_plugin, write_script
 
 from elelem_lsp.agent.toolbox import Toolbox
-from elelem_lsp.client.terminal import call_line, printable
+from elelem_lsp.client.terminal import Terminal, call_line, printable
 
 # ESC sequences and single control bytes a model could emit to take over a terminal.
 HOSTILE = (
@@ -124,7 +126,9 @@ def test_model_text_reaches_stdout_and_stderr_without_control_characters(project
     assert "+ read notes.txtred2J\n" in stderr  # the second call came before the first result
     assert "  read → failed: " in stderr
     assert "  read → 2 lines\n" in stderr
-    assert "ZWNobyBwd25lZA" not in stderr  # the clipboard payload went with its sequence
+    # the clipboard payload went with its sequence, except where an error quotes the bad path
+    # escaped, as inert text
+    assert "ZWNobyBwd25lZA" not in stderr.replace("\\x1b]52;c;ZWNobyBwd25lZA==", "")
 
 
 def test_an_error_message_with_control_characters_goes_to_stderr_clean(project):
@@ -152,3 +156,31 @@ def test_on_a_terminal_only_our_own_dimming_is_sent(project):
     assert b"reply red2J end" in output
     assert re.search(rb"\+ read notes\.txt\x1b\[2m \xe2\x86\x92 2 lines", output) is None  # success is not dimmed
     assert b"+ read notes.txt \xe2\x86\x92 2 lines\n" in output or b"  read \xe2\x86\x92 2 lines\n" in output
+
+
+def streamed_and_printed(pieces: list[str]) -> tuple[str, str]:
+    """What a non-terminal run shows while ``pieces`` stream (stderr) and the reply it prints (stdout)."""
+    out, err = io.StringIO(), io.StringIO()
+    terminal = Terminal(out=out, err=err, interactive=False)
+    terminal.show({"kind": "begin"})
+    for piece in pieces:
+        terminal.show({"kind": "report", "events": [{"type": "saying", "text": piece}]})
+    terminal.finish("".join(pieces))
+    return err.getvalue(), out.getvalue()
+
+
+def test_an_escape_sequence_split_across_streamed_pieces_is_cleaned_whole():
+    streamed, printed = streamed_and_printed(["red\x1b[3", "1mX and \x1b]52;c;ZWNo", "bw==\x07 end"])
+    assert streamed == printed == "redX and  end\n"
+
+
+def test_streamed_text_always_shows_the_printed_reply_however_it_is_cut():
+    """A small model's random bytes, cut anywhere: what streamed contains what is printed at the end."""
+    rng = random.Random(7)
+    alphabet = ["\x1b", "[", "]", "P", "X", "^", "_", "3", "m", "\x07", "\\", "{", "(", " ", "a", "\x9b"]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 30)))
+        cuts = sorted(set(rng.randint(1, len(text)) for _ in range(rng.randint(0, 6))) | {len(text)})
+        pieces = [text[start:end] for start, end in zip([0, *cuts], cuts) if end > start]
+        streamed, printed = streamed_and_printed(pieces)
+        assert printed.rstrip("\n") in streamed, pieces

@@ -1,6 +1,6 @@
 """The provider contract: messages, tool definitions and events, as plain dicts.
 
-These are the shapes of the elelem seeds with string keys. A provider receives
+These are the shapes of docs/contract.md, with string keys. A provider receives
 ``messages`` and ``tools`` and calls ``emit`` with events; nothing else of ours
 crosses that boundary.
 """

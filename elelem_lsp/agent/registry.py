@@ -1,9 +1,9 @@
-"""Provider registration and ``-p NAME`` resolution, as the elelem seeds define them.
+"""Provider registration and ``-p NAME`` resolution, as docs/contract.md defines them.
 
 Plugins call ``elelem_lsp.configure(fn)``; ``fn`` receives the Config being
 loaded. Each workspace has its own Config, so one folder's plugins never leak
 into another's. Resolution: plugin files once, the registered name, then the
-package ``elelem_NAME``, then the seeds' two errors.
+package ``elelem_NAME``, then the contract's two errors.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ class Config:
             self.failures.append(failure)
 
     def resolve(self, name: str) -> Factory:
-        """The factory for ``name``, following the seeds' resolution steps."""
+        """The factory for ``name``, following the contract's resolution steps."""
         name = str(name)
         self.load_plugins()
         if name in self.factories:
@@ -169,7 +169,7 @@ class Config:
         return self.factories[name]
 
     def _unknown(self, name: str) -> str:
-        """The seeds' error, naming what may hide the provider: a plugin that failed, plugins not loaded."""
+        """The contract's first error, naming what may hide the provider: a plugin that failed, plugins not loaded."""
         why = "".join(f" (a plugin failed to load: {failure.describe()})" for failure in self.failures)
         available = f'Available: {", ".join(self.names())}.'
         skipped = [folder for folder in self.skipped_dirs if folder.is_dir() and any(folder.glob("*.py"))]

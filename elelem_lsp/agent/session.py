@@ -1,4 +1,4 @@
-"""Session: one conversation with a provider, and the turn loop of the elelem seeds.
+"""Session: one conversation with a provider, and the turn loop of the provider contract (docs/contract.md).
 
 A turn calls ``fetch``, runs the tool calls it emitted in order, and calls it
 again until a fetch asks for none. Afterwards the history keeps only the prompt
@@ -12,14 +12,12 @@ provider left running can reach the observers after its turn.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import inspect
 import os
-import threading
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .bridge import TurnAbandoned, run_in_thread
 from .messages import (
     Message,
     Provider,
@@ -47,10 +45,6 @@ class TurnResult:
     steps: int
     cancelled: bool = False
     error: str | None = None
-
-
-class TurnAbandoned(Exception):
-    """Raised by an emit called after its fetch ended (returned, failed or was cancelled)."""
 
 
 @dataclass
@@ -178,7 +172,19 @@ class Session:
             finally:
                 emit.closed = True
         else:
-            await ThreadedFetch(record).run(self.provider, list(messages), tools)
+            conversation = list(messages)
+            await run_in_thread(lambda send, _cancelled: self.provider.fetch(conversation, tools, checked(send)), record)
+
+
+def checked(send: Callable[[dict[str, Any]], None]) -> Callable[[Any], None]:
+    """The emit of a plain ``fetch``: each event checked on the provider's thread, then sent."""
+
+    def emit(event: Any) -> None:
+        event = check_event(event)
+        if event is not None:
+            send(dict(event))
+
+    return emit
 
 
 class CheckedEmit:
@@ -194,80 +200,3 @@ class CheckedEmit:
         event = check_event(event)
         if event is not None:
             self.record(dict(event))
-
-
-class ThreadedFetch:
-    """Runs a plain ``fetch`` on its own thread and hands its events to the loop in order.
-
-    Events are batched: one loop wake-up drains every event emitted since the
-    last. Once the fetch has ended (returned, raised, or its turn was cancelled)
-    the emit is closed: later events, from the thread or any thread it started,
-    are dropped for good and raise TurnAbandoned.
-    """
-
-    def __init__(self, record: Callable[[dict[str, Any]], None]) -> None:
-        self.record = record
-        self.pending: deque[dict[str, Any]] = deque()
-        self.lock = threading.Lock()
-        self.scheduled = False
-        self.closed = False
-
-    def emit(self, event: Any) -> None:
-        event = check_event(event)
-        if event is None:
-            return
-        with self.lock:
-            if self.closed:
-                raise TurnAbandoned("the fetch this emit belongs to has ended")
-            self.pending.append(dict(event))
-            wake = not self.scheduled
-            self.scheduled = True
-        if wake:
-            self.loop.call_soon_threadsafe(self.drain)
-
-    def drain(self) -> None:
-        with self.lock:
-            events = list(self.pending)
-            self.pending.clear()
-            self.scheduled = False
-        for event in events:
-            self.record(event)
-
-    async def run(self, provider: Provider, messages: list[Message], tools: list[ToolDefinition]) -> None:
-        self.loop = asyncio.get_running_loop()
-        done: asyncio.Future[None] = self.loop.create_future()
-
-        def settle(error: BaseException | None) -> None:
-            if done.done():
-                return
-            if error is None:
-                done.set_result(None)
-            else:
-                done.set_exception(error)
-
-        def work() -> None:
-            try:
-                provider.fetch(messages, tools, self.emit)
-            except BaseException as error:  # reported on the loop, whatever it is
-                self.close()
-                self.loop.call_soon_threadsafe(settle, error)
-            else:
-                self.close()
-                self.loop.call_soon_threadsafe(settle, None)
-
-        # The thread sees the turn's context (current_workspace), as an async fetch would.
-        context = contextvars.copy_context()
-        threading.Thread(target=context.run, args=(work,), name="elelem-fetch", daemon=True).start()
-        try:
-            await done
-        except asyncio.CancelledError:
-            self.close(drop_pending=True)
-            raise
-        self.drain()
-
-    def close(self, *, drop_pending: bool = False) -> None:
-        """Take no more events; those not yet drained are kept unless the turn was cancelled."""
-        with self.lock:
-            self.closed = True
-            if drop_pending:
-                self.pending.clear()

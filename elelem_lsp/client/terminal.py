@@ -27,12 +27,26 @@ Reader = Callable[[str], Awaitable["str | None"]]
 # "[31m" residue is left; then any control character but newline and tab, C1 included.
 ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]P^_X][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# An escape sequence known to be over: OSC and the like only once their BEL or ST has come.
+# (The last branch leaves out the introducers of the others: "[", "]", "P", "X", "^" and "_".)
+FINISHED_ESCAPE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]P^_X][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-OQ-WYZ\\`-~]"
+)
 ARGUMENT_WIDTH = 100
 
 
 def printable(text: str) -> str:
     """``text`` with nothing left that a terminal would obey."""
     return CONTROL.sub("", ESCAPE_SEQUENCE.sub("", text))
+
+
+def unfinished_escape(text: str) -> int:
+    """Where an escape sequence that the next streamed piece may finish starts in ``text``
+    (``len(text)`` when there is none): held back, it is cleaned whole, as the printed reply is."""
+    start = text.rfind("\x1b")
+    if start == -1 or FINISHED_ESCAPE.match(text, start):
+        return len(text)
+    return start
 
 
 def one_line(text: str, width: int = ARGUMENT_WIDTH) -> str:
@@ -63,6 +77,7 @@ class Terminal:
         self.assume_yes = assume_yes
         self.verbose = verbose
         self.streamed = ""  # the saying text of the current fetch, as shown
+        self.held = ""  # streamed text from an escape sequence that may go on in the next piece
         self.at_line_start = True
         self.last_kind = ""
         self.open_call: str | None = None  # the id of the tool call whose line awaits its outcome
@@ -94,14 +109,16 @@ class Terminal:
             self.streamed = ""
         for event in value.get("events") or []:
             kind = event.get("type")
-            if kind != self.last_kind and {kind, self.last_kind} == {"saying", "thinking"}:
-                self.newline()
+            if kind != self.last_kind:
+                self.release()
+                if {kind, self.last_kind} == {"saying", "thinking"}:
+                    self.newline()
             self.last_kind = kind
             if kind == "saying":
                 self.streamed += event["text"]
-                self.write(event["text"])
+                self.stream(event["text"])
             elif kind == "thinking":
-                self.write(event["text"], dim=True)
+                self.stream(event["text"], dim=True)
             elif kind == "doing":
                 self.newline()
                 self.write(call_line(event["name"], event["arguments"]))
@@ -109,6 +126,18 @@ class Terminal:
                 self.streamed = ""
             elif kind == "result":
                 self.outcome(event)
+
+    def stream(self, text: str, dim: bool = False) -> None:
+        """A piece of streamed text; an escape sequence split across pieces is held until whole."""
+        text = self.held + text
+        cut = unfinished_escape(text)
+        self.held = text[cut:]
+        self.write(text[:cut], dim)
+
+    def release(self) -> None:
+        """The held piece, cleaned, once its stream has moved on."""
+        held, self.held = self.held, ""
+        self.write(held, dim=self.last_kind == "thinking")
 
     def outcome(self, event: dict[str, Any]) -> None:
         """`` → 132 lines`` on the call's own line, or on a line of its own when others came between."""
@@ -124,6 +153,7 @@ class Terminal:
 
     def finish(self, reply: str, *, error: bool = False) -> None:
         """End the turn: the reply goes to stdout unless it was already streamed there; an error to stderr."""
+        self.release()
         self.newline()
         if self.live and self.streamed == reply and not error:
             return

@@ -19,7 +19,7 @@ from ..agent.messages import Provider, ProviderError
 from ..agent.registry import Config, plugin_dirs, workspace_plugin_dir
 from ..agent.session import Session
 from ..agent.toolbox import Toolbox
-from ..providers import implementation
+from ..providers import build_declared, implementation
 from ..providers import register as register_builtins
 from .frontend import Frontend
 from .settings import DeclaredProvider, Settings, provider_from_environment
@@ -170,7 +170,7 @@ def declared_factory(declared: DeclaredProvider):
     def build(model: str | None = None, temperature: float | None = None, max_tokens: int | None = None, **_: Any):
         api_key = os.environ.get(declared.api_key_env, "") if declared.api_key_env else ""
         try:
-            return provider_of_type(
+            return build_declared(
                 declared.type,
                 model or declared.model,
                 declared.endpoint,
@@ -184,9 +184,3 @@ def declared_factory(declared: DeclaredProvider):
     return build
 
 
-
-def provider_of_type(kind: str, *options: Any) -> Provider:
-    """The providers' factory for a declared type (the one place the host reaches for it)."""
-    from ..providers.eklesia import provider_by_type
-
-    return provider_by_type(kind, *options)

@@ -1,7 +1,10 @@
-"""The built-in providers: one short module each, registered by name on every Config.
+"""The built-in providers, registered by name on every Config, and declared providers by type.
 
-Each module exposes ``factory(**options)``; it is imported only when that
-provider is built, so a missing optional dependency costs nothing until used.
+Two rooms on one floor: ``remote/`` holds the HTTP providers, ``local/`` the models run
+in-process; ``shaping`` (messages and tool calls in the chat shape) and ``human`` are shared.
+Each provider module exposes ``factory(**options)`` and is imported only when that provider is
+built, so a missing optional dependency costs nothing until used. The contract every provider
+keeps is in docs/contract.md.
 """
 
 from __future__ import annotations
@@ -10,26 +13,26 @@ from importlib import import_module
 from typing import Any
 
 from ..agent.registry import Config, Factory, call_factory
-from .presets import PRESETS
+from .remote.presets import PRESETS
 
 # name -> module in this package that has the factory
 BUILTINS: dict[str, str] = {
-    "openai": "openai",
-    "anthropic": "anthropic",
-    "vertex": "vertex",
-    "ollama": "ollama",
-    "openai-chat": "eklesia",
+    "openai": "remote.openai",
+    "anthropic": "remote.anthropic",
+    "vertex": "remote.vertex",
+    "ollama": "remote.ollama",
+    "openai-chat": "remote.openai_chat",
     "human": "human",
-    "llama": "llama",
-    "ggml": "ggml",
-    "candle": "candle",
-    "llama2": "llama2",
+    "llama": "local.llama",
+    "ggml": "local.ggml",
+    "candle": "local.candle",
+    "llama2": "local.llama2",
 }
 
 
 def implementation(name: str) -> str | None:
     """The module that holds the built-in provider ``name``, to import ahead of its first build."""
-    module = "openai" if name in PRESETS else BUILTINS.get(name)
+    module = BUILTINS["openai"] if name in PRESETS else BUILTINS.get(name)
     return f"{__name__}.{module}" if module else None
 
 
@@ -48,4 +51,23 @@ def register(config: Config) -> None:
         config.provider(name, lazy(module))
     # OpenAI-compatible services, each the openai provider with its own URL, key and model
     for name in PRESETS:
-        config.provider(name, lazy("presets", preset=name))
+        config.provider(name, lazy("remote.presets", preset=name))
+
+
+def build_declared(
+    type: str,
+    model: str | None,
+    endpoint: str | None,
+    api_key: str | None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> Any:
+    """A provider declared in settings, built from its ``type`` (today ``openai-chat``).
+
+    ``temperature``/``max_tokens`` of None take the type's defaults. An unknown type or a
+    missing model or endpoint raises ``ProviderTypeError`` (a ProviderError and a ValueError)
+    saying which.
+    """
+    from .remote.openai_chat import provider_by_type  # the HTTP stack loads only when one is built
+
+    return provider_by_type(type, model, endpoint, api_key, temperature, max_tokens)

@@ -1,4 +1,4 @@
-"""The ``human`` provider (Eklesia's TerminalInputProvider): a person types the reply.
+"""The ``human`` provider: a person types the reply.
 
 Bridges the provider contract to the Workspace of the running turn: the
 terminal clients read a line, an editor answers the server's ``elelem/input``

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from local_extras import require_extra
-from elelem_lsp.providers.generation import Generator
-from elelem_lsp.providers.llama2 import Llama2Model
-from elelem_lsp.providers.pieces import PieceVocab
+from elelem_lsp.providers.local.generation import Generator
+from elelem_lsp.providers.local.llama2 import Llama2Model
+from elelem_lsp.providers.local.sentencepiece import PieceVocab
 
 TEXTS = [
     "hello there",
@@ -59,7 +59,7 @@ def test_gguf_vocabulary_tokenizes_like_llama_cpp(text, gguf_vocab, llama_cpp_mo
 @pytest.mark.parametrize("text", TEXTS)
 def test_llama2_tokenizer_reads_special_markers_as_plain_text_like_ctransformers(text, numpy_model, tiny_dir):
     require_extra("ggml")
-    from elelem_lsp.providers.ggml import GgmlModel
+    from elelem_lsp.providers.local.ggml import GgmlModel
 
     from local_extras import ggml_library
 
@@ -95,7 +95,7 @@ def reference_logits(numpy_model: Llama2Model, ids: list[int]) -> np.ndarray:
 
 def test_candle_computes_the_same_logits_as_numpy(numpy_model, tiny_dir):
     require_extra("candle")
-    from elelem_lsp.providers.candle import CandleLlama
+    from elelem_lsp.providers.local.candle import CandleLlama
 
     model = CandleLlama(tiny_dir / "tiny.gguf")
     ids = model.encode(PROMPT)
@@ -109,7 +109,7 @@ def test_candle_computes_the_same_logits_as_numpy(numpy_model, tiny_dir):
 
 def test_candle_on_q8_stays_close_to_f32(numpy_model, tiny_dir):
     require_extra("candle")
-    from elelem_lsp.providers.candle import CandleLlama
+    from elelem_lsp.providers.local.candle import CandleLlama
 
     model = CandleLlama(tiny_dir / "tiny-q8.gguf")
     ids = model.encode(PROMPT)
@@ -132,7 +132,7 @@ def test_candle_reads_a_gguf_without_an_output_matrix_like_llama_cpp(tmp_path):
     require_extra("llama")
     import llama_cpp
 
-    from elelem_lsp.providers.candle import CandleLlama
+    from elelem_lsp.providers.local.candle import CandleLlama
     from tiny_models import write_gguf
 
     path = write_gguf(tmp_path / "tied.gguf", tie_embeddings=True)
@@ -148,7 +148,7 @@ def test_candle_reads_a_gguf_without_an_output_matrix_like_llama_cpp(tmp_path):
 
 def test_ctransformers_computes_the_same_logits_as_numpy(numpy_model, tiny_dir):
     require_extra("ggml")
-    from elelem_lsp.providers.ggml import GgmlModel
+    from elelem_lsp.providers.local.ggml import GgmlModel
 
     from local_extras import ggml_library
 
@@ -243,7 +243,7 @@ class ScriptedModel:
 
 
 async def test_a_tool_call_written_token_by_token_becomes_a_doing_event(numpy_model):
-    from elelem_lsp.providers.generation import LocalProvider
+    from elelem_lsp.providers.local.generation import LocalProvider
 
     script = 'Let me look… <tool_call>{"name": "read", "arguments": {"path": "README.md"}}</tool_call>'
     model = ScriptedModel(numpy_model.vocab, script)

@@ -11,6 +11,7 @@ import pytest
 
 from local_extras import PROVIDERS, require_extra
 from elelem_lsp.agent.messages import ProviderError
+from elelem_lsp.providers import implementation
 
 HELLO = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "hi"}]
 PICK = {"type": "function", "function": {
@@ -21,7 +22,7 @@ PICK = {"type": "function", "function": {
 
 def build(name: str, **options: Any) -> Any:
     require_extra(name)
-    return import_module(f"elelem_lsp.providers.{name}").factory(**options)
+    return import_module(implementation(name)).factory(**options)
 
 
 async def fetch(provider: Any, messages: list[dict] = HELLO, tools: list[dict] | None = None) -> list[dict]:
@@ -204,7 +205,7 @@ async def test_the_llama2_chat_template_can_be_chosen(name, local_env, monkeypat
 def test_a_missing_extra_says_how_to_install_it_from_the_repository(monkeypatch):
     import sys
 
-    from elelem_lsp.providers.generation import require_module
+    from elelem_lsp.providers.local.generation import require_module
 
     monkeypatch.setitem(sys.modules, "ctransformers", None)
     with pytest.raises(ProviderError) as error:

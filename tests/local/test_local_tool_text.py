@@ -8,7 +8,7 @@ import pytest
 
 from optional_parts import require_module
 from elelem_lsp.agent.messages import check_event
-from elelem_lsp.providers.tool_text import ToolCallStream, chatml_prompt, describe_tools, parse_call
+from elelem_lsp.providers.local.tool_text import ToolCallStream, chatml_prompt, describe_tools, parse_call
 
 READ = {"type": "function", "function": {"name": "read", "description": "Read file",
                                          "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
@@ -143,7 +143,8 @@ def test_the_tiny_models_template_renders_what_chatml_prompt_writes():
     import jinja2
     from tiny_models import CHAT_TEMPLATE
 
-    from elelem_lsp.providers.llama import openai_messages
+    from elelem_lsp.providers.local.tool_text import write_arguments
+    from elelem_lsp.providers.shaping import chat_message
 
     messages = [
         {"role": "system", "content": "Be brief."},
@@ -154,13 +155,13 @@ def test_the_tiny_models_template_renders_what_chatml_prompt_writes():
     environment = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
     environment.policies["json.dumps_kwargs"] = {"sort_keys": False}
     rendered = environment.from_string(CHAT_TEMPLATE).render(
-        messages=openai_messages(messages), tools=[READ], add_generation_prompt=True
+        messages=[chat_message(m, write_arguments) for m in messages], tools=[READ], add_generation_prompt=True
     )
     assert rendered == chatml_prompt(messages, [READ])
 
 
 def test_llama2_template_writes_inst_turns_with_the_system_prompt_first():
-    from elelem_lsp.providers.tool_text import llama2_prompt
+    from elelem_lsp.providers.local.tool_text import llama2_prompt
 
     messages = [
         {"role": "system", "content": "Be brief."},
@@ -179,7 +180,7 @@ def test_llama2_template_writes_inst_turns_with_the_system_prompt_first():
 
 def test_an_unknown_template_name_is_refused_with_the_known_ones():
     from elelem_lsp.agent.messages import ProviderError
-    from elelem_lsp.providers.tool_text import template_named
+    from elelem_lsp.providers.local.tool_text import template_named
 
     assert template_named(None) is template_named("chatml")
     with pytest.raises(ProviderError, match="unknown chat template 'alpaca'; known: chatml, llama2"):
@@ -187,7 +188,7 @@ def test_an_unknown_template_name_is_refused_with_the_known_ones():
 
 
 def test_llama2_template_stops_at_the_next_inst():
-    from elelem_lsp.providers.tool_text import TEMPLATES
+    from elelem_lsp.providers.local.tool_text import TEMPLATES
 
     events: list[dict] = []
     parser = ToolCallStream(events.append, TEMPLATES["llama2"].stops)

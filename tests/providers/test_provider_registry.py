@@ -1,4 +1,4 @@
-"""Every remote provider is registered under its seed name and reads its settings from the environment."""
+"""Every remote provider is registered under its contract name (docs/contract.md) and reads its settings from the environment."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import pytest
 from elelem_lsp.agent.messages import ProviderError
 from elelem_lsp.agent.registry import Config
 from elelem_lsp.providers import register
-from elelem_lsp.providers.anthropic import AnthropicProvider
-from elelem_lsp.providers.eklesia import OpenAIGenericProvider
+from elelem_lsp.providers.remote.anthropic import AnthropicProvider
+from elelem_lsp.providers.remote.openai_chat import OpenAIGenericProvider
 from elelem_lsp.providers.human import HumanProvider
-from elelem_lsp.providers.ollama import OllamaProvider
-from elelem_lsp.providers.openai import OpenAIProvider
-from elelem_lsp.providers.presets import PRESETS
-from elelem_lsp.providers.vertex import VertexProvider
+from elelem_lsp.providers.remote.ollama import OllamaProvider
+from elelem_lsp.providers.remote.openai import OpenAIProvider
+from elelem_lsp.providers.remote.presets import PRESETS
+from elelem_lsp.providers.remote.vertex import VertexProvider
 
 VARIABLES = [
     "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_CHAT_ENDPOINT", "ANTHROPIC_API_KEY",

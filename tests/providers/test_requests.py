@@ -9,12 +9,12 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from elelem_lsp.providers.anthropic import AnthropicProvider
-from elelem_lsp.providers.eklesia import OpenAIGenericProvider
-from elelem_lsp.providers.ollama import OllamaProvider
-from elelem_lsp.providers.openai import OpenAIProvider
-from elelem_lsp.providers.presets import factory as preset_factory
-from elelem_lsp.providers.vertex import VertexProvider
+from elelem_lsp.providers.remote.anthropic import AnthropicProvider
+from elelem_lsp.providers.remote.openai_chat import OpenAIGenericProvider
+from elelem_lsp.providers.remote.ollama import OllamaProvider
+from elelem_lsp.providers.remote.openai import OpenAIProvider
+from elelem_lsp.providers.remote.presets import factory as preset_factory
+from elelem_lsp.providers.remote.vertex import VertexProvider
 
 MESSAGES = [
     {"role": "system", "content": "You are terse."},
@@ -138,7 +138,7 @@ async def test_local_preset_without_a_model_asks_the_server(monkeypatch):
     assert capture.last.content.startswith(b'{"model":"Qwen/Qwen3-8B",')
 
 
-async def test_openai_chat_posts_to_the_full_endpoint_with_eklesias_defaults():
+async def test_openai_chat_posts_to_the_full_endpoint_with_the_types_defaults():
     capture = Capture(OPENAI_DONE)
     provider = OpenAIGenericProvider(
         "deepseek-llm-7b-chat", "http://127.0.0.1:8081/v1/chat/completions", "not-needed", transport=capture.transport
@@ -152,7 +152,7 @@ async def test_openai_chat_posts_to_the_full_endpoint_with_eklesias_defaults():
     )
 
 
-async def test_openai_chat_query_sends_eklesias_body_and_returns_the_response():
+async def test_openai_chat_query_sends_the_whole_body_and_returns_the_response():
     response = (
         b'{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4",'
         b'"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"Hi."}}]}'
@@ -304,7 +304,7 @@ def test_ollama_host_forms(host, url):
 
 @pytest.mark.parametrize("value, sent", [("true", b'"think":true'), ("False", b'"think":false'), ("high", b'"think":"high"')])
 async def test_ollama_think_setting_is_sent(monkeypatch, value, sent):
-    from elelem_lsp.providers.ollama import factory
+    from elelem_lsp.providers.remote.ollama import factory
 
     monkeypatch.setenv("OLLAMA_THINK", value)
     capture = Capture(OLLAMA_DONE, content_type="application/x-ndjson")
@@ -316,7 +316,7 @@ async def test_ollama_think_setting_is_sent(monkeypatch, value, sent):
 
 def test_ollama_think_setting_is_checked(monkeypatch):
     from elelem_lsp.agent.messages import ProviderError
-    from elelem_lsp.providers.ollama import factory
+    from elelem_lsp.providers.remote.ollama import factory
 
     monkeypatch.setenv("OLLAMA_THINK", "maybe")
     with pytest.raises(ProviderError, match="OLLAMA_THINK must be true, false, low, medium or high, got 'maybe'"):

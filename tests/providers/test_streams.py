@@ -13,9 +13,9 @@ import time
 import pytest
 
 from elelem_lsp.agent.messages import ProviderError
-from elelem_lsp.providers.anthropic import AnthropicProvider
-from elelem_lsp.providers.ollama import OllamaProvider
-from elelem_lsp.providers.openai import OpenAIProvider
+from elelem_lsp.providers.remote.anthropic import AnthropicProvider
+from elelem_lsp.providers.remote.ollama import OllamaProvider
+from elelem_lsp.providers.remote.openai import OpenAIProvider
 from .fake_model_server import (
     Reply,
     anthropic_error_event,
@@ -185,7 +185,7 @@ async def test_a_bad_read_timeout_setting_is_named(monkeypatch, fake_server):
 
 
 async def test_the_public_api_without_a_key_says_which_variable(monkeypatch):
-    from elelem_lsp.providers.openai import factory
+    from elelem_lsp.providers.remote.openai import factory
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

@@ -15,7 +15,7 @@ import pytest
 from optional_parts import require_module
 
 from elelem_lsp.agent.messages import ProviderError
-from elelem_lsp.providers.vertex import GoogleToken, VertexProvider
+from elelem_lsp.providers.remote.vertex import GoogleToken, VertexProvider
 from .fake_model_server import FAKE_TOKEN, refreshable_credentials
 
 READ = [{"type": "function", "function": {"name": "read", "description": "Read", "parameters": {"type": "object"}}}]

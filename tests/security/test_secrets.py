@@ -22,8 +22,8 @@ import httpx
 import pytest
 
 from elelem_lsp.agent.messages import ProviderError
-from elelem_lsp.providers.openai import OpenAIProvider
-from elelem_lsp.providers.stream import credentials, redact
+from elelem_lsp.providers.remote.openai import OpenAIProvider
+from elelem_lsp.providers.remote.http import credentials, redact
 from providers.fake_model_server import (
     KEY_ECHO,
     Reply,

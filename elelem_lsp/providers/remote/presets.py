@@ -49,7 +49,7 @@ def factory(
     """The openai provider aimed at the preset's service."""
     # Imported here so that listing the presets at start-up does not import httpx.
     from .openai import OpenAIProvider
-    from .stream import env
+    from .http import env
 
     settings = PRESETS[preset]
     return OpenAIProvider(

@@ -4,8 +4,7 @@ One place for what every HTTP provider does the same way: the client and its
 timeouts (connect 10 s, read ``ELELEM_READ_TIMEOUT``), a non-2xx answer turned
 into ``HTTP <code>: <the API's message>``, transport failures turned into plain
 words, SSE (httpx-sse) and NDJSON bodies read as JSON, and tool-call argument
-fragments gathered per call and parsed once the stream is complete (handed on
-as the model sent them when they are not a JSON object).
+The gathering of tool-call fragments is shared with the local providers: ``..shaping``.
 
 Every failure of a request, from sending it to the last byte of its answer,
 leaves ``open_response`` as a ProviderError whose message has been scrubbed of
@@ -28,7 +27,8 @@ from urllib.parse import parse_qsl, quote, urlsplit
 import httpx
 from httpx_sse import EventSource, SSEError
 
-from ..agent.messages import Emit, ProviderError, tool_arguments
+from ...agent.messages import ProviderError
+from ..shaping import compact_json
 
 CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 600.0
@@ -81,11 +81,6 @@ def http_client(url: httpx.URL | str, transport: Transport | None = None, timeou
     return httpx.AsyncClient(
         transport=transport, timeout=httpx.Timeout(seconds, connect=CONNECT_TIMEOUT), verify=tls_context(url)
     )
-
-
-def compact_json(value: Any) -> str:
-    """JSON as the APIs' own clients send it: no spaces, non-ASCII as is."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 class EncodedMessages:
@@ -322,57 +317,6 @@ async def ndjson_lines(response: httpx.Response) -> AsyncIterator[Any]:
     async for line in response.aiter_lines():
         if line.strip():
             yield parse_json(line, f"line from {origin(response.url)}")
-
-
-class ToolCalls:
-    """Tool calls gathered from streamed fragments, each emitted once the stream is complete.
-
-    ``add`` is called with whatever a chunk carries for one call (its key is the
-    wire's index or content-block number); argument text is joined and parsed
-    only in ``emit``, so a fragment may end anywhere, even mid-escape. Arguments
-    that are not a JSON object are handed on as the model sent them: the session
-    answers them with an ``ok: false`` result the model can act on. A call
-    without an id gets ``<id_prefix>-<position>``: stable for the conversation
-    and unique within a turn when the prefix names the conversation's length.
-    """
-
-    def __init__(self, id_prefix: str) -> None:
-        self.calls: dict[Any, dict[str, Any]] = {}
-        self.id_prefix = id_prefix  # for calls the wire sends without an id (Ollama, some servers)
-
-    def __bool__(self) -> bool:
-        return bool(self.calls)
-
-    def add(self, key: Any, *, id: str | None = None, name: str | None = None, arguments: Any = None) -> None:
-        """Merge what one chunk carries for call ``key``: a JSON text fragment or a whole object."""
-        call = self.calls.setdefault(key, {"id": "", "name": "", "parts": [], "whole": None})
-        if id:
-            call["id"] = id
-        if name and name != call["name"]:
-            call["name"] += name  # a few servers stream the name in pieces, others repeat it whole
-        if isinstance(arguments, str):
-            call["parts"].append(arguments)
-        elif arguments is not None:
-            call["whole"] = arguments
-
-    def last_key(self) -> Any:
-        return next(reversed(self.calls)) if self.calls else None
-
-    def emit(self, emit: Emit) -> None:
-        """One ``doing`` per call, in the order the calls began."""
-        for position, call in enumerate(self.calls.values(), 1):
-            name = call["name"]
-            if not name:
-                raise ProviderError("the model sent a tool call without a name")
-            text = "".join(call["parts"])
-            if text.strip():
-                arguments = text
-            else:
-                arguments = {} if call["whole"] is None else call["whole"]
-            parsed, problem = tool_arguments(arguments)
-            if problem is None:
-                arguments = parsed
-            emit({"type": "doing", "id": call["id"] or f"{self.id_prefix}-{position}", "name": name, "arguments": arguments})
 
 
 def env(name: str, default: str | None = None) -> str | None:

@@ -20,9 +20,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..agent.messages import ProviderError
+from ...agent.messages import ProviderError
 from .generation import LocalProvider, env_path
-from .pieces import PieceVocab
+from .sentencepiece import PieceVocab
 
 HEADER = struct.Struct("<7i")
 RMS_EPSILON = 1e-5
@@ -161,7 +161,7 @@ def load(checkpoint: Path, tokenizer: Path) -> Llama2Model:
 
 
 def factory(temperature: float | None = None, max_tokens: int | None = None, **_: object) -> LocalProvider:
-    """Reads its model from the environment only; ``--model`` is ignored, as in the seeds."""
+    """Reads its model from the environment only; ``--model`` is ignored (docs/contract.md)."""
     checkpoint = env_path("ELELEM_LLAMA2_MODEL", "a llama2.c checkpoint (.bin)")
     tokenizer = env_path("ELELEM_LLAMA2_TOKENIZER", "a llama2.c tokenizer.bin")
     template = os.environ.get("ELELEM_LLAMA2_TEMPLATE")  # chatml (default) or llama2

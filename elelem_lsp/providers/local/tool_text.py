@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
+from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,11 @@ def describe_tools(tools: Iterable[ToolDefinition]) -> str:
         f"{CALL_OPEN}{CALL_CLOSE} tags:\n"
         f'{CALL_OPEN}\n{{"name": <function-name>, "arguments": <args-json-object>}}\n{CALL_CLOSE}'
     )
+
+
+def write_arguments(arguments: Any) -> str:
+    """A call's arguments as the model is asked to write them, the text chat templates show."""
+    return json.dumps(arguments, ensure_ascii=False)
 
 
 def write_call(name: str, arguments: dict[str, Any]) -> str:

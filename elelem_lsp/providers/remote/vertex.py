@@ -14,9 +14,9 @@ import asyncio
 import time
 from typing import Any, Awaitable, Callable
 
-from ..agent.messages import Message, ProviderError, ToolDefinition
+from ...agent.messages import Message, ProviderError, ToolDefinition
 from .anthropic import AnthropicProvider, thinking_budget_from_env
-from .stream import Transport, env, shorten
+from .http import Transport, env, shorten
 
 DEFAULT_REGION = "us-east5"
 DEFAULT_MODEL = "claude-sonnet-4-5@20250929"

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..agent.messages import ProviderError
+from ...agent.messages import ProviderError
 from .generation import LocalProvider, env_int, env_path, require_module
 
 DEFAULT_CONTEXT = 4096
@@ -79,7 +79,7 @@ def settings() -> dict[str, Any]:
 
 
 def factory(temperature: float | None = None, max_tokens: int | None = None, **_: object) -> LocalProvider:
-    """Reads its model from the environment only; ``--model`` is ignored, as in the seeds."""
+    """Reads its model from the environment only; ``--model`` is ignored (docs/contract.md)."""
     require_module("ctransformers", "ggml")
     chosen = settings()
     template = os.environ.get("ELELEM_GGML_TEMPLATE")  # chatml (default) or llama2

@@ -1,7 +1,7 @@
 """OpenAI chat completions, streamed: the ``openai`` provider and every compatible server.
 
 Bridges the provider contract to ``POST <base>/chat/completions`` with
-``stream: true``: messages normalised as the seeds' ``normalize`` does (tool
+``stream: true``: messages in the chat shape of ``..shaping.chat_message`` (tool
 calls with ``type: "function"`` and string arguments), ``content`` deltas as
 ``saying``, ``reasoning_content``/``reasoning`` deltas (DeepSeek, vLLM,
 llama-server, OpenRouter) as ``thinking``, tool-call fragments gathered by index.
@@ -13,12 +13,11 @@ from typing import Any
 
 import httpx
 
-from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
-from .stream import (
+from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
+from ..shaping import ToolCalls, chat_message
+from .http import (
     EncodedMessages,
-    ToolCalls,
     Transport,
-    compact_json,
     env,
     open_response,
     origin,
@@ -31,23 +30,6 @@ from .warm import PreparesHTTP
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4.1"
-
-
-def normalize(message: Message) -> dict[str, Any]:
-    """One elelem message in the chat-completions shape."""
-    if message["role"] == "tool":
-        return {"role": "tool", "tool_call_id": message.get("tool_call_id", ""), "content": message.get("content", "")}
-    out: dict[str, Any] = {"role": message["role"], "content": message.get("content", "")}
-    if message.get("tool_calls"):
-        out["tool_calls"] = [
-            {
-                "id": call["id"],
-                "type": "function",
-                "function": {"name": call["name"], "arguments": compact_json(call["arguments"])},
-            }
-            for call in message["tool_calls"]
-        ]
-    return out
 
 
 class OpenAIProvider(PreparesHTTP):
@@ -77,7 +59,7 @@ class OpenAIProvider(PreparesHTTP):
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.transport = transport
-        self.encoded = EncodedMessages(normalize)
+        self.encoded = EncodedMessages(chat_message)
 
     def headers(self) -> dict[str, str]:
         if self.key_required and not self.api_key:
@@ -85,7 +67,7 @@ class OpenAIProvider(PreparesHTTP):
         return {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
     def request_body(self, model: str, messages: list[Message], tools: list[ToolDefinition]) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": model, "messages": [normalize(m) for m in messages]}
+        body: dict[str, Any] = {"model": model, "messages": [chat_message(m) for m in messages]}
         if tools:
             body["tools"] = tools
         body["stream"] = True

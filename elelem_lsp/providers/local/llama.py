@@ -16,7 +16,6 @@ path. ``ELELEM_LLAMA_CTX`` (default 4096), ``ELELEM_LLAMA_THREADS`` and
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from pathlib import Path
@@ -24,28 +23,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
-from .generation import checked_max_tokens, checked_temperature, env_int, env_path, require_module, run_off_loop
-from .tool_text import ToolCallStream, with_tools_described
+from ...agent.bridge import run_in_thread
+from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
+from ..shaping import ToolCalls, chat_message
+from .generation import checked_max_tokens, checked_temperature, env_int, env_path, require_module
+from .tool_text import ToolCallStream, write_arguments, with_tools_described
 
 DEFAULT_CONTEXT = 4096
-
-
-def openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """The agent's messages in the OpenAI shape llama-cpp-python and chat templates expect."""
-    converted: list[dict[str, Any]] = []
-    for message in messages:
-        out: dict[str, Any] = {"role": message["role"], "content": message.get("content") or ""}
-        if message.get("tool_calls"):
-            out["tool_calls"] = [
-                {"id": call["id"], "type": "function",
-                 "function": {"name": call["name"], "arguments": json.dumps(call["arguments"], ensure_ascii=False)}}
-                for call in message["tool_calls"]
-            ]
-        if message["role"] == "tool":
-            out["tool_call_id"] = message.get("tool_call_id", "")
-        converted.append(out)
-    return converted
 
 
 class LlamaCppProvider:
@@ -93,7 +77,7 @@ class LlamaCppProvider:
         return self._llm
 
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
-        await run_off_loop(lambda send, cancelled: self._complete(messages, tools, send, cancelled), emit)
+        await run_in_thread(lambda send, cancelled: self._complete(messages, tools, send, cancelled), emit)
 
     def _template_writes_tools(self, llm: Any) -> bool:
         """Whether the chat format passes tools to the model itself."""
@@ -108,7 +92,7 @@ class LlamaCppProvider:
             if tools and not self._template_writes_tools(llm):
                 messages = with_tools_described(messages, tools)
             request: dict[str, Any] = {
-                "messages": openai_messages(messages), "stream": True,
+                "messages": [chat_message(m, write_arguments) for m in messages], "stream": True,
                 "temperature": self.temperature, "max_tokens": self.max_tokens,
             }
             if tools:
@@ -120,7 +104,7 @@ class LlamaCppProvider:
             if not isinstance(request.get("tool_choice"), dict):  # a forced call's grammar may forbid ending
                 request["logits_processor"] = end_when_cancelled(cancelled, llm.token_eos())
             text = ToolCallStream(send)
-            calls: dict[int, dict[str, str]] = {}
+            calls = ToolCalls(f"llama-{len(messages)}")
             chunks = llm.create_chat_completion(**request)
             try:
                 for chunk in chunks:
@@ -128,20 +112,16 @@ class LlamaCppProvider:
                     if delta.get("content") and text.feed(delta["content"]):
                         break
                     for part in delta.get("tool_calls") or []:
-                        call = calls.setdefault(part.get("index", 0), {"id": "", "name": "", "arguments": ""})
                         function = part.get("function") or {}
-                        call["id"] = part.get("id") or call["id"]
-                        call["name"] = function.get("name") or call["name"]
-                        call["arguments"] += function.get("arguments") or ""
+                        calls.add(part.get("index", 0), id=part.get("id"), name=function.get("name"),
+                                  arguments=function.get("arguments"))
                     if cancelled.is_set():
                         break
             finally:
                 chunks.close()
             text.close()
-        if cancelled.is_set():
-            return
-        for index in sorted(calls):
-            send(finished_call(calls[index], index))
+        if not cancelled.is_set():
+            calls.emit(send)
 
 
 def end_when_cancelled(cancelled: threading.Event, end_token: int) -> list[Callable[[Any, Any], Any]]:
@@ -158,20 +138,6 @@ def end_when_cancelled(cancelled: threading.Event, end_token: int) -> list[Calla
         return scores
 
     return [process]
-
-
-def finished_call(call: dict[str, str], index: int) -> dict[str, Any]:
-    """The ``doing`` event of a streamed call; its arguments must be a whole JSON object."""
-    try:
-        arguments = json.loads(call["arguments"]) if call["arguments"].strip() else {}
-    except json.JSONDecodeError:
-        raise ProviderError(
-            f"the model's call to {call['name'] or 'a tool'} stopped before its arguments were complete JSON "
-            f"(raise maxTokens?): {call['arguments'][:200]!r}"
-        ) from None
-    if not isinstance(arguments, dict):
-        raise ProviderError(f"the model's call to {call['name']} has arguments that are not an object")
-    return {"type": "doing", "id": call["id"] or f"call_{index}", "name": call["name"], "arguments": arguments}
 
 
 def factory(

@@ -1,23 +1,21 @@
-"""Eklesia's providers in elelem: the ``openai-chat`` type, the builder by type, and ``query`` adapters.
+"""The ``openai-chat`` provider type and the builder of declared providers by type.
 
-Bridges Eklesia's Provider page to the provider contract.
+Bridges a provider declared in settings (type, model, endpoint, key, temperature,
+max tokens; see docs/contract.md) to a provider object.
 ``OpenAIGenericProvider(model, endpoint_url, api_key, temperature=0.7,
 max_tokens=300)`` talks to a full chat-completions URL: streamed, with tools,
-when elelem fetches; a whole ChatCompletionResponse from ``query``, as in
-Eklesia. ``provider_by_type`` builds a declared provider from its type, and
-``QueryProvider`` turns any object with ``query(messages, temperature)``
-returning a ChatCompletionResponse into a provider.
+when the agent fetches; a whole ChatCompletionResponse from ``query``.
+``provider_by_type`` builds a declared provider from its type.
 """
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 from typing import Any, Callable
 
-from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
-from .openai import DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAIProvider, normalize
-from .stream import ToolCalls, Transport, env, request_json, shorten
+from ...agent.messages import Message, ProviderError
+from ..shaping import chat_message
+from .http import Transport, env, request_json
+from .openai import DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAIProvider
 
 DEFAULT_TEMPERATURE = 0.7
 DEFAULT_MAX_TOKENS = 300
@@ -55,62 +53,16 @@ class OpenAIGenericProvider(OpenAIProvider):
         )
 
     async def query(self, messages: list[Message], temperature: float | None = None) -> dict[str, Any]:
-        """Eklesia's call: the whole ChatCompletionResponse for ``messages``, not streamed."""
+        """The whole ChatCompletionResponse for ``messages``, not streamed."""
         body = {
             "model": self.model,
             "temperature": self.temperature if temperature is None else temperature,
             "max_tokens": self.max_tokens,
-            "messages": [normalize(m) for m in messages],
+            "messages": [chat_message(m) for m in messages],
         }
         return await request_json(
             "POST", self.url, body=body, headers=self.headers(), transport=self.transport
         )
-
-
-class QueryProvider:
-    """An object with Eklesia's ``query(messages, temperature)`` as an elelem provider.
-
-    ``query`` may be ``async def`` or plain (then it runs in a worker thread); it
-    returns a ChatCompletionResponse dict, whose first choice's message becomes
-    events. It is not given the tools; tool calls in its answer are honoured.
-    """
-
-    def __init__(self, target: Any, temperature: float | None = None) -> None:
-        if not callable(getattr(target, "query", None)):
-            raise ProviderError(f"{type(target).__name__} has no query(messages, temperature) method")
-        self.target = target
-        self.temperature = temperature
-
-    async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
-        query = self.target.query
-        arguments: list[Any] = [[normalize(m) for m in messages]]
-        if self.temperature is not None:
-            arguments.append(self.temperature)
-        if inspect.iscoroutinefunction(query):
-            response = await query(*arguments)
-        else:
-            response = await asyncio.to_thread(query, *arguments)
-            if inspect.isawaitable(response):
-                response = await response
-        emit_completion(response, emit, id_prefix=f"call-{len(messages)}")
-
-
-def emit_completion(response: Any, emit: Emit, *, id_prefix: str) -> None:
-    """Events from a ChatCompletionResponse's first choice."""
-    choices = response.get("choices") if isinstance(response, dict) else None
-    if not choices or not isinstance(choices[0], dict):
-        raise ProviderError(f"query() returned no choices: {shorten(repr(response), 160)}")
-    message = choices[0].get("message") or {}
-    reasoning = message.get("reasoning_content") or message.get("reasoning")
-    if isinstance(reasoning, str) and reasoning:
-        emit({"type": "thinking", "text": reasoning})
-    if isinstance(message.get("content"), str) and message["content"]:
-        emit({"type": "saying", "text": message["content"]})
-    calls = ToolCalls(id_prefix)
-    for position, call in enumerate(message.get("tool_calls") or ()):
-        function = call.get("function") or {}
-        calls.add(position, id=call.get("id"), name=function.get("name"), arguments=function.get("arguments"))
-    calls.emit(emit)
 
 
 def build_openai_chat(
@@ -136,7 +88,7 @@ def provider_by_type(
     temperature: float | None = DEFAULT_TEMPERATURE,
     max_tokens: int | None = DEFAULT_MAX_TOKENS,
 ) -> Any:
-    """Eklesia's ``getProviderByType``: a provider for a declared ``type``.
+    """A provider for a declared ``type``.
 
     ``temperature``/``max_tokens`` of None take the type's defaults (0.7, 300).
     """

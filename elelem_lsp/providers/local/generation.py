@@ -1,11 +1,11 @@
 """What the local-model providers (llama, ggml, candle, llama2) share.
 
-Bridges blocking token-by-token generation to the agent's async ``fetch``:
-``run_off_loop`` runs the work in a thread, hands its events to ``emit`` on the
-event loop, and on cancellation sets an Event the work checks between tokens.
-``Generator`` is the token loop of the three models elelem drives itself: the
-model stays loaded, the cache of the prompt prefix shared with the previous
-fetch is reused, the next token is sampled (greedy at temperature 0), bytes
+Bridges blocking token-by-token generation to the agent's async ``fetch``
+through ``agent.bridge.run_in_thread``: the work runs on a thread, its events
+reach ``emit`` on the event loop, and cancellation sets the Event the work
+checks between tokens. ``Generator`` is the token loop of the three models
+elelem drives itself: the model stays loaded, the cache of the prompt prefix
+shared with the previous fetch is reused, the next token is sampled (greedy at temperature 0), bytes
 become text with a split character held back, and generation stops at the
 model's end tokens, at the ChatML end marker, at ``max_tokens`` or on cancel.
 ``LocalProvider`` puts these together with the ``tool_text`` protocol.
@@ -13,7 +13,6 @@ model's end tokens, at the ChatML end marker, at ``max_tokens`` or on cancel.
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import importlib.util
 import os
@@ -23,7 +22,8 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
+from ...agent.bridge import run_in_thread
+from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
 from .tool_text import ToolCallStream, template_named
 
 DEFAULT_TEMPERATURE = 0.7
@@ -49,43 +49,6 @@ class TokenModel(Protocol):
     def piece(self, token: int) -> bytes:
         """The bytes ``token`` adds to the text."""
         ...
-
-
-Work = Callable[[Emit, threading.Event], None]
-
-
-async def run_off_loop(work: Work, emit: Emit) -> None:
-    """Run ``work(send, cancelled)`` in a thread; what it sends reaches ``emit`` on this loop.
-
-    Cancelling the awaiting task sets ``cancelled`` at once (the work stops before
-    its next token) and drops any event still in flight. An exception from the
-    work or from ``emit`` is raised here.
-    """
-    loop = asyncio.get_running_loop()
-    cancelled = threading.Event()
-    failures: list[BaseException] = []
-
-    def deliver(event: dict[str, Any]) -> None:
-        if cancelled.is_set():
-            return
-        try:
-            emit(event)
-        except BaseException as error:  # stop generating; re-raised below
-            failures.append(error)
-            cancelled.set()
-
-    def send(event: dict[str, Any]) -> None:
-        loop.call_soon_threadsafe(deliver, event)
-
-    future = loop.run_in_executor(None, work, send, cancelled)
-    try:
-        await asyncio.shield(future)
-    except asyncio.CancelledError:
-        cancelled.set()
-        raise
-    # every event was scheduled before the result, so all have been delivered by now
-    if failures:
-        raise failures[0]
 
 
 def sample(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
@@ -206,7 +169,7 @@ class LocalProvider:
 
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
         prompt = self.template.render(messages, tools)
-        await run_off_loop(lambda send, cancelled: self._generate(prompt, send, cancelled), emit)
+        await run_in_thread(lambda send, cancelled: self._generate(prompt, send, cancelled), emit)
 
     def _generate(self, prompt: str, send: Emit, cancelled: threading.Event) -> None:
         stream = ToolCallStream(send, self.template.stops)

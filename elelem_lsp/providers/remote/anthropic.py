@@ -17,8 +17,9 @@ from typing import Any
 
 import httpx
 
-from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
-from .stream import ToolCalls, Transport, env, open_response, origin, parse_json, sse_events, stream_failure
+from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
+from ..shaping import ToolCalls
+from .http import Transport, env, open_response, origin, parse_json, sse_events, stream_failure
 from .warm import PreparesHTTP
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"

@@ -14,7 +14,7 @@ import asyncio
 
 import httpx
 
-from .stream import http_client, tls_context
+from .http import http_client, tls_context
 
 
 async def _one_loopback_request() -> None:

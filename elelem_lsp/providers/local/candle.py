@@ -7,7 +7,7 @@ quantized) to the agent through the shared token loop. The file is read with
 operations (RMSNorm, rotary embeddings on adjacent pairs as llama.cpp's GGUFs
 expect, attention with a KV cache and grouped KV heads, SwiGLU). candle-nn's
 own ``QuantizedLlama`` is not used: it calls functions that do not exist.
-The tokenizer is the GGUF's vocabulary (``pieces``), special tokens included.
+The tokenizer is the GGUF's vocabulary (``sentencepiece.PieceVocab``), special tokens included.
 ``ELELEM_CANDLE_TEMPLATE`` picks the chat template (``chatml``, the default, or ``llama2``).
 """
 
@@ -19,9 +19,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..agent.messages import ProviderError
+from ...agent.messages import ProviderError
 from .generation import LocalProvider, env_path, require_module
-from .pieces import PieceVocab
+from .sentencepiece import PieceVocab
 
 
 class CandleLlama:
@@ -163,7 +163,7 @@ def load(path: Path) -> CandleLlama:
 
 
 def factory(temperature: float | None = None, max_tokens: int | None = None, **_: object) -> LocalProvider:
-    """Reads its model from ``ELELEM_CANDLE_MODEL`` only; ``--model`` is ignored, as in the seeds."""
+    """Reads its model from ``ELELEM_CANDLE_MODEL`` only; ``--model`` is ignored (docs/contract.md)."""
     require_module("candle", "candle")
     path = env_path("ELELEM_CANDLE_MODEL", "a GGUF file of a llama model")
     template = os.environ.get("ELELEM_CANDLE_TEMPLATE")  # chatml (default) or llama2

@@ -14,8 +14,9 @@ from typing import Any
 
 import httpx
 
-from ..agent.messages import Emit, Message, ProviderError, ToolDefinition
-from .stream import ToolCalls, Transport, env, ndjson_lines, open_response, origin, stream_failure
+from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
+from ..shaping import ToolCalls
+from .http import Transport, env, ndjson_lines, open_response, origin, stream_failure
 from .warm import PreparesHTTP
 
 DEFAULT_HOST = "localhost:11434"

@@ -1,0 +1,186 @@
+"""The thread bridge (agent.bridge.run_in_thread) on a real event loop and real threads."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+
+import pytest
+
+from elelem_lsp.agent.bridge import TurnAbandoned, run_in_thread
+
+WAIT = 5.0  # seconds a step may take before the test counts it as hung
+
+
+def counting_wakeups(monkeypatch) -> list[str]:
+    """The name of every callback a thread hands to this loop, in order."""
+    loop = asyncio.get_running_loop()
+    handed: list[str] = []
+    original = loop.call_soon_threadsafe
+
+    def count(callback, *args, **kwargs):
+        handed.append(getattr(callback, "__name__", repr(callback)))
+        return original(callback, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_soon_threadsafe", count)
+    return handed
+
+
+@pytest.mark.parametrize("count", [1, 2, 500])
+async def test_events_arrive_in_order_on_the_loop_thread(count):
+    delivered: list[tuple[int, bool]] = []
+
+    def work(emit, cancelled):
+        for number in range(count):
+            emit({"type": "saying", "text": str(number)})
+
+    loop_thread = threading.get_ident()
+    await run_in_thread(work, lambda event: delivered.append((int(event["text"]), threading.get_ident() == loop_thread)))
+    assert delivered == [(number, True) for number in range(count)]
+
+
+async def test_one_wakeup_drains_everything_emitted_since_the_last(monkeypatch):
+    handed = counting_wakeups(monkeypatch)
+    first_delivered, rest_sent = threading.Event(), threading.Event()
+    delivered: list[str] = []
+
+    def work(emit, cancelled):
+        emit({"n": 0})
+        assert first_delivered.wait(WAIT)
+        for number in range(1, 100):  # all while the loop is busy delivering event 0
+            emit({"n": number})
+        rest_sent.set()
+
+    def deliver(event):
+        delivered.append(event["n"])
+        if event["n"] == 0:
+            first_delivered.set()
+            assert rest_sent.wait(WAIT)
+
+    await run_in_thread(work, deliver)
+    assert delivered == list(range(100))
+    assert handed.count("drain") == 2  # event 0, then events 1..99 in one batch
+    assert handed.count("settle") == 1
+
+
+async def test_cancelling_the_task_sets_the_signal_and_the_next_emit_is_abandoned():
+    started, stopped = threading.Event(), threading.Event()
+    seen: list[object] = []
+    late: list[BaseException] = []
+
+    def work(emit, cancelled):
+        started.set()
+        seen.append(cancelled.wait(WAIT))
+        try:
+            emit({"type": "saying", "text": "too late"})
+        except TurnAbandoned as error:
+            late.append(error)
+        stopped.set()
+
+    task = asyncio.ensure_future(run_in_thread(work, seen.append))
+    await asyncio.to_thread(started.wait, WAIT)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await asyncio.to_thread(stopped.wait, WAIT)
+    await asyncio.sleep(0.05)  # a late delivery would have run by now
+    assert seen == [True] and len(late) == 1
+
+
+async def test_events_queued_when_the_task_is_cancelled_are_dropped():
+    go_on, second_sent = threading.Event(), threading.Event()
+    delivered: list[int] = []
+
+    def work(emit, cancelled):
+        emit({"n": 1})
+        assert go_on.wait(WAIT)
+        emit({"n": 2})  # queued behind the cancellation
+        second_sent.set()
+        cancelled.wait(WAIT)
+
+    def deliver(event):
+        delivered.append(event["n"])
+        if event["n"] == 1:
+            task.cancel()
+            go_on.set()
+            assert second_sent.wait(WAIT)
+
+    task = asyncio.ensure_future(run_in_thread(work, deliver))
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0.05)
+    assert delivered == [1]
+
+
+async def test_a_thread_left_running_after_the_work_returned_cannot_emit():
+    results: list[object] = []
+    finished = threading.Event()
+    delivered: list[dict] = []
+
+    def straggler(emit):
+        try:
+            emit({"type": "saying", "text": "after the end"})
+            results.append("delivered")
+        except TurnAbandoned:
+            results.append("abandoned")
+        finished.set()
+
+    def work(emit, cancelled):
+        emit({"type": "saying", "text": "in time"})
+        threading.Timer(0.05, straggler, args=(emit,)).start()
+
+    await run_in_thread(work, delivered.append)
+    assert await asyncio.to_thread(finished.wait, WAIT)
+    await asyncio.sleep(0.05)
+    assert results == ["abandoned"] and delivered == [{"type": "saying", "text": "in time"}]
+
+
+@pytest.mark.parametrize("error", [ValueError("bad model file"), KeyError("x"), SystemExit(3)])
+async def test_the_works_error_is_raised_on_the_loop_after_its_events(error):
+    delivered: list[dict] = []
+
+    def work(emit, cancelled):
+        emit({"type": "saying", "text": "partial"})
+        raise error
+
+    with pytest.raises(type(error)) as raised:
+        await run_in_thread(work, delivered.append)
+    assert raised.value is error and delivered == [{"type": "saying", "text": "partial"}]
+
+
+async def test_an_error_in_deliver_stops_the_work_and_is_raised():
+    stopped: list[bool] = []
+
+    def work(emit, cancelled):
+        emit({"n": 1})
+        stopped.append(cancelled.wait(WAIT))
+        try:
+            emit({"n": 2})
+        except TurnAbandoned:
+            stopped.append(True)
+
+    delivered: list[int] = []
+
+    def deliver(event):
+        delivered.append(event["n"])
+        raise RuntimeError("observer broke")
+
+    with pytest.raises(RuntimeError, match="observer broke"):
+        await run_in_thread(work, deliver)
+    assert delivered == [1] and stopped == [True, True]
+
+
+TURN = contextvars.ContextVar("turn", default="none")
+
+
+async def test_the_work_sees_the_turns_contextvars_and_cannot_change_them():
+    seen: list[str] = []
+
+    def work(emit, cancelled):
+        seen.append(TURN.get())
+        TURN.set("changed in the thread")
+
+    TURN.set("turn 7")
+    await run_in_thread(work, lambda event: None)
+    assert seen == ["turn 7"] and TURN.get() == "turn 7"
