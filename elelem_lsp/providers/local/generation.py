@@ -17,6 +17,7 @@ import codecs
 import importlib.util
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
@@ -119,6 +120,9 @@ class Generator:
                     break
                 if len(generated) >= max_tokens or len(self._cached) >= model.context_length:
                     break
+                # Native model code may hold the GIL through a whole forward pass: let the event
+                # loop run between tokens, so the editor stays answered and a cancel lands at once.
+                time.sleep(0)
                 logits = self._advance(model, [token], cancelled)
             tail = decoder.decode(b"", final=True)
             if tail:
