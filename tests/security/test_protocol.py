@@ -82,7 +82,8 @@ class RawServer:
 
     async def initialize(self, root: Path) -> None:
         await self.send(frame(request(0, "initialize", {**INITIALIZE, "rootUri": root.as_uri()})))
-        assert "result" in await self.answer(0)
+        # the answer waits for the server's imports: seconds on a machine busy with a parallel run
+        assert "result" in await self.answer(0, timeout=60)
         await self.send(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
 
     async def stop(self) -> str:
