@@ -30,7 +30,8 @@ from .transcript import preview
 
 log = logging.getLogger(__name__)
 
-ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+ID_CHARACTERS = r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}"
+ID_PATTERN = f"^{ID_CHARACTERS}$"  # for pydantic, whose ``$`` is the very end
 TITLE_LENGTH = 60
 CURRENT = "current"  # the file naming the folder's current conversation
 SUFFIX = ".jsonl"
@@ -63,7 +64,7 @@ def new_id() -> str:
 
 
 def valid_id(conversation: str) -> bool:
-    return re.match(ID_PATTERN, conversation) is not None
+    return re.fullmatch(ID_CHARACTERS, conversation) is not None  # ``$`` would let a final newline through
 
 
 class ConversationStore:
