@@ -75,6 +75,8 @@ def shorten(message: Message, limit: int, count: Counter) -> Message | None:
         return None
     keep = int(len(content) * limit / tokens * 0.9)  # room for the marker
     marker = f"\n[… {len(content) - keep:,} of {len(content):,} characters cut to fit the context window]"
+    if keep + len(marker) >= len(content):
+        return None  # so small a result would only grow by its marker
     return {**message, "content": content[:keep] + marker}
 
 
