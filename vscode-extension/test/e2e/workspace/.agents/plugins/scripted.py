@@ -6,6 +6,7 @@ reaches VS Code as a workspace/applyEdit:
 - a "Fix the problem..." prompt (the server's elelem.fix) adds the missing comma to config.json;
 - "Tell me slowly..." keeps talking for a minute, for the cancel test;
 - "Run ..." asks to execute `echo elelem-ran`, for the permission prompt;
+- "Show code..." answers with a Python code block, for Copy / Insert at Cursor;
 - any other prompt changes the greeting in hello.txt.
 """
 
@@ -45,6 +46,8 @@ class ScriptedProvider:
         elif prompt.startswith("Run "):
             await stream(emit, "saying", "Running the greeting script.")
             emit({"type": "doing", "id": "run-1", "name": "execute", "arguments": {"command": "echo elelem-ran"}})
+        elif prompt.startswith("Show code"):
+            await stream(emit, "saying", "Here is a greeting:\n\n```python\ndef greet(name):\n    return f\"Hello, {name}!\"\n```\n")
         elif prompt.startswith("Tell me slowly"):
             for count in range(300):
                 emit({"type": "saying", "text": f"word{count} "})
