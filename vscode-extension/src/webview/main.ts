@@ -71,6 +71,9 @@ let busy = false;
 /** Follow new output unless the person scrolled up; a reload restores where they were. */
 let followBottom = state.scrollTop === null;
 let restoreScroll = state.scrollTop;
+let restoreTimer: ReturnType<typeof setTimeout> | undefined;
+/** How long after the first replayed entry the saved scroll position is held. */
+const RESTORE_MS = 1000;
 let files: string[] = [];
 let fileQuery: FileQuery | undefined;
 let fileIndex = 0;
@@ -103,6 +106,8 @@ function showEntry(key: string, html: string): void {
   }
   if (restoreScroll !== null) {
     log.scrollTop = restoreScroll;
+    // The replayed entries arrive together; what streams in later is followed as usual.
+    restoreTimer ??= setTimeout(() => (restoreScroll = null), RESTORE_MS);
   } else if (followBottom) {
     log.scrollTop = log.scrollHeight;
   }

@@ -345,14 +345,37 @@ async function endedTurn(frame: Frame, index: number, status = "done"): Promise<
   return turn;
 }
 
-/** Picks the color theme through the command palette and waits for the workbench to wear it. */
-async function colorTheme(page: Page, theme: string, bodyClass: string): Promise<void> {
-  await runCommand(page, "Preferences: Color Theme");
-  await page.locator(".quick-input-widget input").fill(theme);
-  await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: theme }).waitFor();
+/** Picks a color theme with Ctrl+K Ctrl+T and waits for the workbench to wear it. */
+async function colorTheme(page: Page, theme: string, kind: "vs" | "vs-dark"): Promise<void> {
+  await page.keyboard.press("Escape");
+  await page.locator(".editor-group-container .monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+K");
+  await page.keyboard.press("Control+T");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible", timeout: 10_000 });
+  await input.fill(theme);
+  await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: theme }).waitFor({ timeout: 10_000 });
   await page.keyboard.press("Enter");
-  await page.locator(`.monaco-workbench.${bodyClass}`).waitFor({ timeout: 10_000 });
+  await page.waitForFunction(
+    (wanted) => document.querySelector(".monaco-workbench")?.classList.contains(wanted) ?? false,
+    kind,
+    { timeout: 15_000 },
+  );
   await page.waitForTimeout(500); // the webview picks up the new theme variables a moment later
+}
+
+/** Widens the primary sidebar (where the chat view is) by dragging its edge. */
+async function widenSidebar(page: Page, by: number): Promise<void> {
+  const box = await page.locator("#workbench\\.parts\\.sidebar").boundingBox();
+  if (!box) {
+    return;
+  }
+  const x = box.x + box.width;
+  const y = box.y + box.height / 2;
+  await page.mouse.move(x + 1, y);
+  await page.mouse.down();
+  await page.mouse.move(x + by, y, { steps: 8 });
+  await page.mouse.up();
 }
 
 function readFile(folders: Folders, name: string): string {
@@ -375,6 +398,7 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   assertIncludes(await frame.locator("#header #folder").innerText(), "workspace", "the chat header's folder");
   await frame.locator(".chip", { hasText: "hello.txt" }).waitFor({ timeout: 10_000 });
   step("Ctrl+Alt+I opened the chat view; the header names the folder and provider, hello.txt is a chip");
+  await widenSidebar(page, 160);
 
   // --- A question typed in the input and sent with Enter streams in, and edits the file ----------
   await sendInChat(frame, "Greet elelem instead of the world");
@@ -479,6 +503,9 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   const runText = (await runTurn.innerText()).replace(/\s+/g, " ");
   assertIncludes(runText, "Ran echo elelem-ran — exit 0", "the allowed command");
   assertIncludes(runText, "The command printed elelem-ran.", "the command's output in the reply");
+
+  // Answered in the view, the notification stays until closed (an extension cannot close it).
+  await page.locator(".notification-toast", { hasText: "elelem wants to run" }).getByRole("button", { name: /Clear Notification/ }).click();
 
   // Screenshots for the docs: the chat view in the dark theme, then in the light one.
   await frame.locator("section.turn").nth(1).scrollIntoViewIfNeeded();
