@@ -22,6 +22,15 @@ import { folderKey, TurnRunner } from "./turns";
 const FILE_MATCHES = 20;
 const FILE_EXCLUDE = "**/{node_modules,.git,__pycache__,.venv,dist,out}/**";
 
+/** Stop and the header's pickers: the command each runs for the view's folder. */
+const FOLDER_COMMANDS: Record<string, (commands: Commands, folder: vscode.WorkspaceFolder | undefined) => Promise<void>> = {
+  stop: (commands, folder) => commands.cancel(folder),
+  pickProvider: (commands, folder) => commands.selectProvider(folder),
+  pickModel: (commands, folder) => commands.selectModel(folder),
+  pickConversation: (commands, folder) => commands.openConversation(folder),
+  newConversation: (commands, folder) => commands.newConversation(folder),
+};
+
 /** A file attached to the next question. */
 interface Attachment {
   uri: vscode.Uri;
@@ -93,19 +102,11 @@ export class ChatController implements vscode.Disposable {
         await this.send(message.text);
         break;
       case "stop":
-        await this.commands.cancel(this.folder);
-        break;
       case "pickProvider":
-        await this.commands.selectProvider(this.folder);
-        break;
       case "pickModel":
-        await this.commands.selectModel(this.folder);
-        break;
       case "pickConversation":
-        await this.commands.openConversation(this.folder);
-        break;
       case "newConversation":
-        await this.commands.newConversation(this.folder);
+        await FOLDER_COMMANDS[message.type](this.commands, this.folder);
         break;
       case "pickFolder":
         await this.pickFolder();

@@ -69,6 +69,16 @@ export class Commands {
     ];
   }
 
+  /** Runs a server command; a failure is shown as an error message and gives undefined. */
+  private async request(command: string, argument: Record<string, unknown>): Promise<{ value: unknown } | undefined> {
+    try {
+      return { value: await this.connection.execute(command, argument) };
+    } catch (error) {
+      void vscode.window.showErrorMessage(`elelem: ${errorText(error)}`);
+      return undefined;
+    }
+  }
+
   /** Asks about the active file (or folder); `prompt` lets keybindings and scripts skip the box. */
   async ask(prompt?: unknown): Promise<void> {
     const editor = vscode.window.activeTextEditor;
@@ -129,13 +139,11 @@ export class Commands {
   /** A quick pick of the server's providers; the choice is written to the folder's settings. */
   async selectProvider(folder = activeFolder()): Promise<void> {
     const uriArgument = folderArgument(this.connection, folder);
-    let providers;
-    try {
-      providers = toProvidersResult(await this.connection.execute("elelem.providers", uriArgument));
-    } catch (error) {
-      void vscode.window.showErrorMessage(`elelem: ${errorText(error)}`);
+    const answer = await this.request("elelem.providers", uriArgument);
+    if (!answer) {
       return;
     }
+    const providers = toProvidersResult(answer.value);
     const items = providers.available.map((name) => ({
       label: name,
       description: name === providers.provider ? `current${providers.model ? ` · ${providers.model}` : ""}` : undefined,
@@ -147,10 +155,7 @@ export class Commands {
     if (!picked) {
       return;
     }
-    try {
-      await this.connection.execute("elelem.selectProvider", { name: picked.label, ...uriArgument });
-    } catch (error) {
-      void vscode.window.showErrorMessage(`elelem: ${errorText(error)}`);
+    if (!(await this.request("elelem.selectProvider", { name: picked.label, ...uriArgument }))) {
       return;
     }
     const settings = vscode.workspace.getConfiguration("elelem", folder?.uri);
@@ -169,13 +174,11 @@ export class Commands {
    */
   async selectModel(folder = activeFolder()): Promise<void> {
     const uriArgument = folderArgument(this.connection, folder);
-    let providers;
-    try {
-      providers = toProvidersResult(await this.connection.execute("elelem.providers", uriArgument));
-    } catch (error) {
-      void vscode.window.showErrorMessage(`elelem: ${errorText(error)}`);
+    const answer = await this.request("elelem.providers", uriArgument);
+    if (!answer) {
       return;
     }
+    const providers = toProvidersResult(answer.value);
     if (!providers.provider) {
       void vscode.window.showInformationMessage("elelem: select a provider first.");
       return;
@@ -189,10 +192,7 @@ export class Commands {
     if (model === undefined) {
       return;
     }
-    try {
-      await this.connection.execute("elelem.selectProvider", { name: providers.provider, model: model.trim() || null, ...uriArgument });
-    } catch (error) {
-      void vscode.window.showErrorMessage(`elelem: ${errorText(error)}`);
+    if (!(await this.request("elelem.selectProvider", { name: providers.provider, model: model.trim() || null, ...uriArgument }))) {
       return;
     }
     const target = folder ? vscode.ConfigurationTarget.WorkspaceFolder : vscode.ConfigurationTarget.Global;
@@ -204,19 +204,12 @@ export class Commands {
     if (this.runner.cancel(folder)) {
       return;
     }
-    try {
-      await this.connection.execute("elelem.cancel", folderArgument(this.connection, folder));
-    } catch (error) {
-      void vscode.window.showErrorMessage(`elelem: ${errorText(error)}`);
-    }
+    await this.request("elelem.cancel", folderArgument(this.connection, folder));
   }
 
   /** Starts a new conversation in the folder (the old one stays stored). */
   async newConversation(folder = activeFolder()): Promise<void> {
-    try {
-      await this.connection.execute("elelem.reset", folderArgument(this.connection, folder));
-    } catch (error) {
-      void vscode.window.showErrorMessage(`elelem: ${errorText(error)}`);
+    if (!(await this.request("elelem.reset", folderArgument(this.connection, folder)))) {
       return;
     }
     this.switched.fire({ folder, transcript: { id: "", title: "", entries: [] }, fresh: true });
@@ -225,13 +218,11 @@ export class Commands {
   /** A quick pick of the folder's stored conversations (`elelem.conversations`); the pick is resumed. */
   async openConversation(folder = activeFolder()): Promise<void> {
     const uriArgument = folderArgument(this.connection, folder);
-    let conversations;
-    try {
-      conversations = toConversations(await this.connection.execute("elelem.conversations", uriArgument));
-    } catch (error) {
-      void vscode.window.showErrorMessage(`elelem: ${errorText(error)}`);
+    const listed = await this.request("elelem.conversations", uriArgument);
+    if (!listed) {
       return;
     }
+    const conversations = toConversations(listed.value);
     if (!conversations.length) {
       void vscode.window.showInformationMessage(`elelem: no stored conversations${folder ? ` in ${folder.name}` : ""} yet.`);
       return;
@@ -248,11 +239,9 @@ export class Commands {
     if (!picked) {
       return;
     }
-    try {
-      const transcript = toTranscriptResult(await this.connection.execute("elelem.resume", { id: picked.id, ...uriArgument }));
-      this.switched.fire({ folder, transcript, fresh: false });
-    } catch (error) {
-      void vscode.window.showErrorMessage(`elelem: ${errorText(error)}`);
+    const resumed = await this.request("elelem.resume", { id: picked.id, ...uriArgument });
+    if (resumed) {
+      this.switched.fire({ folder, transcript: toTranscriptResult(resumed.value), fresh: false });
     }
   }
 

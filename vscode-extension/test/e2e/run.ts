@@ -354,8 +354,8 @@ async function colorTheme(page: Page, theme: string, kind: "vs" | "vs-dark"): Pr
   const input = page.locator(".quick-input-widget input");
   await input.waitFor({ state: "visible", timeout: 10_000 });
   await input.fill(theme);
-  await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: theme }).waitFor({ timeout: 10_000 });
-  await page.keyboard.press("Enter");
+  // The row's label is the theme's short name ("Light Modern"); the full one is its description.
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: theme }).first().click();
   await page.waitForFunction(
     (wanted) => document.querySelector(".monaco-workbench")?.classList.contains(wanted) ?? false,
     kind,
@@ -456,6 +456,20 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await block.locator("button[aria-label='Insert code at cursor']").click();
   await editorLines(page, "scratch.py").getByText("def greet(name):").waitFor({ timeout: 10_000 });
   step("Insert at Cursor put the code into scratch.py");
+
+  // --- #file completion attaches another file as a chip; its × takes it off again ---------------
+  const input = frame.locator("#input");
+  await input.click();
+  await input.pressSequentially("#hel");
+  await frame.locator(".file-row.selected", { hasText: "hello.txt" }).waitFor({ timeout: 10_000 });
+  await input.press("Enter");
+  await frame.locator(".chip", { hasText: "hello.txt" }).waitFor({ timeout: 5_000 });
+  if ((await input.inputValue()) !== "") {
+    throw new Error(`the picked #file should leave the input, which holds ${JSON.stringify(await input.inputValue())}`);
+  }
+  await frame.getByRole("button", { name: "Remove hello.txt from the context" }).click();
+  await frame.locator(".chip", { hasText: "hello.txt" }).waitFor({ state: "detached", timeout: 5_000 });
+  step("#hel offered hello.txt, Enter attached it as a chip, its × removed it");
 
   // --- Fix with elelem from the quick-fix menu streams into the chat view too --------------------
   await openFile(page, "config.json");
