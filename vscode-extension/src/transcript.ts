@@ -203,13 +203,25 @@ function fail(turn: Turn, message: string): void {
 }
 
 /**
+ * A stored prompt as the heading and place a live turn shows: the server stores what the agent
+ * was sent, the question followed by blank-line separated context (`File: hello.txt`, a fix's
+ * instructions and code), so the heading is the first paragraph and the place the `File:` line
+ * (`Buffer:` for an unsaved one).
+ */
+export function splitStoredPrompt(prompt: string): [string, string | undefined] {
+  const [heading, ...rest] = prompt.split(/\n\s*\n/);
+  const file = rest.join("\n").match(/^(?:File|Buffer): (.+)$/m)?.[1];
+  return [heading.trim() || prompt.trim(), file];
+}
+
+/**
  * The turns of a stored conversation, each numbered by `nextId`: a turn's tool calls, then its
  * reply (a stored turn keeps no order between them); a compaction becomes a prompt-less note.
  */
 export function turnsFromTranscript(transcript: TranscriptResult, nextId: () => number): Turn[] {
   const turns: Turn[] = [];
   for (const entry of transcript.entries) {
-    const turn = newTurn(nextId(), entry.kind === "turn" ? entry.prompt : "");
+    const turn = entry.kind === "turn" ? newTurn(nextId(), ...splitStoredPrompt(entry.prompt)) : newTurn(nextId(), "");
     turn.stored = true;
     if (entry.kind === "compaction") {
       turn.items.push({ kind: "note", text: `${plural(entry.turns, "earlier turn")} compacted into a summary` });

@@ -511,6 +511,8 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await question.waitFor({ timeout: 30_000 });
   await page.locator(".notification-toast", { hasText: "elelem wants to run: echo elelem-ran" }).waitFor({ timeout: 10_000 });
   step("the permission request is in the chat view and in VS Code's notification");
+  const darkShot = path.join(OUTPUT_DIR, "chat-dark.png");
+  await page.screenshot({ path: darkShot });
   await question.getByRole("button", { name: "Allow once" }).click();
   await question.waitFor({ state: "detached", timeout: 10_000 });
   const runTurn = await endedTurn(frame, 3);
@@ -521,10 +523,7 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   // Answered in the view, the notification stays until closed (an extension cannot close it).
   await page.locator(".notification-toast", { hasText: "elelem wants to run" }).getByRole("button", { name: /Clear Notification/ }).click();
 
-  // Screenshots for the docs: the chat view in the dark theme, then in the light one.
-  await frame.locator("section.turn").nth(1).scrollIntoViewIfNeeded();
-  const darkShot = path.join(OUTPUT_DIR, "chat-dark.png");
-  await page.screenshot({ path: darkShot });
+  // Screenshots for the docs: the dark one above (the question pending), the light one here.
   await colorTheme(page, "Default Light Modern", "vs");
   const lightShot = path.join(OUTPUT_DIR, "chat-light.png");
   await page.screenshot({ path: lightShot });
@@ -575,6 +574,8 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   step("answered in the view, the input box went away");
   await selectProvider(page, "scripted");
 
+  await frame.locator("#input").fill("a draft kept over the reload");
+
   // --- Undo a turn's edits: the file goes back, on disk too, and the undo itself can be undone ---
   await openFile(page, "hello.txt");
   await editorLines(page, "hello.txt").click();
@@ -590,8 +591,7 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await editorLines(page, "hello.txt").getByText("Hello, elelem!").waitFor({ timeout: 10_000 });
   step("Ctrl+Z in hello.txt takes the undo back");
 
-  // --- A window reload: the draft and the folder's conversation come back ----------------------
-  await frame.locator("#input").fill("a draft kept over the reload");
+  // --- A window reload: the draft (typed before the undo above) and the conversation come back ---
   await page.reload();
   await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
   await page.locator(".statusbar-item", { hasText: "scripted" }).first().waitFor({ timeout: 60_000 });

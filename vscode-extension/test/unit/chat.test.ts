@@ -105,7 +105,7 @@ test("a stored conversation becomes turns: tools, reply, cancelled, error, compa
       { kind: "compaction", turns: 5, summary: "earlier work", at: "2026-01-01T00:00:00Z" },
       {
         kind: "turn",
-        prompt: "Rename the greeting",
+        prompt: "Rename the greeting\n\nFile: hello.txt",
         reply: "Done: **hello.txt** is updated.",
         provider: "scripted",
         model: null,
@@ -116,7 +116,7 @@ test("a stored conversation becomes turns: tools, reply, cancelled, error, compa
         tools: [{ id: "g", name: "edit", arguments: { path: "hello.txt" }, ok: true, summary: "edited", error: null }],
       },
       { kind: "turn", prompt: "Tell me slowly", reply: "word0 word1", provider: "scripted", model: "m", cancelled: true, error: null, tools: [] },
-      { kind: "turn", prompt: "Hi", reply: "Error: boom", provider: "openai", model: null, cancelled: false, error: "boom", tools: [] },
+      { kind: "turn", prompt: "Fix the problems reported here:\n- line 3: Expected comma\n\nChange the file with the edit tool.\n\nFile: config.json (lines 1-4)\n```\n{}\n```", reply: "Error: boom", provider: "openai", model: null, cancelled: false, error: "boom", tools: [] },
       { kind: "mystery" },
       { kind: "turn" },
       "junk",
@@ -133,6 +133,9 @@ test("a stored conversation becomes turns: tools, reply, cancelled, error, compa
   assert.match(done, /done — scripted/);
   assert.match(renderTurn(turns[2]), /cancelled — scripted · m/);
   assert.match(renderTurn(turns[3]), /<div class="error">Error: boom<\/div>/);
+  assert.deepEqual([turns[1].prompt, turns[1].where], ["Rename the greeting", "hello.txt"], "the heading is the question, the file its place");
+  assert.deepEqual([turns[3].prompt, turns[3].where], ["Fix the problems reported here:\n- line 3: Expected comma", "config.json (lines 1-4)"]);
+  assert.deepEqual([turns[2].prompt, turns[2].where], ["Tell me slowly", undefined]);
   assert.doesNotMatch(renderTurn(turns[3]), /class="saying"/, "the error reply is not shown twice");
   assert.deepEqual(toTranscriptResult("nope"), { id: "", title: "", entries: [] });
 });
