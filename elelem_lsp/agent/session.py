@@ -220,7 +220,7 @@ class Session:
                 steps += 1
                 fetched = Fetched()
                 fitted = self.fitted(messages, history_length, tools)
-                if (fitted.left_out, fitted.shortened) > told:
+                if fitted.left_out > told[0] or fitted.shortened > told[1]:
                     told = (fitted.left_out, fitted.shortened)
                     observer(context_event(fitted, self.context_tokens))
                 await self._fetch(fitted.messages, tools, fetched, observer)
