@@ -173,13 +173,9 @@ class Host:
         return await session.turn(prompt, add)
 
     def _set_budget(self, folder: Folder, session: Session) -> None:
-        """The budget of the session's fetches: the setting, else what the provider or its model is known to take."""
-        session.context_tokens = (
-            folder.settings.context_tokens
-            or getattr(session.provider, "context_tokens", None)
-            or model_window(getattr(session.provider, "model", None) or folder.choice().model)
-            or DEFAULT_CONTEXT_TOKENS
-        )
+        """What the session's budget comes from: the folder's setting and the model's known window."""
+        session.context_setting = folder.settings.context_tokens
+        session.model_window = model_window(getattr(session.provider, "model", None) or folder.choice().model)
 
     async def compact(self, folder: Folder) -> dict[str, Any]:
         """Ask the provider to summarise the older turns into one message that replaces them."""

@@ -159,6 +159,9 @@ const SERVER_SETTING_KEYS = [
   "maxSteps",
   "temperature",
   "maxTokens",
+  "history",
+  "contextTokens",
+  "compaction",
 ] as const;
 
 /**
