@@ -456,6 +456,13 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await block.locator("button[aria-label='Insert code at cursor']").click();
   await editorLines(page, "scratch.py").getByText("def greet(name):").waitFor({ timeout: 10_000 });
   step("Insert at Cursor put the code into scratch.py");
+  await block.locator("button[aria-label='Copy code']").click();
+  await waitFor(
+    "the code on the clipboard",
+    async () => ((await page.evaluate(() => navigator.clipboard.readText())).includes('return f"Hello, {name}!"') ? true : undefined),
+    10_000,
+  );
+  step("Copy put the code on the clipboard");
 
   // --- #file completion attaches another file as a chip; its × takes it off again ---------------
   const input = frame.locator("#input");
@@ -776,6 +783,7 @@ async function main(): Promise<void> {
       headless: true,
       args: CHROMIUM_FLAGS,
       viewport: { width: 1440, height: 860 },
+      permissions: ["clipboard-read", "clipboard-write"], // to check the code blocks' Copy
     });
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(30_000);
