@@ -14,7 +14,7 @@ import { ChatView, ContextChip, ViewMessage } from "./chatView";
 import { activeFolder, Commands, errorText, ShownConversation } from "./commands";
 import { ServerConnection } from "./connection";
 import { ProvidersResult, toTranscriptResult } from "./protocol";
-import { splitStoredPrompt, turnsFromTranscript } from "./transcript";
+import { conversationTitle, turnsFromTranscript } from "./transcript";
 import { TurnEdits } from "./turnEdits";
 import { folderKey, TurnRunner } from "./turns";
 
@@ -290,7 +290,7 @@ export class ChatController implements vscode.Disposable {
 
   private showConversation({ folder, transcript, fresh }: ShownConversation): void {
     const key = folder ? folder.uri.toString() : folderKey(undefined);
-    this.titles.set(key, splitStoredPrompt(transcript.title)[0]);
+    this.titles.set(key, conversationTitle(transcript.title));
     this.view.clear(key);
     if (fresh) {
       this.view.note(key, folder ? `New conversation in ${folder.name}` : "New conversation");

@@ -13,6 +13,7 @@ import { ChatView } from "./chatView";
 import { ServerConnection } from "./connection";
 import { ProvidersResult, toConversations, toProvidersResult, toTranscriptResult, TranscriptResult } from "./protocol";
 import { StatusBar } from "./statusBar";
+import { conversationTitle } from "./transcript";
 import { describeLocation, TurnRunner } from "./turns";
 
 /** The folder the person is working in: the active editor's, else the first one. */
@@ -69,10 +70,10 @@ export class Commands {
     ];
   }
 
-  /** Runs a server command; a failure is shown as an error message and gives undefined. */
-  private async request(command: string, argument: Record<string, unknown>): Promise<{ value: unknown } | undefined> {
+  /** Runs a server command and reads its result with `read`; a failure is shown and gives undefined. */
+  private async request<T>(command: string, argument: Record<string, unknown>, read: (value: unknown) => T): Promise<T | undefined> {
     try {
-      return { value: await this.connection.execute(command, argument) };
+      return read(await this.connection.execute(command, argument));
     } catch (error) {
       void vscode.window.showErrorMessage(`elelem: ${errorText(error)}`);
       return undefined;
@@ -139,11 +140,10 @@ export class Commands {
   /** A quick pick of the server's providers; the choice is written to the folder's settings. */
   async selectProvider(folder = activeFolder()): Promise<void> {
     const uriArgument = folderArgument(this.connection, folder);
-    const answer = await this.request("elelem.providers", uriArgument);
-    if (!answer) {
+    const providers = await this.request("elelem.providers", uriArgument, toProvidersResult);
+    if (!providers) {
       return;
     }
-    const providers = toProvidersResult(answer.value);
     const items = providers.available.map((name) => ({
       label: name,
       description: name === providers.provider ? `current${providers.model ? ` · ${providers.model}` : ""}` : undefined,
@@ -155,7 +155,7 @@ export class Commands {
     if (!picked) {
       return;
     }
-    if (!(await this.request("elelem.selectProvider", { name: picked.label, ...uriArgument }))) {
+    if (!(await this.request("elelem.selectProvider", { name: picked.label, ...uriArgument }, () => true))) {
       return;
     }
     const settings = vscode.workspace.getConfiguration("elelem", folder?.uri);
@@ -174,11 +174,10 @@ export class Commands {
    */
   async selectModel(folder = activeFolder()): Promise<void> {
     const uriArgument = folderArgument(this.connection, folder);
-    const answer = await this.request("elelem.providers", uriArgument);
-    if (!answer) {
+    const providers = await this.request("elelem.providers", uriArgument, toProvidersResult);
+    if (!providers) {
       return;
     }
-    const providers = toProvidersResult(answer.value);
     if (!providers.provider) {
       void vscode.window.showInformationMessage("elelem: select a provider first.");
       return;
@@ -192,7 +191,8 @@ export class Commands {
     if (model === undefined) {
       return;
     }
-    if (!(await this.request("elelem.selectProvider", { name: providers.provider, model: model.trim() || null, ...uriArgument }))) {
+    const named = { name: providers.provider, model: model.trim() || null, ...uriArgument };
+    if (!(await this.request("elelem.selectProvider", named, () => true))) {
       return;
     }
     const target = folder ? vscode.ConfigurationTarget.WorkspaceFolder : vscode.ConfigurationTarget.Global;
@@ -204,12 +204,12 @@ export class Commands {
     if (this.runner.cancel(folder)) {
       return;
     }
-    await this.request("elelem.cancel", folderArgument(this.connection, folder));
+    await this.request("elelem.cancel", folderArgument(this.connection, folder), () => true);
   }
 
   /** Starts a new conversation in the folder (the old one stays stored). */
   async newConversation(folder = activeFolder()): Promise<void> {
-    if (!(await this.request("elelem.reset", folderArgument(this.connection, folder)))) {
+    if (!(await this.request("elelem.reset", folderArgument(this.connection, folder), () => true))) {
       return;
     }
     this.switched.fire({ folder, transcript: { id: "", title: "", entries: [] }, fresh: true });
@@ -218,18 +218,16 @@ export class Commands {
   /** A quick pick of the folder's stored conversations (`elelem.conversations`); the pick is resumed. */
   async openConversation(folder = activeFolder()): Promise<void> {
     const uriArgument = folderArgument(this.connection, folder);
-    const listed = await this.request("elelem.conversations", uriArgument);
-    if (!listed) {
-      return;
-    }
-    const conversations = toConversations(listed.value);
-    if (!conversations.length) {
-      void vscode.window.showInformationMessage(`elelem: no stored conversations${folder ? ` in ${folder.name}` : ""} yet.`);
+    const conversations = await this.request("elelem.conversations", uriArgument, toConversations);
+    if (!conversations?.length) {
+      if (conversations) {
+        void vscode.window.showInformationMessage(`elelem: no stored conversations${folder ? ` in ${folder.name}` : ""} yet.`);
+      }
       return;
     }
     const picked = await vscode.window.showQuickPick(
       conversations.map((conversation) => ({
-        label: conversation.title,
+        label: conversationTitle(conversation.title),
         description: `${conversation.turns} turn${conversation.turns === 1 ? "" : "s"}${conversation.provider ? ` · ${conversation.provider}` : ""}`,
         detail: conversation.updated ? new Date(conversation.updated).toLocaleString() : undefined,
         id: conversation.id,
@@ -239,9 +237,9 @@ export class Commands {
     if (!picked) {
       return;
     }
-    const resumed = await this.request("elelem.resume", { id: picked.id, ...uriArgument });
-    if (resumed) {
-      this.switched.fire({ folder, transcript: toTranscriptResult(resumed.value), fresh: false });
+    const transcript = await this.request("elelem.resume", { id: picked.id, ...uriArgument }, toTranscriptResult);
+    if (transcript) {
+      this.switched.fire({ folder, transcript, fresh: false });
     }
   }
 

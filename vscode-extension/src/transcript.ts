@@ -215,6 +215,15 @@ export function splitStoredPrompt(prompt: string): [string, string | undefined] 
 }
 
 /**
+ * A conversation's title without the context the server appended to its first prompt: the
+ * server's title is that prompt on one line (`Greet elelem File: hello.txt`); a `File:` that is
+ * not followed by a path stays.
+ */
+export function conversationTitle(title: string): string {
+  return splitStoredPrompt(title)[0].replace(/\s+(?:File|Buffer): \S*[./]\S*.*$/s, "") || title;
+}
+
+/**
  * The turns of a stored conversation, each numbered by `nextId`: a turn's tool calls, then its
  * reply (a stored turn keeps no order between them); a compaction becomes a prompt-less note.
  */

@@ -7,7 +7,7 @@ import { withAttachedFiles } from "../../src/args";
 import { countLineChanges } from "../../src/lineCounts";
 import { toConversations, toProgressValue, toTranscriptResult } from "../../src/protocol";
 import { describeTool, renderTurn } from "../../src/render";
-import { applyProgress, newTurn, Turn, turnsFromTranscript } from "../../src/transcript";
+import { applyProgress, conversationTitle, newTurn, Turn, turnsFromTranscript } from "../../src/transcript";
 import { fileQueryAt, PromptHistory, withoutQuery } from "../../src/webview/composer";
 
 function say(turn: Turn, ...events: unknown[]): void {
@@ -151,6 +151,11 @@ test("the conversation list keeps the server's order and survives odd rows", () 
     { id: "a", title: "(untitled)", updated: "", turns: 0, provider: null, model: null },
   ]);
   assert.deepEqual(toConversations({ id: "x" }), []);
+  assert.equal(conversationTitle("Greet elelem instead of the world File: hello.txt"), "Greet elelem instead of the world");
+  assert.equal(conversationTitle("Fix the problems reported here: - line 3: Expected comma Change the file… File: config.json (lines 1-4) ```"), "Fix the problems reported here: - line 3: Expected comma Change the file…");
+  assert.equal(conversationTitle("Why is the File: header odd?"), "Why is the File: header odd?");
+  assert.equal(conversationTitle("Explain Buffer: untitled:Untitled-1"), "Explain Buffer: untitled:Untitled-1", "no path, kept");
+  assert.equal(conversationTitle("Explain"), "Explain");
 });
 
 test("a turn lists its changed files with line counts; undo is offered once it ended, and only once", () => {
