@@ -581,6 +581,16 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   step("answered in the view, the input box went away");
   await selectProvider(page, "scripted");
 
+  // --- Undo a turn that created a file: the file goes ------------------------------------------
+  await sendInChat(frame, "Create notes for the team");
+  const notesTurn = await endedTurn(frame, 6);
+  assertIncludes((await notesTurn.innerText()).replace(/\s+/g, " "), "notes.txt +2 −0", "the created file's row");
+  await waitFor("notes.txt on disk", async () => (fs.existsSync(path.join(folders.workspace, "notes.txt")) ? true : undefined), 10_000);
+  await notesTurn.locator("button[data-action=undo]").click();
+  await notesTurn.locator(".undone").waitFor({ timeout: 10_000 });
+  await waitFor("notes.txt to be deleted", async () => (fs.existsSync(path.join(folders.workspace, "notes.txt")) ? undefined : true), 10_000);
+  step("undoing the turn that created notes.txt deleted it");
+
   await frame.locator("#input").fill("a draft kept over the reload");
 
   // --- Undo a turn's edits: the file goes back, on disk too, and the undo itself can be undone ---
@@ -597,16 +607,6 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await page.keyboard.press("Control+Z");
   await editorLines(page, "hello.txt").getByText("Hello, elelem!").waitFor({ timeout: 10_000 });
   step("Ctrl+Z in hello.txt takes the undo back");
-
-  // --- Undo a turn that created a file: the file goes ------------------------------------------
-  await sendInChat(frame, "Create notes for the team");
-  const notesTurn = await endedTurn(frame, 6);
-  assertIncludes((await notesTurn.innerText()).replace(/\s+/g, " "), "notes.txt +2 −0", "the created file's row");
-  await waitFor("notes.txt on disk", async () => (fs.existsSync(path.join(folders.workspace, "notes.txt")) ? true : undefined), 10_000);
-  await notesTurn.locator("button[data-action=undo]").click();
-  await notesTurn.locator(".undone").waitFor({ timeout: 10_000 });
-  await waitFor("notes.txt to be deleted", async () => (fs.existsSync(path.join(folders.workspace, "notes.txt")) ? undefined : true), 10_000);
-  step("undoing the turn that created notes.txt deleted it");
 
   // --- A window reload: the draft (typed before the undo above) and the conversation come back ---
   await page.reload();
