@@ -634,6 +634,17 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await page.locator(".quick-input-list .monaco-list-row", { hasText: "Greet elelem instead of the world" }).first().click();
   await frame.locator("section.turn", { hasText: "Say hello to the team" }).waitFor({ timeout: 10_000 });
   step("New Conversation emptied the view; Open Conversation… brought the earlier one back");
+
+  // --- The header's model picker: the folder's elelem.model, shown in the header ----------------
+  await frame.locator("#header #model").click();
+  await page.locator(".quick-input-widget", { hasText: "elelem model for scripted in workspace" }).waitFor({ state: "visible" });
+  await answerInputBox(page, "tiny-1");
+  await frame.locator("#header #model", { hasText: "tiny-1" }).waitFor({ timeout: 15_000 });
+  const modelSettings = JSON.parse(readFile(folders, path.join(".vscode", "settings.json")));
+  if (modelSettings["elelem.model"] !== "tiny-1") {
+    throw new Error(`the model picker should write the folder setting; .vscode/settings.json has ${JSON.stringify(modelSettings)}`);
+  }
+  step("the header's model picker set 'tiny-1' (header and .vscode/settings.json)");
 }
 
 /** A loopback model server speaking OpenAI's streamed chat completions; it counts its requests. */
