@@ -13,8 +13,8 @@ import { withAttachedFiles } from "./args";
 import { ChatView, ContextChip, ViewMessage } from "./chatView";
 import { activeFolder, Commands, errorText, ShownConversation } from "./commands";
 import { ServerConnection } from "./connection";
-import { ProvidersResult, toTranscriptResult } from "./protocol";
-import { conversationTitle, turnsFromTranscript } from "./transcript";
+import { ProvidersResult, toContextUsage, toTranscriptResult } from "./protocol";
+import { conversationTitle, describeUsage, turnsFromTranscript } from "./transcript";
 import { TurnEdits } from "./turnEdits";
 import { folderKey, TurnRunner } from "./turns";
 
@@ -47,6 +47,7 @@ export class ChatController implements vscode.Disposable {
   private readonly loaded = new Set<string>();
   private readonly titles = new Map<string, string>();
   private providers: ProvidersResult = { provider: null, model: null, available: [] };
+  private readonly usage = new Map<string, string>();
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(
@@ -71,7 +72,12 @@ export class ChatController implements vscode.Disposable {
         }
       }),
       commands.onDidSwitchConversation((shown) => this.showConversation(shown)),
-      runner.onDidChangeTurn(() => view.setBusy(this.runner.busyIn(this.key))),
+      runner.onDidChangeTurn((turn) => {
+        view.setBusy(this.runner.busyIn(this.key));
+        if (turn.status !== "running") {
+          void this.measure();
+        }
+      }),
       connection.onDidStart(() => {
         this.loaded.clear();
         void this.load();
@@ -165,6 +171,7 @@ export class ChatController implements vscode.Disposable {
     this.showHeader();
     this.commands.refreshStatus(folder);
     void this.load();
+    void this.measure();
   }
 
   private async pickFolder(): Promise<void> {
@@ -211,6 +218,7 @@ export class ChatController implements vscode.Disposable {
       provider: this.providers.provider,
       model: this.providers.model,
       conversation: this.titles.get(this.key) ?? "",
+      usage: this.usage.get(this.key) ?? "",
       multiRoot: (vscode.workspace.workspaceFolders?.length ?? 0) > 1,
     });
   }
@@ -269,6 +277,25 @@ export class ChatController implements vscode.Disposable {
     });
   }
 
+  /** Asks the server how big the folder's conversation is against its budget, for the header. */
+  private async measure(): Promise<void> {
+    const key = this.key;
+    const folder = this.folder;
+    if (!this.connection.client?.isRunning()) {
+      return;
+    }
+    try {
+      const raw = await this.connection.execute("elelem.context", folder ? { uri: this.connection.wireUri(folder.uri) } : {});
+      this.usage.set(key, describeUsage(toContextUsage(raw)));
+    } catch (error) {
+      this.usage.delete(key);
+      this.connection.log(`elelem.context: ${errorText(error)}`);
+    }
+    if (key === this.key) {
+      this.showHeader();
+    }
+  }
+
   /** Draws the folder's stored conversation the first time the view shows it in this window. */
   private async load(): Promise<void> {
     const key = this.key;
@@ -301,5 +328,6 @@ export class ChatController implements vscode.Disposable {
     if (key === this.key) {
       this.showHeader();
     }
+    void this.measure();
   }
 }

@@ -19,6 +19,8 @@ export interface ChatHeader {
   provider: string | null;
   model: string | null;
   conversation: string;
+  /** The conversation's size against the folder's budget, or "". */
+  usage: string;
   multiRoot: boolean;
 }
 
@@ -55,7 +57,7 @@ export class ChatView implements vscode.WebviewViewProvider, TranscriptSink, vsc
   /** Folder key -> entry key -> HTML, in the order entries were first added. */
   private readonly entries = new Map<string, Map<string, string>>();
   private folder = "";
-  private header: ChatHeader = { folder: "", provider: null, model: null, conversation: "", multiRoot: false };
+  private header: ChatHeader = { folder: "", provider: null, model: null, conversation: "", usage: "", multiRoot: false };
   private chips: ContextChip[] = [];
   private busy = false;
   private readonly questions = new Map<number, ViewQuestion>();
@@ -228,7 +230,7 @@ export class ChatView implements vscode.WebviewViewProvider, TranscriptSink, vsc
   <button id="conversations" class="icon-button" title="Open Conversation…" aria-label="Open conversation"><span class="codicon codicon-history"></span></button>
   <button id="new" class="icon-button" title="New Conversation" aria-label="New conversation"><span class="codicon codicon-add"></span></button>
 </header>
-<div id="conversation-title" class="conversation-title"></div>
+<div class="conversation-title"><span id="conversation-title"></span><span id="usage" title="The conversation's size as the provider will see it, against elelem.contextTokens"></span></div>
 <main id="log" data-elelem-transcript aria-live="polite">
 <p class="empty">Ask below, or pick <b>Fix with elelem</b> on a problem. Type <b>#</b> to attach a file.</p>
 </main>

@@ -98,6 +98,12 @@ export interface ConversationSummary {
   model: string | null;
 }
 
+/** What `elelem.context` says of the conversation's size against the folder's budget. */
+export interface ContextUsage {
+  tokens: number;
+  budget: number;
+}
+
 /** The result of `elelem.providers`. */
 export interface ProvidersResult {
   provider: string | null;
@@ -280,4 +286,12 @@ export function toConversations(value: unknown): ConversationSummary[] {
     provider: text(row.provider) ?? null,
     model: text(row.model) ?? null,
   }));
+}
+
+/** The token estimate and budget in an `elelem.context` result; undefined when it has no budget. */
+export function toContextUsage(value: unknown): ContextUsage | undefined {
+  if (!isObject(value) || !(count(value.budget) > 0)) {
+    return undefined;
+  }
+  return { tokens: count(value.tokens), budget: count(value.budget) };
 }

@@ -6,7 +6,7 @@
  * with the same id; `context`/`compacted` events become a dim note. Pure: no vscode import.
  */
 
-import { AgentEvent, ProgressValue, TranscriptResult, TurnResult } from "./protocol";
+import { AgentEvent, ContextUsage, ProgressValue, TranscriptResult, TurnResult } from "./protocol";
 
 export type TurnItem =
   | { kind: "saying" | "thinking"; text: string }
@@ -60,6 +60,11 @@ function figure(value: number): string {
 
 function plural(value: number, one: string, many = `${one}s`): string {
   return `${figure(value)} ${value === 1 ? one : many}`;
+}
+
+/** The header's line on the conversation's size: "≈1,200 of 32,000 tokens". */
+export function describeUsage(usage: ContextUsage | undefined): string {
+  return usage ? `≈${figure(usage.tokens)} of ${figure(usage.budget)} tokens` : "";
 }
 
 /** The dim line for a `context` or `compacted` event. */

@@ -30,6 +30,7 @@ interface Header {
   provider: string | null;
   model: string | null;
   conversation: string;
+  usage: string;
   multiRoot: boolean;
 }
 
@@ -135,6 +136,7 @@ function showHeader(header: Header): void {
   setLabel("provider", header.provider ?? "no provider", `Provider ${header.provider ?? "(none)"}: choose another`);
   setLabel("model", header.model || "default model", `Model ${header.model || "(the provider's default)"}: choose another`);
   element<HTMLElement>("conversation-title").textContent = header.conversation;
+  element<HTMLElement>("usage").textContent = header.usage;
 }
 
 function showChips(chips: Chip[]): void {

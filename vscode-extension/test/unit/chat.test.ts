@@ -5,9 +5,9 @@ import { test } from "node:test";
 
 import { withAttachedFiles } from "../../src/args";
 import { countLineChanges } from "../../src/lineCounts";
-import { toConversations, toProgressValue, toTranscriptResult } from "../../src/protocol";
+import { toContextUsage, toConversations, toProgressValue, toTranscriptResult } from "../../src/protocol";
 import { describeTool, renderTurn } from "../../src/render";
-import { applyProgress, conversationTitle, newTurn, Turn, turnsFromTranscript } from "../../src/transcript";
+import { applyProgress, conversationTitle, describeUsage, newTurn, Turn, turnsFromTranscript } from "../../src/transcript";
 import { fileQueryAt, PromptHistory, withoutQuery } from "../../src/webview/composer";
 
 function say(turn: Turn, ...events: unknown[]): void {
@@ -221,4 +221,13 @@ test("files attached with #file are named after the question, once each", () => 
   assert.equal(withAttachedFiles("Explain", ["a.py"]), "Explain\n\nAlso look at this file: `a.py`");
   assert.equal(withAttachedFiles("Explain", ["a.py", "b/c.ts", "a.py", ""]), "Explain\n\nAlso look at these files: `a.py`, `b/c.ts`");
   assert.equal(withAttachedFiles("x", ["we`ird.py"]), "x\n\nAlso look at this file: `weird.py`");
+});
+
+test("the header's size line comes from elelem.context, and says nothing without a budget", () => {
+  assert.equal(describeUsage(toContextUsage({ messages: [], tokens: 1234, budget: 32000 })), "≈1,234 of 32,000 tokens");
+  assert.equal(describeUsage(toContextUsage({ tokens: 0, budget: 8000 })), "≈0 of 8,000 tokens");
+  assert.equal(describeUsage(toContextUsage({ messages: [] })), "", "a server without the estimate");
+  assert.equal(describeUsage(toContextUsage({ tokens: 5, budget: 0 })), "");
+  assert.equal(describeUsage(toContextUsage({ tokens: "many", budget: 100 })), "≈0 of 100 tokens");
+  assert.equal(describeUsage(toContextUsage(null)), "");
 });
