@@ -10,13 +10,14 @@
 import * as vscode from "vscode";
 
 import { withAttachedFiles } from "./args";
-import { ChatView, ContextChip, ViewMessage } from "./chatView";
+import { ChatView } from "./chatView";
 import { activeFolder, Commands, errorText, ShownConversation } from "./commands";
 import { ServerConnection } from "./connection";
 import { ProvidersResult, toContextUsage, toTranscriptResult } from "./protocol";
 import { conversationTitle, describeUsage, turnsFromTranscript } from "./transcript";
 import { TurnEdits } from "./turnEdits";
 import { folderKey, TurnRunner } from "./turns";
+import { ContextChip, ViewMessage } from "./webview/messages";
 
 /** The most #file matches offered. */
 const FILE_MATCHES = 20;

@@ -11,6 +11,7 @@
 import DOMPurify from "dompurify";
 
 import { fileQueryAt, FileQuery, PromptHistory, withoutQuery } from "./composer";
+import { ChatHeader, ContextChip, ViewQuestion } from "./messages";
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -23,28 +24,6 @@ interface PageState {
   draft: string;
   history: string[];
   scrollTop: number | null;
-}
-
-interface Header {
-  folder: string;
-  provider: string | null;
-  model: string | null;
-  conversation: string;
-  usage: string;
-  multiRoot: boolean;
-}
-
-interface Chip {
-  id: string;
-  label: string;
-  title: string;
-}
-
-interface Question {
-  id: number;
-  kind: "choice" | "text";
-  message: string;
-  options: string[];
 }
 
 const vscode = acquireVsCodeApi();
@@ -130,7 +109,7 @@ function setLabel(id: string, text: string, title: string): void {
   button.setAttribute("aria-label", title);
 }
 
-function showHeader(header: Header): void {
+function showHeader(header: ChatHeader): void {
   setLabel("folder", header.folder || "no folder", header.multiRoot ? `Folder ${header.folder}: choose another` : `Folder ${header.folder}`);
   element<HTMLButtonElement>("folder").disabled = !header.multiRoot;
   setLabel("provider", header.provider ?? "no provider", `Provider ${header.provider ?? "(none)"}: choose another`);
@@ -139,7 +118,7 @@ function showHeader(header: Header): void {
   element<HTMLElement>("usage").textContent = header.usage;
 }
 
-function showChips(chips: Chip[]): void {
+function showChips(chips: ContextChip[]): void {
   chipsBox.replaceChildren(
     ...chips.map((chip) => {
       const item = document.createElement("span");
@@ -168,7 +147,7 @@ function showBusy(running: boolean): void {
   sendButton.hidden = running;
 }
 
-function showQuestion(question: Question): void {
+function showQuestion(question: ViewQuestion): void {
   document.getElementById(`question-${question.id}`)?.remove();
   const box = document.createElement("div");
   box.className = "question";
@@ -403,10 +382,10 @@ window.addEventListener("message", (event: MessageEvent) => {
       showEntry(String(message.key), String(message.html));
       break;
     case "header":
-      showHeader(message.header as Header);
+      showHeader(message.header as ChatHeader);
       break;
     case "chips":
-      showChips(message.chips as Chip[]);
+      showChips(message.chips as ContextChip[]);
       break;
     case "busy":
       showBusy(message.busy === true);
@@ -415,7 +394,7 @@ window.addEventListener("message", (event: MessageEvent) => {
       showFiles(String(message.query), message.files as string[]);
       break;
     case "question":
-      showQuestion(message.question as Question);
+      showQuestion(message.question as ViewQuestion);
       break;
     case "answered":
       document.getElementById(`question-${message.id}`)?.remove();
