@@ -1,0 +1,165 @@
+"""Agent events -> ACP ``session/update`` notifications, sent in order.
+
+``Outbox`` sends one session's updates one after another; while the pipe is busy,
+adjacent text chunks of one kind wait as one (nothing is dropped or reordered).
+``TurnUpdates`` is the host's ProgressSink for one turn: ``saying`` and ``thinking``
+become message and thought chunks, ``doing`` a ``tool_call`` (a title a person reads,
+its kind, where it works, its arguments), and ``result`` the ``tool_call_update`` that
+finishes it, with what the front end recorded for it (diffs, command output, the error).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from acp import (
+    start_tool_call,
+    text_block,
+    tool_content,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_tool_call,
+)
+from acp.schema import ToolCallLocation, ToolKind
+
+from ..agent.toolbox import brief
+from ..host.frontend import ProgressSink
+
+log = logging.getLogger(__name__)
+Send = Callable[[Any], Awaitable[None]]
+TEXT_UPDATES = {"saying": update_agent_message_text, "thinking": update_agent_thought_text}
+
+
+class Outbox:
+    """One session's ``session/update``s, sent in order by one task."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.queue: deque[Any] = deque()  # an update, or [kind, [texts]] for merged chunks
+        self.pump: asyncio.Task[None] | None = None
+
+    def put(self, update: Any) -> None:
+        self.queue.append(update)
+        self._wake()
+
+    def put_text(self, kind: str, text: str) -> None:
+        last = self.queue[-1] if self.queue else None
+        if isinstance(last, list) and last[0] == kind:
+            last[1].append(text)  # joined when sent: no quadratic concatenation
+        else:
+            self.queue.append([kind, [text]])
+        self._wake()
+
+    def _wake(self) -> None:
+        if self.pump is None or self.pump.done():
+            self.pump = asyncio.ensure_future(self._drain())
+
+    async def _drain(self) -> None:
+        while self.queue:
+            item = self.queue.popleft()
+            update = TEXT_UPDATES[item[0]]("".join(item[1])) if isinstance(item, list) else item
+            try:
+                await self.send(update)
+            except ConnectionError:
+                self.queue.clear()  # the client is gone: nobody to tell
+                return
+            except Exception:
+                log.exception("could not send a session update")
+
+    async def sent(self) -> None:
+        """Wait until everything put so far has gone out."""
+        while self.pump is not None and not self.pump.done():
+            await asyncio.shield(self.pump)
+
+
+@dataclass
+class ToolCalls:
+    """A turn's tool calls as the front end sees them run: which one runs now, and what each
+    produced that the person should see (a diff, a command's output, its terminal)."""
+
+    current: str | None = None
+    content: dict[str, list[Any]] = field(default_factory=dict)
+
+    def add(self, item: Any) -> None:
+        if self.current is not None:
+            self.content.setdefault(self.current, []).append(item)
+
+
+KINDS: dict[str, ToolKind] = {
+    "read": "read", "write": "edit", "edit": "edit", "execute": "execute", "bash": "execute", "sh": "execute",
+    "exec": "execute", "list": "search", "grep": "search",
+}
+VERBS = {"read": "Read", "write": "Write", "edit": "Edit", "list": "List", "execute": "Run", "bash": "Run",
+         "sh": "Run", "exec": "Run"}
+
+
+def title_of(name: str, arguments: dict[str, Any]) -> str:
+    """``Read src/app.py``, ``Run pytest -q``, ``Search "todo" in src``: a call as a person reads it."""
+    if name == "grep" and isinstance(arguments.get("pattern"), str):
+        where = arguments.get("path") if isinstance(arguments.get("path"), str) else "."
+        return f"Search {arguments['pattern']!r} in {where}"
+    verb = VERBS.get(name)
+    if verb is None:
+        return brief(name, arguments)
+    main = arguments.get("command" if KINDS[name] == "execute" else "path")
+    return f"{verb} {main if isinstance(main, str) else '.' if name == 'list' else ''}".rstrip()
+
+
+def locations_of(name: str, arguments: dict[str, Any], root: Path) -> list[ToolCallLocation] | None:
+    path = arguments.get("path")
+    if KINDS.get(name) in ("read", "edit", "search") and isinstance(path, str) and path and "\0" not in path:
+        return [ToolCallLocation(path=str(root / path))]
+    return None
+
+
+def context_line(event: dict[str, Any]) -> str:
+    """What the history left out to fit the budget, as one line."""
+    parts = [f"{event.get('leftOut', 0)} earlier turns left out"] if event.get("leftOut") else []
+    if event.get("shortened"):
+        parts.append(f"{event['shortened']} tool results shortened")
+    return f"{' and '.join(parts) or 'the history was trimmed'} to fit {event.get('budget', 0):,} tokens\n"
+
+
+class TurnUpdates(ProgressSink):
+    def __init__(self, outbox: Outbox, calls: ToolCalls, root: Path) -> None:
+        self.outbox, self.calls, self.root = outbox, calls, root
+        self.ended: str | None = None
+
+    def add(self, event: dict[str, Any]) -> None:
+        if self.ended is not None:
+            return
+        kind = event["type"]
+        if kind in TEXT_UPDATES:
+            self.outbox.put_text(kind, event["text"])
+        elif kind == "doing":
+            name, arguments = event["name"], event["arguments"]
+            self.outbox.put(start_tool_call(
+                event["id"], title_of(name, arguments), kind=KINDS.get(name, "other"), status="pending",
+                locations=locations_of(name, arguments, self.root), raw_input=arguments,
+            ))
+        elif kind == "result":
+            self.calls.current = None
+            content = self.calls.content.pop(event["id"], [])
+            if not event["ok"]:
+                content.append(tool_content(text_block(event["error"])))
+            self.outbox.put(update_tool_call(
+                event["id"], status="completed" if event["ok"] else "failed", content=content or None,
+                raw_output={k: event[k] for k in ("ok", "summary", "error") if k in event},
+            ))
+        elif kind == "context":
+            self.outbox.put_text("thinking", context_line(event))
+        elif kind == "compacted":
+            self.outbox.put_text("thinking", f"{event['turns']} turns compacted into a summary\n")
+
+    def started(self, call_id: str) -> None:
+        """The call runs now: it was pending (streamed, or waiting for permission) until here."""
+        self.calls.current = call_id
+        self.outbox.put(update_tool_call(call_id, status="in_progress"))
+
+    def end(self, message: str) -> None:
+        self.ended = message
