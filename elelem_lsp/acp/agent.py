@@ -289,7 +289,6 @@ class ElelemAgent:
             )
             for name, (description, hint) in COMMANDS.items()
         ]))
-        session.frontend.announced = True
         await session.host.prepare()  # the provider is ready before the first prompt
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
@@ -298,6 +297,7 @@ class ElelemAgent:
         if not text.strip():
             raise invalid("prompt", "is empty")
         command = slash_command(text)
+        session.frontend.prompted = True
         if command is None:
             return PromptResponse(stop_reason=await session.turn(text))
         try:

@@ -48,8 +48,9 @@ class AcpFrontend(Frontend):
         self.calls = ToolCalls()
         self.turn: TurnUpdates | None = None
         self.notices: list[str] = []
-        self.announced = False  # the client knows this session: it can be asked questions about it
+        self.prompted = False  # a prompt of this session is running: the person can be asked about it
         self.plugins_load: bool | None = None
+        self.trust_question: asyncio.Future[bool] | None = None
         self.edits_allowed = False  # "allow always" to a confirmEdits question, for this session
         self.settings_problem: str | None = None
         self.cleanup: set[asyncio.Task[Any]] = set()
@@ -103,8 +104,14 @@ class AcpFrontend(Frontend):
         if store.trusts(plugins):
             self.plugins_load = True
             return True
-        if not self.announced:
-            return False  # asked at the first prompt, once the client knows the session
+        if not self.prompted:
+            return False  # asked during the first prompt, where a client expects questions
+        if self.trust_question is None:  # one question, however many wait for its answer
+            self.trust_question = asyncio.ensure_future(self._ask_trust(plugins, store))
+        self.plugins_load = await asyncio.shield(self.trust_question)
+        return self.plugins_load
+
+    async def _ask_trust(self, plugins: PluginSet, store: TrustStore) -> bool:
         where = self.root / PLUGIN_FOLDER
         try:
             answer = await self.ask(
@@ -118,8 +125,7 @@ class AcpFrontend(Frontend):
             answer = None
         if answer == LOAD_ALWAYS:
             store.remember(plugins)
-        self.plugins_load = answer in (LOAD_ONCE, LOAD_ALWAYS)
-        return self.plugins_load
+        return answer in (LOAD_ONCE, LOAD_ALWAYS)
 
     # -- messages and turns ---------------------------------------------------------
     def show_message(self, level: Level, text: str) -> None:
