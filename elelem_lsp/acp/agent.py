@@ -50,13 +50,15 @@ from ..agent.workspace import WorkspaceError
 from ..host.frontend import BadRequest, Refused
 from ..host.host import Host
 from .frontend import AcpFrontend
+from .updates import replayed
 
 log = logging.getLogger(__name__)
 DEFAULT_MODEL = "default"
 COMMANDS = {
     "provider": ("Show the providers, or switch: /provider NAME [MODEL]", "NAME [MODEL]"),
     "model": ("Switch the model of the current provider: /model NAME", "NAME"),
-    "reset": ("Start a new conversation", None),
+    "reset": ("Start a new conversation (this one stays stored)", None),
+    "compact": ("Replace the older turns with a summary, to fit more in the context", None),
     "tools": ("List the tools the agent can use", None),
 }
 
@@ -69,8 +71,8 @@ def invalid(field: str, message: str) -> RequestError:
 class AcpSession:
     """One ACP session: its id, the host of its folder, and the front end that answers it."""
 
-    def __init__(self, session_id: str, root: Path, frontend: AcpFrontend) -> None:
-        self.id, self.root, self.frontend = session_id, root, frontend
+    def __init__(self, root: Path, frontend: AcpFrontend) -> None:
+        self.id, self.root, self.frontend = "", root, frontend
         self.host = Host(frontend)
         self.host.sync_folders({root.as_uri(): root})
         self.folder = next(iter(self.host.folders.values()))
@@ -175,8 +177,14 @@ class AcpSession:
             await self.options_changed()
             return f"model: {argument}"
         if name == "reset":
-            self.host.reset(self.folder)
+            await self.host.new_conversation(self.folder)
             return "a new conversation starts here"
+        if name == "compact":
+            report = await self.host.compact(self.folder)
+            if not report["turns"]:
+                return "nothing to compact yet"
+            return (f"{report['turns']} turns compacted into a summary "
+                    f"({report['tokensBefore']:,} -> {report['tokensAfter']:,} tokens)")
         names = [tool["name"] for tool in self.host.tools()["tools"]]
         return "tools: " + ", ".join(names)
 
@@ -255,17 +263,24 @@ class ElelemAgent:
             raise invalid("cwd", f"{cwd} is not a folder")
         return root.resolve()
 
-    def _open(self, session_id: str, cwd: str, mcp_servers: list[Any] | None) -> AcpSession:
+    def _open(self, cwd: str, mcp_servers: list[Any] | None) -> AcpSession:
         root = self._root(cwd)
         if mcp_servers:
             log.info("MCP servers from the client are not attached yet: %s", ", ".join(s.name for s in mcp_servers))
-        frontend = AcpFrontend(self.conn, session_id, root, self.capabilities, self.client, trust=self.trust)
-        session = AcpSession(session_id, root, frontend)
+        frontend = AcpFrontend(self.conn, "", root, self.capabilities, self.client, trust=self.trust)
+        return AcpSession(root, frontend)
+
+    def _register(self, session: AcpSession, session_id: str) -> None:
+        session.id = session.frontend.session_id = session_id
         self.sessions[session_id] = session
-        return session
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> NewSessionResponse:
-        session = self._open(uuid.uuid4().hex, cwd, mcp_servers)
+        """A session on the folder's current conversation; a new one when that is open here already."""
+        session = self._open(cwd, mcp_servers)
+        conversation = (await session.host.transcript(session.folder))["id"]
+        if conversation in self.sessions:
+            conversation = (await session.host.new_conversation(session.folder))["id"]
+        self._register(session, conversation)
         options = await session.config_options()
         self._after_answer(self._announce(session))
         return NewSessionResponse(session_id=session.id, config_options=options)
@@ -273,7 +288,23 @@ class ElelemAgent:
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> LoadSessionResponse:
-        raise invalid("sessionId", f"unknown session {session_id!r}: no stored conversation has that id")
+        """The stored conversation ``session_id``, replayed as updates before the answer."""
+        live = self.sessions.get(session_id)
+        if live is not None and live.folder.turn is not None and not live.folder.turn.done():
+            raise RequestError(-32600, f"session {session_id!r} is running a turn; cancel it first")
+        session = self._open(cwd, mcp_servers)
+        try:
+            transcript = await session.host.resume(session.folder, session_id)
+        except BadRequest:
+            raise invalid("sessionId", f"unknown session {session_id!r}: no stored conversation has that id "
+                                       f"in {session.root}") from None
+        self._register(session, session_id)
+        for update in replayed(transcript, session.root):
+            session.frontend.outbox.put(update)
+        await session.frontend.outbox.sent()
+        options = await session.config_options()
+        self._after_answer(self._announce(session))
+        return LoadSessionResponse(config_options=options)
 
     def _after_answer(self, coroutine: Any) -> None:
         """Run ``coroutine`` once the answer being prepared is on its way (the client then knows the session)."""

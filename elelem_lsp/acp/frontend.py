@@ -44,7 +44,7 @@ class AcpFrontend(Frontend):
     ) -> None:
         self.conn, self.session_id, self.root = conn, session_id, root.resolve()
         self.capabilities, self.client, self.trust_flag = capabilities, client, trust
-        self.outbox = Outbox(lambda update: conn.session_update(session_id=session_id, update=update))
+        self.outbox = Outbox(lambda update: conn.session_update(session_id=self.session_id, update=update))
         self.calls = ToolCalls()
         self.turn: TurnUpdates | None = None
         self.notices: list[str] = []

@@ -24,6 +24,7 @@ from acp import (
     update_agent_message_text,
     update_agent_thought_text,
     update_tool_call,
+    update_user_message_text,
 )
 from acp.schema import ToolCallLocation, ToolKind
 
@@ -117,6 +118,44 @@ def locations_of(name: str, arguments: dict[str, Any], root: Path) -> list[ToolC
     return None
 
 
+def tool_call_of(call_id: str, name: str, arguments: dict[str, Any], root: Path, status: Any) -> Any:
+    """The ``tool_call`` that announces a call: a title a person reads, its kind, where it works."""
+    return start_tool_call(
+        call_id, title_of(name, arguments), kind=KINDS.get(name, "other"), status=status,
+        locations=locations_of(name, arguments, root), raw_input=arguments,
+    )
+
+
+def outcome_of(call_id: str, ok: bool, error: str | None, content: list[Any], raw_output: dict[str, Any]) -> Any:
+    """The ``tool_call_update`` that finishes a call; a failure shows its error."""
+    if not ok and error:
+        content = [*content, tool_content(text_block(error))]
+    return update_tool_call(
+        call_id, status="completed" if ok else "failed", content=content or None, raw_output=raw_output
+    )
+
+
+def replayed(transcript: dict[str, Any], root: Path) -> list[Any]:
+    """A stored conversation as the updates that would have shown it: each prompt, its tool
+    calls with their final status, its reply; a compaction as one thought line."""
+    updates: list[Any] = []
+    for entry in transcript["entries"]:
+        if entry["kind"] == "compaction":
+            updates.append(update_agent_thought_text(f"{entry['turns']} turns compacted into a summary\n"))
+            continue
+        updates.append(update_user_message_text(entry["prompt"]))
+        for call in entry.get("tools", []):
+            arguments = call["arguments"] if isinstance(call.get("arguments"), dict) else {}
+            updates.append(tool_call_of(call["id"], call["name"], arguments, root, "pending"))
+            raw = {"ok": call["ok"], **({"summary": call["summary"]} if call.get("summary") else {}),
+                   **({"error": call["error"]} if call.get("error") else {})}
+            updates.append(outcome_of(call["id"], call["ok"], call.get("error"), [], raw))
+        reply = entry.get("reply") or ("(cancelled)" if entry.get("cancelled") else "")
+        if reply:
+            updates.append(update_agent_message_text(reply))
+    return updates
+
+
 def context_line(event: dict[str, Any]) -> str:
     """What the history left out to fit the budget, as one line."""
     parts = [f"{event.get('leftOut', 0)} earlier turns left out"] if event.get("leftOut") else []
@@ -137,20 +176,12 @@ class TurnUpdates(ProgressSink):
         if kind in TEXT_UPDATES:
             self.outbox.put_text(kind, event["text"])
         elif kind == "doing":
-            name, arguments = event["name"], event["arguments"]
-            self.outbox.put(start_tool_call(
-                event["id"], title_of(name, arguments), kind=KINDS.get(name, "other"), status="pending",
-                locations=locations_of(name, arguments, self.root), raw_input=arguments,
-            ))
+            self.outbox.put(tool_call_of(event["id"], event["name"], event["arguments"], self.root, "pending"))
         elif kind == "result":
             self.calls.current = None
             content = self.calls.content.pop(event["id"], [])
-            if not event["ok"]:
-                content.append(tool_content(text_block(event["error"])))
-            self.outbox.put(update_tool_call(
-                event["id"], status="completed" if event["ok"] else "failed", content=content or None,
-                raw_output={k: event[k] for k in ("ok", "summary", "error") if k in event},
-            ))
+            raw = {k: event[k] for k in ("ok", "summary", "error") if k in event}
+            self.outbox.put(outcome_of(event["id"], event["ok"], event.get("error"), content, raw))
         elif kind == "context":
             self.outbox.put_text("thinking", context_line(event))
         elif kind == "compacted":

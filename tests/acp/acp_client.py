@@ -165,6 +165,12 @@ class RunningAgent:
         """A request as written, past the package's typed helpers (for malformed params)."""
         return await self.conn._conn.send_request(method, params)
 
+    async def stop(self) -> int:
+        """Close the agent's stdin, as a client that quits does, and wait for it to exit."""
+        assert self.process.stdin is not None
+        self.process.stdin.write_eof()
+        return await asyncio.wait_for(self.process.wait(), 10)
+
     def log(self) -> str:
         return self.stderr.read_text(errors="replace")
 
