@@ -11,6 +11,7 @@ finishes it, with what the front end recorded for it (diffs, command output, the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from dataclasses import dataclass, field
@@ -34,18 +35,29 @@ from ..host.frontend import ProgressSink
 log = logging.getLogger(__name__)
 Send = Callable[[Any], Awaitable[None]]
 TEXT_UPDATES = {"saying": update_agent_message_text, "thinking": update_agent_thought_text}
+INTERVAL = 0.05  # seconds text may wait to be sent with the text after it, as the LSP face's $/progress
 
 
 class Outbox:
-    """One session's ``session/update``s, sent in order by one task."""
+    """One session's ``session/update``s, sent in order by one task.
 
-    def __init__(self, send: Send) -> None:
+    Text is coalesced as the LSP face's ``$/progress`` is: the first chunk after a quiet spell
+    goes at once, the ones after it wait up to ``interval`` as one chunk; anything else (a tool
+    call, the end of the turn) sends what waits at once. Every update is its own notification
+    to build, serialise and parse, so a chunk per token would cost the client more than the text.
+    """
+
+    def __init__(self, send: Send, *, interval: float = INTERVAL) -> None:
         self.send = send
+        self.interval = interval
         self.queue: deque[Any] = deque()  # an update, or [kind, [texts]] for merged chunks
         self.pump: asyncio.Task[None] | None = None
+        self.urgent = asyncio.Event()
+        self.last_text = float("-inf")
 
     def put(self, update: Any) -> None:
         self.queue.append(update)
+        self.urgent.set()
         self._wake()
 
     def put_text(self, kind: str, text: str) -> None:
@@ -61,8 +73,19 @@ class Outbox:
             self.pump = asyncio.ensure_future(self._drain())
 
     async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
         while self.queue:
+            text = isinstance(self.queue[0], list)
+            if text and len(self.queue) == 1:  # only text waits: more may join it for a while
+                wait = self.last_text + self.interval - loop.time()
+                if wait > 0 and not self.urgent.is_set():
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(self.urgent.wait(), wait)
+            if text:
+                self.last_text = loop.time()
             item = self.queue.popleft()
+            if not self.queue:
+                self.urgent.clear()
             update = TEXT_UPDATES[item[0]]("".join(item[1])) if isinstance(item, list) else item
             try:
                 await self.send(update)
@@ -73,7 +96,8 @@ class Outbox:
                 log.exception("could not send a session update")
 
     async def sent(self) -> None:
-        """Wait until everything put so far has gone out."""
+        """Send what waits, now, and return once everything put so far has gone out."""
+        self.urgent.set()
         while self.pump is not None and not self.pump.done():
             await asyncio.shield(self.pump)
 
