@@ -131,6 +131,7 @@ class Host:
         except Busy as error:
             progress.end(f"Error: {error}")
             raise Refused(str(error)) from None
+        session.cancelled_turn = None  # set by the session's turn once it began and was cancelled
         self.turns_by_request[request] = folder
         if progress.token is not None:
             self.turns_by_token[progress.token] = folder
@@ -140,6 +141,7 @@ class Host:
             for table in (self.turns_by_request, self.turns_by_token):
                 for key in [k for k, f in table.items() if f is folder]:
                     del table[key]
+        began = not task.cancelled() or session.cancelled_turn is not None
         if task.cancelled():
             result = session.cancelled_turn or TurnResult("", 0)
             result.cancelled = True
@@ -148,14 +150,14 @@ class Host:
             result = task.result()
             progress.end(result.reply if result.error else "done")
         answer = turn_result(choice, result)
-        self._store_entry(folder, turn_entry(prompt, answer, started, tools.calls))
+        if began:  # a turn cancelled before it began left nothing in the history: nothing to store
+            self._store_entry(folder, turn_entry(prompt, answer, started, tools.calls))
         return answer
 
     async def _compacting_turn(
         self, folder: Folder, session: Session, prompt: str, add: Callable[[dict[str, Any]], None]
     ) -> TurnResult:
         """The turn, after compacting the older turns when they would not fit and the folder asks to."""
-        session.cancelled_turn = None
         self._set_budget(folder, session)
         if folder.settings.compaction == "summarize":
             messages = [*await session.messages(), {"role": "user", "content": prompt}]
