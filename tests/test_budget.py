@@ -10,6 +10,7 @@ import pytest
 
 from elelem_lsp.agent.budget import (
     CHARS_PER_TOKEN,
+    DEFAULT_CONTEXT_TOKENS,
     estimate_tokens,
     fit,
     split_turns,
@@ -18,6 +19,7 @@ from elelem_lsp.agent.budget import (
 from elelem_lsp.agent.messages import assistant, system, tool_result, user
 from elelem_lsp.agent.session import Session, exchange
 from elelem_lsp.agent.workspace import Workspace
+from elelem_lsp.providers.windows import model_window
 
 
 class Recording:
@@ -49,7 +51,7 @@ def sent_tokens(messages, tools) -> int:
 async def test_a_300_turn_conversation_never_sends_more_than_the_budget_and_drops_the_oldest(ws):
     provider = Recording()
     session = Session(provider, ws)
-    session.context_tokens = 8000
+    session.context_setting = 8000
     events = []
     for n in range(300):
         await session.turn(f"prompt {n} " + "p" * 600, events.append)
@@ -85,7 +87,7 @@ async def test_a_large_tool_result_is_cut_with_a_marker_and_the_model_told(ws, t
     (tmp_path / "big.txt").write_text("line of text\n" * 4000)  # 52,000 characters
     provider = Recording(reads={1: "big.txt"})
     session = Session(provider, ws)
-    session.context_tokens = 8000
+    session.context_setting = 8000
     events = []
     await session.turn("read the big file", events.append)
     messages, tools = provider.sent[-1]
@@ -93,7 +95,9 @@ async def test_a_large_tool_result_is_cut_with_a_marker_and_the_model_told(ws, t
     assert result["role"] == "tool"
     assert estimate_tokens(result["content"]) <= 8000 // 4
     assert "characters cut to fit the context window]" in result["content"]
-    assert result["content"].startswith('{"content":"line of text\\nline of text')  # the start is kept
+    answer = json.loads(result["content"])  # still the tool's JSON: the file's text is what was cut
+    assert answer["ok"] is True and answer["content"].startswith("line of text\nline of text")
+    assert answer["content"].endswith(" of 52,000 characters cut to fit the context window]")
     [context] = [e for e in events if e["type"] == "context"]
     assert (context["leftOut"], context["shortened"]) == (0, 1)
     assert sent_tokens(messages, tools) <= 8000
@@ -102,7 +106,7 @@ async def test_a_large_tool_result_is_cut_with_a_marker_and_the_model_told(ws, t
 async def test_the_current_turn_stays_even_when_it_alone_is_over(ws):
     provider = Recording()
     session = Session(provider, ws)
-    session.context_tokens = 2000
+    session.context_setting = 2000
     await session.turn("small one")
     await session.turn("huge " + "h" * 20000)
     last, _ = provider.sent[-1]
@@ -116,7 +120,7 @@ async def test_the_providers_tokenizer_is_used_when_it_has_one(ws):
 
     provider = Counting()
     session = Session(provider, ws)
-    session.context_tokens = 3000
+    session.context_setting = 3000
     for n in range(20):
         await session.turn(f"prompt {n} " + "p " * 100)
     # by the estimate (3 characters a token) 20 turns are far over; by words they fit
@@ -138,6 +142,45 @@ def test_fit_leaves_out_whole_turns_oldest_first():
     assert [len(turn) for turn in split_turns(history)] == [2, 1, 2]
 
 
+def test_a_result_that_is_not_json_is_cut_as_text_and_a_small_one_is_left_alone():
+    plain = tool_result("1", "x" * 9000)
+    cut = fit([], [], [plain], 4000, estimate_tokens).messages[0]["content"]
+    assert cut.startswith("xxx") and cut.endswith("of 9,000 characters cut to fit the context window]")
+    assert estimate_tokens(cut) <= 1000
+    many_fields = tool_result("2", json.dumps({f"k{n}": "v" * 40 for n in range(200)}))  # no one text is the bulk
+    cut = fit([], [], [many_fields], 4000, estimate_tokens).messages[0]["content"]
+    assert estimate_tokens(cut) <= 1000 and cut.endswith("characters cut to fit the context window]")
+    small = tool_result("3", "y" * 100)
+    assert fit([], [], [small], 4000, estimate_tokens).messages == [small]
+
+
 def test_the_estimate_is_characters_over_the_measured_ratio():
     assert estimate_tokens("") == 0
     assert estimate_tokens("x" * 300) == round(300 / CHARS_PER_TOKEN)
+
+
+def test_the_budget_is_the_setting_else_the_provider_else_the_models_window_else_32000(ws):
+    class Plain(Recording):
+        pass
+
+    class Windowed(Recording):
+        context_tokens = 2048
+
+    session = Session(Plain(), ws)
+    assert session.context_tokens == DEFAULT_CONTEXT_TOKENS == 32000
+    session.model_window = 128_000
+    assert session.context_tokens == 128_000
+    session.provider = Windowed()
+    assert session.context_tokens == 2048
+    session.context_setting = 5000
+    assert session.context_tokens == 5000
+
+
+@pytest.mark.parametrize("model, window", [
+    ("gpt-4o", 128_000), ("gpt-4o-mini-2024-07-18", 128_000), ("gpt-4.1", 1_047_576), ("gpt-4", 8_192),
+    ("claude-sonnet-4-5", 200_000), ("claude-sonnet-4-5@20250929", 200_000), ("anthropic/claude-3.5-sonnet", 200_000),
+    ("gemini-2.5-flash", 1_048_576), ("llama3.2:3b", 8_192), ("meta-llama/Llama-3.3-70B-Instruct-Turbo", 8_192),
+    ("gpt-oss:latest", 131_072), ("my-finetune", None), ("", None), (None, None), ("xclaude", None),
+])
+def test_known_model_windows(model, window):
+    assert model_window(model) == window

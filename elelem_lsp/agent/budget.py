@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .messages import Message
+from .toolbox import encode
 
 Counter = Callable[[str], int]
 DEFAULT_CONTEXT_TOKENS = 32_000
@@ -23,6 +24,7 @@ DEFAULT_CONTEXT_TOKENS = 32_000
 CHARS_PER_TOKEN = 3.0
 MESSAGE_OVERHEAD = 4  # the role and separators a chat template adds to each message
 LARGEST_SHARE = 4  # a single tool result may take at most 1/LARGEST_SHARE of the budget
+MAX_CUTS = 5  # tries at cutting a result to size, each in proportion to what is still over
 
 
 def estimate_tokens(text: str) -> int:
@@ -66,18 +68,47 @@ class Fitted:
 
 
 def shorten(message: Message, limit: int, count: Counter) -> Message | None:
-    """A tool result cut to about ``limit`` tokens with a marker, or None when it fits."""
+    """A tool result cut to about ``limit`` tokens with a marker, or None when it fits.
+
+    A result is the JSON of the tool's answer: its longest text (a file's content, a command's
+    output) is what is cut, so the result stays JSON a provider or plugin can parse; a result
+    that is not, or whose other fields alone are over, is cut as plain text."""
     content = message.get("content") or ""
-    if message["role"] != "tool":
+    if message["role"] != "tool" or count(content) <= limit:
         return None
-    tokens = count(content)
-    if tokens <= limit:
-        return None
-    keep = int(len(content) * limit / tokens * 0.9)  # room for the marker
-    marker = f"\n[… {len(content) - keep:,} of {len(content):,} characters cut to fit the context window]"
-    if keep + len(marker) >= len(content):
+    try:
+        value = json.loads(content)
+    except ValueError:
+        value = None
+    field = longest_text(value)
+    cut = None
+    if field is not None:
+        cut = cut_to_fit(value[field], lambda text: encode({**value, field: text}), limit, count)
+    if cut is None:
+        cut = cut_to_fit(content, lambda text: text, limit, count)
+    if cut is None or len(cut) >= len(content):
         return None  # so small a result would only grow by its marker
-    return {**message, "content": content[:keep] + marker}
+    return {**message, "content": cut}
+
+
+def cut_to_fit(text: str, render: Callable[[str], str], limit: int, count: Counter) -> str | None:
+    """``render`` of the start of ``text`` and a marker, within ``limit`` tokens; None if no cut fits."""
+    keep, rendered = len(text), render(text)
+    for _ in range(MAX_CUTS):  # in proportion to what is over, until the count agrees
+        keep = int(keep * limit / max(count(rendered), 1) * 0.9)
+        marker = f"\n[… {len(text) - keep:,} of {len(text):,} characters cut to fit the context window]"
+        rendered = render(text[:keep] + marker)
+        if count(rendered) <= limit:
+            return rendered
+    return None
+
+
+def longest_text(value: Any) -> str | None:
+    """The key of the longest string in a JSON object, None when there is none."""
+    if not isinstance(value, dict):
+        return None
+    texts = [key for key, item in value.items() if isinstance(item, str)]
+    return max(texts, key=lambda key: len(value[key]), default=None)
 
 
 def fit(

@@ -145,6 +145,9 @@ const SERVER_SETTING_KEYS = [
   "maxSteps",
   "temperature",
   "maxTokens",
+  "history",
+  "contextTokens",
+  "compaction",
 ] as const;
 
 /**
