@@ -167,7 +167,7 @@ class AcpFrontend(Frontend):
         return ids.get(outcome.option_id) if outcome.outcome == "selected" else None
 
     async def ask_permission(self, question: str, options: list[str]) -> str | None:
-        return await self.ask(question, options, KIND_OF_ANSWER, self.calls.current or f"elelem-question-{id(question)}")
+        return await self.ask(question, options, KIND_OF_ANSWER, self.calls.current or "elelem-question")
 
     async def ask_text(self, prompt: str) -> str:
         raise Unanswered("an ACP client cannot be asked for a line of text, so the human provider cannot be used here")
