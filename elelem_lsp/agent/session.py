@@ -109,12 +109,12 @@ class Session:
     async def turn(self, prompt: str, observer: Observer = lambda event: None) -> TurnResult:
         """Run one turn. Cancelling the task keeps the prompt and the reply so far."""
         messages = [*await self.messages(), user(prompt)]
-        tools = self.toolbox.definitions()
         fetched = Fetched()
         steps = 0
         token = current_workspace.set(self.workspace)
         self.cancelled_turn = None
         try:
+            tools = await self.toolbox.offered()  # may start the servers of outside tools
             while True:
                 if steps == self.max_steps:
                     raise ProviderError(

@@ -22,6 +22,7 @@ from ..agent.toolbox import Toolbox
 from ..providers import build_declared, implementation
 from ..providers import register as register_builtins
 from .frontend import Frontend
+from .mcp import McpServers
 from .settings import DeclaredProvider, Settings, provider_from_environment
 from .workspace import FrontendWorkspace
 
@@ -55,10 +56,12 @@ class Folder:
     turn: asyncio.Task[Any] | None = None
     config: Config = field(init=False)
     workspace: FrontendWorkspace = field(init=False)
+    mcp: McpServers = field(init=False)
 
     def __post_init__(self) -> None:
         self.config = self._new_config()
         self.workspace = FrontendWorkspace(self.frontend, self.root, lambda: self.settings)
+        self.mcp = McpServers(self.frontend, self.root, lambda: self.settings)
 
     def _new_config(self) -> Config:
         return Config(
@@ -111,7 +114,8 @@ class Folder:
         options = self._options(choice)
         provider = self.config.build(choice.name, **options)
         if self.session is None:
-            self.session = Session(provider, self.workspace, toolbox=self.toolbox, max_steps=self.settings.max_steps)
+            toolbox = self.toolbox.with_sources(self.mcp)
+            self.session = Session(provider, self.workspace, toolbox=toolbox, max_steps=self.settings.max_steps)
         self.session.provider = provider
         self.built = (choice.name, sorted(options.items()))
         return provider
@@ -158,6 +162,11 @@ class Folder:
             self.turn.cancel()
             return True
         return False
+
+    def close(self) -> None:
+        """The folder left: its turn is cancelled and its MCP servers stopped."""
+        self.cancel()
+        self.mcp.stop_soon()
 
     def reset(self) -> None:
         if self.session is not None:

@@ -15,12 +15,14 @@ import logging
 from pathlib import Path
 from typing import Any, Callable
 
+from pydantic import ValidationError
+
 from ..agent.messages import ProviderError
 from ..agent.session import TurnResult
-from ..agent.toolbox import Toolbox
+from ..agent.toolbox import Toolbox, describe
 from .folders import Busy, Choice, Folder
 from .frontend import BadRequest, Frontend, Refused
-from .settings import parse_settings, within_trust
+from .settings import Settings, parse_settings, within_trust
 from .transcript import TurnRecord, preview, write_transcript
 
 log = logging.getLogger(__name__)
@@ -44,7 +46,7 @@ class Host:
             if uri not in self.folders:
                 self.folders[uri] = Folder(root.resolve(), uri, self.frontend, self.toolbox)
         for uri in set(self.folders) - set(roots):
-            self.folders.pop(uri).cancel()
+            self.folders.pop(uri).close()
 
     def folder_for(self, path: Path | None, named: str = "") -> Folder:
         """The innermost folder containing ``path``; the first folder for None."""
@@ -196,13 +198,44 @@ class Host:
         return {"messages": await folder.session.messages() if folder.session else []}
 
     def tools(self) -> dict[str, Any]:
-        return {"tools": [d["function"] for d in self.toolbox.definitions()]}
+        """The built-in tools, then each running MCP server's (with its ``server``)."""
+        listed = [d["function"] for d in self.toolbox.definitions()]
+        seen = {tool["name"] for tool in listed}
+        for folder in self.folders.values():
+            for connection in folder.mcp.connections.values():
+                for definition in connection.definitions() if connection.state == "ready" else []:
+                    if definition["function"]["name"] not in seen:
+                        seen.add(definition["function"]["name"])
+                        listed.append({**definition["function"], "server": connection.name})
+        return {"tools": listed}
 
     def reload(self) -> dict[str, Any]:
+        """Load plugin files again and restart the MCP servers (each when a turn next needs it)."""
         failures: list[str] = []
         for folder in self.folders.values():
             failures += folder.reload()
+            folder.mcp.stop_soon()
         return {"pluginErrors": failures}
+
+    # -- MCP servers -------------------------------------------------------------
+    async def mcp(self, folder: Folder) -> dict[str, Any]:
+        """Each MCP server of the folder: stopped (not needed yet), starting, ready with its tools, or failed and why."""
+        await self.refresh_settings(folder)
+        return {"servers": folder.mcp.status()}
+
+    def attach_mcp_servers(self, folder: Folder, servers: dict[str, Any]) -> None:
+        """Servers a front end got from its protocol, in the ``mcpServers`` settings' shape."""
+        try:
+            configs = Settings.model_validate({"mcpServers": servers}).mcp_servers
+        except ValidationError as error:
+            raise BadRequest(f"mcpServers: {describe(error)}") from None
+        folder.mcp.attach(configs)
+
+    async def shutdown(self) -> None:
+        """The front end is going away: stop every folder's MCP servers and wait for them."""
+        for folder in list(self.folders.values()):
+            folder.cancel()
+        await asyncio.gather(*(folder.mcp.stop() for folder in self.folders.values()))
 
 
 def turn_result(choice: Choice, result: TurnResult) -> dict[str, Any]:

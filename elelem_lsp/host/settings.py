@@ -7,9 +7,9 @@ reported by name, with the value used instead.
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 
 class DeclaredProvider(BaseModel):
@@ -26,6 +26,35 @@ class DeclaredProvider(BaseModel):
     max_tokens: int | None = Field(default=None, alias="maxTokens", gt=0)
 
 
+SERVER_NAME = r"^[A-Za-z0-9_-]+$"
+
+
+class StdioServer(BaseModel):
+    """An MCP server run as a process, spoken to over its stdin and stdout."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    command: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    start_timeout: float = Field(default=30, alias="startTimeout", gt=0, le=600)
+    call_timeout: float = Field(default=120, alias="callTimeout", gt=0, le=3600)
+
+
+class HttpServer(BaseModel):
+    """An MCP server reached over streamable HTTP."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    url: str = Field(pattern=r"^https?://")
+    headers: dict[str, str] = Field(default_factory=dict)
+    start_timeout: float = Field(default=30, alias="startTimeout", gt=0, le=600)
+    call_timeout: float = Field(default=120, alias="callTimeout", gt=0, le=3600)
+
+
+McpServerConfig = StdioServer | HttpServer
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="ignore")
 
@@ -40,6 +69,11 @@ class Settings(BaseModel):
     max_steps: int = Field(default=50, alias="maxSteps", ge=1, le=1000)
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, alias="maxTokens", gt=0)
+    mcp_servers: dict[Annotated[str, StringConstraints(pattern=SERVER_NAME)], McpServerConfig] = Field(
+        default_factory=dict, alias="mcpServers"
+    )
+    allow_mcp_tools: list[str] = Field(default_factory=list, alias="allowMcpTools")
+    mcp: Literal["ask", "allow", "deny"] = "ask"
 
     def provider_options(self) -> dict[str, Any]:
         return {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens}
@@ -71,22 +105,31 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
     Settings can come from files in the project, so in a folder the editor does not trust
     nothing in them may loosen anything: no workspace plugins, commands asked about at
     least (``allow`` becomes ``ask``, ``allowCommands`` is ignored), and no declared
-    providers (one could send the key its ``apiKeyEnv`` names to any endpoint). ``provider``
+    providers (one could send the key its ``apiKeyEnv`` names to any endpoint), no MCP servers
+    (each is a command to run or an address to send headers to) and MCP tools asked about at
+    least, as commands are. ``provider``
     stays: without those it can only name a built-in, a user plugin or an installed package.
     """
     if settings.trusted:
         return settings, []
     ignored = [key for key, value in (("workspacePlugins", settings.workspace_plugins),
                                       ("allowCommands", settings.allow_commands),
-                                      ("providers", settings.providers)) if value]
+                                      ("providers", settings.providers),
+                                      ("mcpServers", settings.mcp_servers),
+                                      ("allowMcpTools", settings.allow_mcp_tools)) if value]
     if settings.execute == "allow":
         ignored.insert(0, "execute 'allow' (using 'ask')")
+    if settings.mcp == "allow":
+        ignored.append("mcp 'allow' (using 'ask')")
     limited = settings.model_copy(
         update={
             "workspace_plugins": False,
             "execute": "ask" if settings.execute == "allow" else settings.execute,
             "allow_commands": [],
             "providers": [],
+            "mcp_servers": {},
+            "allow_mcp_tools": [],
+            "mcp": "ask" if settings.mcp == "allow" else settings.mcp,
         }
     )
     return limited, ignored
