@@ -114,7 +114,8 @@ class Connection:
             from mcp import StdioServerParameters
             from mcp.client.stdio import stdio_client
 
-            self.stderr = stack.enter_context(tempfile.TemporaryFile())
+            self.close_stderr()
+            self.stderr = tempfile.TemporaryFile()  # kept after the process ends, for its tail
             parameters = StdioServerParameters(
                 command=self.config.command, args=self.config.args, env=self.config.env or None, cwd=self.root
             )
@@ -122,7 +123,7 @@ class Connection:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        self.stderr = None
+        self.close_stderr()
         http = await stack.enter_async_context(
             httpx2.AsyncClient(headers=self.config.headers, timeout=httpx2.Timeout(30, read=300))
         )
@@ -143,6 +144,11 @@ class Connection:
 
     def _failed(self, why: str) -> None:
         self.state, self.error = "failed", why
+
+    def close_stderr(self) -> None:
+        if self.stderr is not None:
+            self.stderr.close()
+            self.stderr = None
 
     def stderr_tail(self) -> str:
         """The end of what the process wrote to stderr (read without moving the writer's offset)."""
@@ -322,6 +328,7 @@ class McpServers(ToolSource):
         connections, self.connections = list(self.connections.values()), {}
         for connection in connections:
             task = asyncio.ensure_future(connection.stop())
+            task.add_done_callback(lambda _, connection=connection: connection.close_stderr())
             self.stopping.add(task)
             task.add_done_callback(self.stopping.discard)
 
@@ -364,7 +371,8 @@ def content_text(block: Any) -> str:
     if kind == "text":
         return block.text
     if kind in ("image", "audio"):
-        return f"[{kind}: {block.mime_type}, {len(block.data) * 3 // 4} bytes, not shown]"
+        size = len(block.data) * 3 // 4 - block.data[-2:].count("=")  # base64's length, decoded
+        return f"[{kind}: {block.mime_type}, {size} bytes, not shown]"
     if kind == "resource_link":
         return f"[resource: {block.uri}{f' ({block.name})' if block.name else ''}]"
     if kind == "resource":

@@ -1,0 +1,45 @@
+"""The MCP servers the tests configure: the SDK-written tool_server.py over stdio or streamable
+HTTP, and the reference filesystem server from npm; plus a check that a process is gone."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+TOOL_SERVER = Path(__file__).resolve().parent / "tool_server.py"
+MCP_CACHE = Path.home() / ".cache" / "elelem-mcp"  # where .ci/run installs the npm reference servers
+FILESYSTEM_SERVER = "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+FILESYSTEM_INSTALL = "npm install --prefix ~/.cache/elelem-mcp @modelcontextprotocol/server-filesystem@2026.8.31"
+
+
+def tool_server(log: Path | None = None, **config: Any) -> dict[str, Any]:
+    """The ``mcpServers`` entry of the stdio tool server; ``log`` collects its calls and cancellations."""
+    env = {**config.pop("env", {}), **({"TOOL_SERVER_LOG": str(log)} if log else {})}
+    return {"command": sys.executable, "args": [str(TOOL_SERVER)], **({"env": env} if env else {}), **config}
+
+
+def start_http_tool_server(folder: Path) -> tuple[subprocess.Popen, str]:
+    """The tool server on streamable HTTP at 127.0.0.1 and a port the OS picked; the process and its URL."""
+    port_file = folder / "port"
+    process = subprocess.Popen([sys.executable, str(TOOL_SERVER), "--http", str(port_file)], stderr=subprocess.PIPE)
+    return process, str(port_file)
+
+
+def alive(pid: int) -> bool:
+    """Whether the process exists and is not a zombie waiting to be reaped."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def read_log(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def filesystem_server_path() -> Path:
+    return Path(os.environ.get("ELELEM_MCP_CACHE", MCP_CACHE)) / FILESYSTEM_SERVER
