@@ -15,6 +15,14 @@ FILESYSTEM_SERVER = "node_modules/@modelcontextprotocol/server-filesystem/dist/i
 FILESYSTEM_INSTALL = "npm install --prefix ~/.cache/elelem-mcp @modelcontextprotocol/server-filesystem@2026.8.31"
 
 
+SAY_RESULT = [{"type": "say_tool_result"}]  # a fetch of the scripted provider: the reply is the tool result it read
+
+
+def call(tool: str, call_id: str = "1", /, **arguments: Any) -> list[dict[str, Any]]:
+    """A fetch of the scripted provider asking for one tool call."""
+    return [{"type": "doing", "id": call_id, "name": tool, "arguments": arguments}]
+
+
 def tool_server(log: Path | None = None, **config: Any) -> dict[str, Any]:
     """The ``mcpServers`` entry of the stdio tool server; ``log`` collects its calls and cancellations."""
     env = {**config.pop("env", {}), **({"TOOL_SERVER_LOG": str(log)} if log else {})}

@@ -19,15 +19,7 @@ from elelem_lsp.host.host import Host
 from elelem_lsp.host.permission import ALLOW_ONCE, ALLOW_SESSION, DENY
 
 from host.memory_frontend import MemoryFrontend
-from mcp_servers import alive, read_log, tool_server
-
-
-def call(name: str, call_id: str = "1", **arguments: Any) -> list[dict[str, Any]]:
-    """One fetch asking for one tool call."""
-    return [{"type": "doing", "id": call_id, "name": name, "arguments": arguments}]
-
-
-SAY_RESULT = [{"type": "say_tool_result"}]
+from mcp_servers import SAY_RESULT, alive, call, read_log, tool_server
 
 
 def host_for(root: Path, servers: dict[str, Any], script: list, **settings: Any) -> tuple[Host, MemoryFrontend, Any]:
@@ -200,7 +192,7 @@ async def test_a_server_that_cannot_start_is_reported_and_the_others_go_on(proje
     assert status["broken"]["state"] == "failed" and status["broken"]["error"].startswith("could not start: ")
     assert status["t"] == {
         "name": "t", "transport": "stdio", "state": "ready", "error": None,
-        "tools": ["add", "crash", "echo", "fail", "flood", "garbage", "hang", "picture", "pid"],
+        "tools": ["add", "crash", "echo", "fail", "flood", "garbage", "hang", "header", "picture", "pid"],
     }
     write_script(project, [[{"type": "saying", "text": "ok"}]])
     await host.turn(folder, "again")

@@ -13,14 +13,7 @@ from lsprotocol import types as lsp
 
 from scaffold import add_plugin, wait_until, write_script
 
-from mcp_servers import alive, start_http_tool_server, tool_server
-
-SAY_RESULT = [{"type": "say_tool_result"}]
-
-
-def call(name: str, call_id: str = "1", **arguments):
-    return [{"type": "doing", "id": call_id, "name": name, "arguments": arguments}]
-
+from mcp_servers import SAY_RESULT, alive, call, start_http_tool_server, tool_server
 
 def permission_handler(questions: list[str], answer: str):
     async def show_message_request(params: lsp.ShowMessageRequestParams):
@@ -101,11 +94,12 @@ async def test_a_streamable_http_server_on_loopback_works_like_a_stdio_one(proje
         await wait_until(lambda: Path(port_file).exists(), "the HTTP server to listen", timeout=30)
         url = f"http://127.0.0.1:{Path(port_file).read_text()}/mcp"
         add_plugin(project, "scripted")
-        write_script(project, [call("web__add", a=2, b=40), SAY_RESULT])
-        servers = {"web": {"url": url, "headers": {"X-Elelem-Test": "1"}}}
+        write_script(project, [call("web__add", a=2, b=40), call("web__header", "2", name="X-Elelem-Test"), SAY_RESULT])
+        servers = {"web": {"url": url, "headers": {"X-Elelem-Test": "sent along"}}}
         editor = await start_editor(project, settings={"provider": "scripted", "mcpServers": servers, "mcp": "allow"})
         result = await editor.ask("add")
-        assert json.loads(result["reply"]) == {"ok": True, "content": "42", "structured": {"result": 42}}
+        assert [e["ok"] for e in editor.events() if e["type"] == "result"] == [True, True]
+        assert json.loads(result["reply"])["content"] == "sent along"  # the configured header reached the server
         [status] = (await editor.command("elelem.mcp", {}))["servers"]
         assert status["transport"] == "http" and status["state"] == "ready"
     finally:

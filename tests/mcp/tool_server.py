@@ -13,7 +13,7 @@ import os
 import socket
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ImageContent, TextContent
 
 server = MCPServer("testing")
@@ -43,6 +43,12 @@ def add(a: int, b: int) -> int:
 def pid() -> str:
     """The server's process id."""
     return str(os.getpid())
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The value of one header of the HTTP request that carried the call (empty on stdio)."""
+    return (ctx.headers or {}).get(name.lower(), "")
 
 
 @server.tool()
