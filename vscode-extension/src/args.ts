@@ -145,6 +145,9 @@ const SERVER_SETTING_KEYS = [
   "maxSteps",
   "temperature",
   "maxTokens",
+  "mcpServers",
+  "allowMcpTools",
+  "mcp",
 ] as const;
 
 /**
