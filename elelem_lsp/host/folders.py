@@ -143,6 +143,7 @@ class Folder:
                 await asyncio.to_thread(importlib.import_module, module)
             session = self.ready_session()
             await asyncio.to_thread(session.toolbox.definitions)  # pydantic derives the schemas once
+            await self.mcp.prepare()
             prepare = getattr(session.provider, "prepare", None)
             if callable(prepare):
                 await asyncio.to_thread(prepare)

@@ -19,6 +19,7 @@ import importlib
 import json
 import logging
 import os
+import re
 import tempfile
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ SEPARATOR = "__"
 STDERR_TAIL = 1500  # bytes of a failed server's stderr shown to the person
 STOP_TIMEOUT = 10.0  # seconds a server is given to stop (the SDK closes stdin, then terminates, then kills)
 CONNECTION_CLOSED = -32000  # the SDK's error code for a connection that ended
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # what the model APIs accept as a function's name
 
 
 class ServerGone(Exception):
@@ -54,6 +56,7 @@ class Connection:
     state: str = "stopped"  # stopped, starting, ready, failed
     error: str | None = None
     tools: dict[str, Any] = field(default_factory=dict)  # the SDK's Tool objects, by the server's names
+    unnamed: list[str] = field(default_factory=list)  # tools left out: NAME__tool is no name a model API takes
     validators: dict[str, Any] = field(default_factory=dict)
     crashed: bool = False  # failed after it was ready: started again on next use
     client: Any = None
@@ -84,9 +87,12 @@ class Connection:
             await self.stop()
             self._failed(f"could not start: {describe_error(error)}")
             return
-        self.tools = {tool.name: tool for tool in tools}
-        self.validators = {}
-        self.state = "ready"
+        offered = {tool.name: tool for tool in tools if TOOL_NAME.match(f"{self.name}{SEPARATOR}{tool.name}")}
+        self.unnamed = sorted(tool.name for tool in tools if tool.name not in offered)
+        if self.unnamed:
+            log.warning("MCP server %s: tools left out, their names do not fit [A-Za-z0-9_-]{1,64}: %s",
+                        self.name, ", ".join(self.unnamed))
+        self.tools, self.validators, self.state = offered, {}, "ready"
 
     async def _serve(self, ready: asyncio.Future[list[Any]]) -> None:
         """Hold the SDK session open until stopped; what ends it early is the state's."""
@@ -212,6 +218,7 @@ class Connection:
             "state": self.state,
             "tools": sorted(self.tools) if self.state == "ready" else [],
             "error": self.error,
+            **({"leftOut": self.unnamed} if self.unnamed else {}),
         }
 
 
@@ -241,6 +248,11 @@ class McpServers(ToolSource):
 
     def configured(self) -> dict[str, McpServerConfig]:
         return {**self.settings().mcp_servers, **self.attached}
+
+    async def prepare(self) -> None:
+        """Import the SDK off the loop ahead of the first turn, when there are servers to start."""
+        if self.configured():
+            await asyncio.to_thread(importlib.import_module, "mcp")
 
     async def sync(self) -> None:
         """Stop the servers no longer configured (or configured otherwise); add the new ones."""

@@ -68,6 +68,7 @@ async def test_the_provider_gets_each_tool_with_the_servers_schema_as_it_is(proj
     definitions = await folder.ready_session().toolbox.offered()
     by_name = {d["function"]["name"]: d["function"] for d in definitions}
     assert {"read", "execute", "t__echo", "t__add", "t__hang"} <= set(by_name)
+    assert "t__dotted.name" not in by_name
     assert by_name["t__add"] == {
         "name": "t__add",
         "description": "Add two whole numbers.",
@@ -193,6 +194,7 @@ async def test_a_server_that_cannot_start_is_reported_and_the_others_go_on(proje
     assert status["t"] == {
         "name": "t", "transport": "stdio", "state": "ready", "error": None,
         "tools": ["add", "crash", "echo", "fail", "flood", "garbage", "hang", "header", "picture", "pid"],
+        "leftOut": ["dotted.name"],  # a name no model API accepts
     }
     write_script(project, [[{"type": "saying", "text": "ok"}]])
     await host.turn(folder, "again")

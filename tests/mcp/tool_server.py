@@ -51,6 +51,12 @@ def header(name: str, ctx: Context) -> str:
     return (ctx.headers or {}).get(name.lower(), "")
 
 
+@server.tool(name="dotted.name")
+def dotted() -> str:
+    """A name no model API takes as a function's."""
+    return "unreachable"
+
+
 @server.tool()
 def fail(message: str) -> str:
     """Fail with the message."""
