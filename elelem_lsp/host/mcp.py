@@ -141,8 +141,10 @@ class Connection:
         if task is None:
             return
         self.stop_event.set()
-        done, _ = await asyncio.wait({task}, timeout=STOP_TIMEOUT)
-        if not done:
+        done: set[Any] = set()
+        if self.client is not None:  # serving: it leaves its session by itself
+            done, _ = await asyncio.wait({task}, timeout=STOP_TIMEOUT)
+        if not done:  # still in the handshake (or stuck): cancelled, the SDK still stops the process
             task.cancel()
             await asyncio.wait({task}, timeout=STOP_TIMEOUT)
         if self.state in ("ready", "starting"):
@@ -180,7 +182,7 @@ class Connection:
             if error.code != CONNECTION_CLOSED:
                 raise
             self.crashed = True
-            self._failed(f"stopped during a call of {tool} ({error.error.message})")
+            self._failed(f"ended the connection ({error.error.message}) at a call of {tool}")
             await self.stop()
             raise ServerGone(self.error) from None
 

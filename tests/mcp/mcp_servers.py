@@ -46,7 +46,13 @@ def alive(pid: int) -> bool:
 
 
 def read_log(log: Path) -> list[str]:
+    """What the tool server noted: ``started PID`` when it started, then its calls and cancellations."""
     return log.read_text().splitlines() if log.exists() else []
+
+
+def calls_seen(log: Path) -> list[str]:
+    """The calls and cancellations the tool server noted."""
+    return [line for line in read_log(log) if not line.startswith("started ")]
 
 
 def filesystem_server_path() -> Path:

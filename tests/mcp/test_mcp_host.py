@@ -19,7 +19,7 @@ from elelem_lsp.host.host import Host
 from elelem_lsp.host.permission import ALLOW_ONCE, ALLOW_SESSION, DENY
 
 from host.memory_frontend import MemoryFrontend
-from mcp_servers import SAY_RESULT, alive, call, read_log, tool_server
+from mcp_servers import SAY_RESULT, alive, call, calls_seen, read_log, tool_server
 
 
 def host_for(root: Path, servers: dict[str, Any], script: list, **settings: Any) -> tuple[Host, MemoryFrontend, Any]:
@@ -97,7 +97,7 @@ async def test_arguments_that_break_the_schema_are_refused_before_the_call(proje
     stopped_hosts.append(host)
     result = await host.turn(folder, "add")
     assert answer(result) == {"ok": False, "error": f"invalid arguments for t__add: {problem}"}
-    assert read_log(log) == []  # the server never saw the call
+    assert calls_seen(log) == []  # the server never saw the call
 
 
 async def test_images_resources_and_long_texts_become_text_the_model_can_read(project, stopped_hosts):
@@ -164,10 +164,10 @@ async def test_a_server_that_crashes_mid_call_is_reported_once_and_restarted_on_
     first, crashed, second = results(frontend)
     assert first["ok"] and second["ok"]
     assert crashed["ok"] is False
-    assert crashed["error"].startswith('MCP server "t" stopped during a call of crash (Connection closed)')
+    assert crashed["error"].startswith('MCP server "t" ended the connection (Connection closed) at a call of crash')
     assert crashed["error"].endswith("; it is started again on its next use")
     [(level, message)] = frontend.messages
-    assert level == "error" and message.startswith("elelem: MCP server 't' stopped during a call of crash")
+    assert level == "error" and message.startswith("elelem: MCP server 't' ended the connection (Connection closed)")
     assert message.endswith("its stderr ends:\ntool_server: crashing as asked")
     new_pid = answer(result)["content"]
     messages = folder.session.history
@@ -201,21 +201,33 @@ async def test_a_server_that_cannot_start_is_reported_and_the_others_go_on(proje
     assert len(frontend.messages) == 1  # said once, not at every turn
 
 
+NOT_MCP = "import os, time; open(os.environ['PID_FILE'], 'w').write(str(os.getpid())); print('hello'); time.sleep(60)"
+
+
 @pytest.mark.parametrize(
     ("config", "error"),
     [
         ({"command": "/nonexistent/mcp-server"}, "could not start: No such file or directory: /nonexistent/mcp-server"),
-        (tool_server(env={"TOOL_SERVER_START": "hang"}, startTimeout=1), "did not start within 1s"),
-        ({"command": sys.executable, "args": ["-c", "print('hello'); import time; time.sleep(60)"], "startTimeout": 2},
-         "did not start within 2s"),
+        ({"command": sys.executable, "args": ["-c", "import sys; sys.exit(4)"]}, "could not start: Connection closed"),
+        ("hang", "did not start within 1s"),
+        ("not mcp", "did not start within 2s"),
     ],
 )
-async def test_a_server_that_never_becomes_ready_is_failed_with_the_reason(project, stopped_hosts, config, error):
+async def test_a_server_that_never_becomes_ready_is_failed_with_the_reason(project, stopped_hosts, tmp_path, config, error):
+    pid_file = tmp_path / "pid"
+    if config == "hang":  # it never answers the handshake
+        config = tool_server(pid_file, env={"TOOL_SERVER_START": "hang"}, startTimeout=1)
+    elif config == "not mcp":  # it answers with what is not JSON-RPC
+        config = {"command": sys.executable, "args": ["-c", NOT_MCP], "env": {"PID_FILE": str(pid_file)}, "startTimeout": 2}
     host, frontend, folder = host_for(project, {"s": config}, [call("s__echo", text="x"), SAY_RESULT])
     stopped_hosts.append(host)
     result = await host.turn(folder, "go")
     assert answer(result) == {"ok": False, "error": f'MCP server "s" is not available: {error}'}
     assert frontend.messages[0][1].startswith(f"elelem: MCP server 's' {error}")
+    assert len(frontend.messages) == 1
+    if pid_file.exists():  # the process that never became ready is gone
+        pid = int(pid_file.read_text().split()[-1])
+        await wait_until(lambda: not alive(pid), "the server that did not start to be stopped")
 
 
 async def test_no_server_starts_before_a_turn_needs_it(project, stopped_hosts):

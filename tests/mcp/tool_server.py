@@ -36,6 +36,7 @@ def echo(text: str) -> str:
 @server.tool()
 def add(a: int, b: int) -> int:
     """Add two whole numbers."""
+    note(f"add {a} {b}")
     return a + b
 
 
@@ -129,6 +130,7 @@ async def serve_http(port_file: str) -> None:
 
 
 if __name__ == "__main__":
+    note(f"started {os.getpid()}")
     start = os.environ.get("TOOL_SERVER_START")
     if start == "fail":
         sys.stderr.write("tool_server: cannot start, the database is missing\n")
