@@ -6,6 +6,7 @@ outlives the language server, whether the editor shuts it down or just goes away
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -62,6 +63,21 @@ async def test_a_denied_call_is_an_error_result_and_the_server_never_sees_it(pro
     result = await editor.ask("echo")
     assert json.loads(result["reply"]) == {"ok": False, "error": "not allowed to call t__echo: the person denied it"}
     assert len(questions) == 1 and calls_seen(log) == []
+
+
+async def test_elelem_cancel_stops_the_turn_and_cancels_the_call_on_the_server(project, start_editor, tmp_path):
+    log = tmp_path / "calls.log"
+    add_plugin(project, "scripted")
+    write_script(project, [call("t__hang"), SAY_RESULT])
+    editor = await start_editor(project, settings={"provider": "scripted", "mcpServers": {"t": tool_server(log)}, "mcp": "allow"})
+    turn = asyncio.ensure_future(editor.ask("hang"))
+    await wait_until(lambda: "hang started" in calls_seen(log), "the call to reach the server", timeout=30)
+    assert await editor.command("elelem.cancel", {}) == {"cancelled": True}
+    result = await asyncio.wait_for(turn, 10)
+    assert result["cancelled"] is True
+    await wait_until(lambda: "hang cancelled" in calls_seen(log), "the server to hear notifications/cancelled")
+    write_script(project, [call("t__echo", text="still serving"), SAY_RESULT])
+    assert json.loads((await editor.ask("again", token="turn-2"))["reply"])["content"] == "still serving"
 
 
 async def test_reload_restarts_the_servers_and_shutdown_leaves_no_process(project, start_editor):
