@@ -106,8 +106,9 @@ def trust_option(sub: argparse.ArgumentParser) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
     # pygls logs every message body at INFO, httpx every request URL (a ?key= too) and httpcore
-    # its traffic: they stay at WARNING whatever the level asked for
-    for noisy in ("pygls", "httpx", "httpcore"):
+    # its traffic, and so do the MCP SDK and its httpx2 (an MCP server's URL): they stay at
+    # WARNING whatever the level asked for
+    for noisy in ("pygls", "httpx", "httpcore", "mcp", "httpx2"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     from .server.server import create_server
 
