@@ -111,6 +111,15 @@ async def test_images_resources_and_long_texts_become_text_the_model_can_read(pr
     write_script(project, [call("t__picture"), SAY_RESULT])
     result = await host.turn(folder, "again")
     assert answer(result) == {"ok": True, "content": "a red pixel\n[image: image/png, 70 bytes, not shown]"}
+    write_script(project, [call("t__documents"), SAY_RESULT])
+    result = await host.turn(folder, "documents")
+    assert answer(result)["content"].splitlines() == [
+        "[resource: file:///notes/todo.md (todo)]",
+        "[resource: file:///notes/a.md]",
+        "# A",
+        "",  # the resource's own last line break, kept
+        "[resource: file:///a.bin, application/x-bin, not shown]",
+    ]
 
 
 async def test_a_failing_tool_is_an_error_result_and_the_session_goes_on(project, stopped_hosts):
@@ -193,7 +202,7 @@ async def test_a_server_that_cannot_start_is_reported_and_the_others_go_on(proje
     assert status["broken"]["state"] == "failed" and status["broken"]["error"].startswith("could not start: ")
     assert status["t"] == {
         "name": "t", "transport": "stdio", "state": "ready", "error": None,
-        "tools": ["add", "crash", "echo", "fail", "flood", "garbage", "hang", "header", "picture", "pid"],
+        "tools": ["add", "crash", "documents", "echo", "fail", "flood", "garbage", "hang", "header", "picture", "pid"],
         "leftOut": ["dotted.name"],  # a name no model API accepts
     }
     write_script(project, [[{"type": "saying", "text": "ok"}]])

@@ -14,7 +14,14 @@ import socket
 import sys
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import ImageContent, TextContent
+from mcp.types import (
+    BlobResourceContents,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
 
 server = MCPServer("testing")
 
@@ -104,6 +111,16 @@ def picture() -> list:
     """A caption and a one-pixel PNG."""
     pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
     return [TextContent(type="text", text="a red pixel"), ImageContent(type="image", data=pixel, mimeType="image/png")]
+
+
+@server.tool()
+def documents() -> list:
+    """A link to a resource, an embedded text resource and an embedded binary one."""
+    return [
+        ResourceLink(type="resource_link", uri="file:///notes/todo.md", name="todo"),
+        EmbeddedResource(type="resource", resource=TextResourceContents(uri="file:///notes/a.md", text="# A\n")),
+        EmbeddedResource(type="resource", resource=BlobResourceContents(uri="file:///a.bin", blob="AAEC", mimeType="application/x-bin")),
+    ]
 
 
 @server.tool()
