@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, ValidationError
 
 
 class DeclaredProvider(BaseModel):
@@ -52,7 +52,14 @@ class HttpServer(BaseModel):
     call_timeout: float = Field(default=120, alias="callTimeout", gt=0, le=3600)
 
 
-McpServerConfig = StdioServer | HttpServer
+def _transport(config: Any) -> str:
+    return "http" if isinstance(config, dict) and "url" in config else "stdio"
+
+
+# A server with a ``url`` is an HTTP one, any other a process: errors then name one shape's fields.
+McpServerConfig = Annotated[
+    Annotated[StdioServer, Tag("stdio")] | Annotated[HttpServer, Tag("http")], Discriminator(_transport)
+]
 
 
 class Settings(BaseModel):
@@ -86,7 +93,7 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
     if not isinstance(raw, dict):
         return Settings(), [f"elelem settings must be an object, got {type(raw).__name__}; using defaults"]
     values = {key: value for key, value in raw.items() if value is not None}
-    problems: list[str] = []
+    problems: list[str] = _drop_bad_servers(values)
     while True:
         try:
             return Settings.model_validate(values), problems
@@ -97,6 +104,25 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
             for key in sorted(bad & values.keys()):
                 default = Settings.model_fields[_field_name(key)].get_default(call_default_factory=True)
                 problems.append(f"invalid value for elelem.{key}: {values.pop(key)!r}; using {default!r}")
+
+
+def _drop_bad_servers(values: dict[str, Any]) -> list[str]:
+    """Leave out each MCP server that is not right, one line each, so one typo stops no other server."""
+    servers = values.get("mcpServers")
+    if not isinstance(servers, dict):
+        return []  # not an object at all: reported as any invalid value is
+    problems = []
+    for name, config in list(servers.items()):
+        try:
+            Settings.model_validate({"mcpServers": {name: config}})
+        except ValidationError as error:
+            details = "; ".join(
+                f"{'.'.join(str(part) for part in item['loc'][3:]) or 'name'}: {item['msg']}" for item in error.errors()
+            )
+            problems.append(f"elelem.mcpServers.{name} is left out: {details}")
+            servers = {key: value for key, value in servers.items() if key != name}
+    values["mcpServers"] = servers
+    return problems
 
 
 def within_trust(settings: Settings) -> tuple[Settings, list[str]]:

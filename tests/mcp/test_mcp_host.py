@@ -351,7 +351,7 @@ async def test_changed_settings_restart_a_server_and_removed_ones_stop_it(projec
 async def test_a_front_end_attaches_servers_from_its_protocol(project, stopped_hosts):
     host, frontend, folder = host_for(project, {}, [call("acp__echo", text="attached"), SAY_RESULT])
     stopped_hosts.append(host)
-    with pytest.raises(BadRequest, match=r"^mcpServers: mcpServers\.acp\.StdioServer\.command: Field required"):
+    with pytest.raises(BadRequest, match=r"^mcpServers: mcpServers\.acp\.stdio\.command: Field required$"):
         host.attach_mcp_servers(folder, {"acp": {"args": []}})
     with pytest.raises(BadRequest, match=r"^mcpServers: mcpServers\.bad name\.\[key\]"):
         host.attach_mcp_servers(folder, {"bad name": tool_server()})

@@ -139,8 +139,13 @@ async def test_an_http_server_that_is_not_there_fails_with_a_message(project, st
 async def test_bad_mcp_settings_are_named_and_the_rest_works(project, start_editor):
     add_plugin(project, "scripted")
     write_script(project, [[{"type": "saying", "text": "fine"}]])
-    servers = {"t": {"command": "x", "url": "http://127.0.0.1:1/mcp"}}
+    servers = {"both": {"command": "x", "url": "http://127.0.0.1:1/mcp"}, "t": tool_server(), "ftp": {"url": "ftp://x"}}
     editor = await start_editor(project, settings={"provider": "scripted", "mcpServers": servers, "mcp": "sometimes"})
     assert (await editor.ask("hi"))["reply"] == "fine"
     [warning] = [m.message for m in editor.client.messages if m.type == lsp.MessageType.Warning]
-    assert "invalid value for elelem.mcpServers" in warning and "invalid value for elelem.mcp: 'sometimes'; using 'ask'" in warning
+    assert warning == (
+        "elelem: elelem.mcpServers.both is left out: command: Extra inputs are not permitted; "
+        "elelem.mcpServers.ftp is left out: url: String should match pattern '^https?://'; "
+        "invalid value for elelem.mcp: 'sometimes'; using 'ask'"
+    )
+    assert [s["name"] for s in (await editor.command("elelem.mcp", {}))["servers"]] == ["t"]  # the good one stays
