@@ -82,6 +82,8 @@ class Folder:
         if (old.workspace_plugins, old.providers) != (settings.workspace_plugins, settings.providers):
             self.config = self._new_config()
             self.built = None
+        if old.mcp_servers != settings.mcp_servers:
+            self.mcp.sync()  # servers no longer wanted stop now, not at the next turn
 
     def choice(self) -> Choice:
         if self.selected:

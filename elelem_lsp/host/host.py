@@ -221,7 +221,7 @@ class Host:
     async def mcp(self, folder: Folder) -> dict[str, Any]:
         """Each MCP server of the folder: stopped (not needed yet), starting, ready with its tools, or failed and why."""
         await self.refresh_settings(folder)
-        await folder.mcp.sync()  # a server no longer configured is stopped, not reported
+        folder.mcp.sync()  # a server no longer configured is stopped, not reported
         return {"servers": folder.mcp.status()}
 
     def attach_mcp_servers(self, folder: Folder, servers: dict[str, Any]) -> None:

@@ -256,18 +256,19 @@ class McpServers(ToolSource):
         if self.configured():
             await asyncio.to_thread(importlib.import_module, "mcp")
 
-    async def sync(self) -> None:
-        """Stop the servers no longer configured (or configured otherwise); add the new ones."""
+    def sync(self) -> None:
+        """Stop (in the background) the servers no longer configured, or configured otherwise; add the new ones."""
         wanted = self.configured()
-        for name in list(self.connections):
-            if wanted.get(name) != self.connections[name].config:
-                await self.connections.pop(name).stop()
+        stale = [c for name, c in self.connections.items() if wanted.get(name) != c.config]
+        for connection in stale:
+            del self.connections[connection.name]
+        self._stop_soon(stale)
         for name, config in wanted.items():
             if name not in self.connections:
                 self.connections[name] = Connection(name, config, self.root)
 
     async def definitions(self) -> list[ToolDefinition]:
-        await self.sync()
+        self.sync()
         waiting = [c for c in self.connections.values() if c.state == "stopped" or c.crashed]
         if waiting:
             await asyncio.gather(*(self._start(connection) for connection in waiting))
@@ -340,6 +341,9 @@ class McpServers(ToolSource):
     def stop_soon(self) -> None:
         """Stop every server without waiting; each starts again when a turn next needs it."""
         connections, self.connections = list(self.connections.values()), {}
+        self._stop_soon(connections)
+
+    def _stop_soon(self, connections: list[Connection]) -> None:
         for connection in connections:
             task = asyncio.ensure_future(connection.stop())
             task.add_done_callback(lambda _, connection=connection: connection.close_stderr())
