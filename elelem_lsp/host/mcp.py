@@ -107,9 +107,9 @@ class Connection:
         except asyncio.CancelledError:
             ready.cancel()
             raise
-        except BaseException as error:  # an ExceptionGroup from the SDK's task groups, too
+        except Exception as error:  # an ExceptionGroup from the SDK's task groups, too
             if not ready.done():
-                ready.set_exception(error if isinstance(error, Exception) else RuntimeError(str(error)))
+                ready.set_exception(error)
             else:
                 log.info("MCP server %s ended: %s", self.name, describe_error(error))
         finally:
@@ -180,11 +180,16 @@ class Connection:
                 return await client.call_tool(tool, arguments)
         except MCPError as error:
             if error.code != CONNECTION_CLOSED:
-                raise
-            self.crashed = True
-            self._failed(f"ended the connection ({error.error.message}) at a call of {tool}")
-            await self.stop()
-            raise ServerGone(self.error) from None
+                raise  # the server's own answer
+            why = error.error.message
+        except TimeoutError:
+            raise
+        except Exception as error:  # the transport failed under the call (an HTTP server went away)
+            why = describe_error(error)
+        self.crashed = True
+        self._failed(f"ended the connection ({why}) at a call of {tool}")
+        await self.stop()
+        raise ServerGone(self.error)
 
     def validator(self, tool: str) -> Any:
         """A jsonschema validator of the tool's input schema (None when the schema itself is broken)."""

@@ -118,6 +118,13 @@ async def test_a_streamable_http_server_on_loopback_works_like_a_stdio_one(proje
         assert json.loads(result["reply"])["content"] == "sent along"  # the configured header reached the server
         [status] = (await editor.command("elelem.mcp", {}))["servers"]
         assert status["transport"] == "http" and status["state"] == "ready"
+
+        process.terminate()  # the server goes away between two turns
+        process.wait(10)
+        write_script(project, [call("web__add", a=1, b=1), SAY_RESULT])
+        error = json.loads((await editor.ask("add", token="turn-2"))["reply"])["error"]
+        assert error.startswith('MCP server "web" ended the connection (')
+        assert error.endswith(") at a call of add; it is started again on its next use")
     finally:
         process.terminate()
         process.wait(10)
