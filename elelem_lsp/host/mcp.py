@@ -171,8 +171,10 @@ class Connection:
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
         """The SDK's CallToolResult; ServerGone when the connection ended, TimeoutError when it hung."""
         client = self.client
-        if self.state != "ready" or client is None:
-            raise ServerGone(self.error or "it is not running")
+        if client is None:  # its session ended without a call seeing it
+            self.crashed = True
+            self._failed("ended its session")
+            raise ServerGone(self.error)
         from mcp import MCPError
 
         try:
