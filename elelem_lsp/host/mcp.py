@@ -314,7 +314,7 @@ class McpServers(ToolSource):
         if problem:
             return failure(f"invalid arguments for {name}: {problem}")
         allowed, why = await allow_mcp_tool(
-            connection.name, tool, brief(name, arguments), self.settings(), self.allowed_for_session, self.frontend
+            connection.name, tool, brief(tool, arguments), self.settings(), self.allowed_for_session, self.frontend
         )
         if not allowed:
             return failure(f"not allowed to call {name}: {why}")

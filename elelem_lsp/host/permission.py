@@ -27,13 +27,13 @@ async def allow_command(command: str, settings: Settings, session: set[str], fro
 async def allow_mcp_tool(
     server: str, tool: str, call: str, settings: Settings, session: set[str], frontend: Frontend
 ) -> tuple[bool, str]:
-    """Whether the MCP ``tool`` of ``server`` may be called (``call`` shows the call to the person)."""
+    """Whether the MCP ``tool`` of ``server`` may be called (``call``: the call as the person reads it)."""
     name = f"{server}__{tool}"
     if settings.mcp == "allow" or server in settings.allow_mcp_tools or name in settings.allow_mcp_tools:
         return True, ""
     if settings.mcp == "deny":
         return False, "denied by the elelem.mcp setting (and not allowed by elelem.allowMcpTools)"
-    return await ask_person(f"elelem wants to call the MCP tool {tool} of {server}: {call}", name, session, frontend)
+    return await ask_person(f"elelem wants to call {call} (MCP server {server})", name, session, frontend)
 
 
 async def ask_person(question: str, key: str, session: set[str], frontend: Frontend) -> tuple[bool, str]:

@@ -271,8 +271,8 @@ async def test_calling_an_mcp_tool_asks_the_person_unless_a_setting_decides(
     await host.turn(folder, "go")
     assert [r["ok"] for r in results(frontend)] == outcomes
     assert len(frontend.questions) == asked
-    if asked:
-        assert frontend.questions[0].startswith("elelem wants to call the MCP tool ")
+    echo, add = 'elelem wants to call echo {"text": "one"} (MCP server t)', 'elelem wants to call add {"a": 1, "b": 2} (MCP server t)'
+    assert frontend.questions == {2: [echo, add], 1: [add if "allowMcpTools" in settings else echo], 0: []}[asked]
     denied = [r["error"] for r in results(frontend) if not r["ok"]]
     reasons = {"deny": "denied by the elelem.mcp setting (and not allowed by elelem.allowMcpTools)"}
     for error in denied:
@@ -288,8 +288,9 @@ async def test_allow_for_this_session_is_remembered_for_that_tool(project, stopp
     frontend.answers = [ALLOW_SESSION, DENY]
     await host.turn(folder, "go")
     assert [r["ok"] for r in results(frontend)] == [True, True, False]
-    assert [q.split(":")[0] for q in frontend.questions] == [
-        "elelem wants to call the MCP tool echo of t", "elelem wants to call the MCP tool add of t"
+    assert frontend.questions == [
+        'elelem wants to call echo {"text": "one"} (MCP server t)',
+        'elelem wants to call add {"a": 1, "b": 2} (MCP server t)',
     ]
 
 
@@ -298,7 +299,7 @@ async def test_the_question_shows_the_server_the_tool_and_the_call(project, stop
     stopped_hosts.append(host)
     frontend.answers = [ALLOW_ONCE]
     await host.turn(folder, "go")
-    assert frontend.questions == ['elelem wants to call the MCP tool echo of t: t__echo {"text": "hi there"}']
+    assert frontend.questions == ['elelem wants to call echo {"text": "hi there"} (MCP server t)']
 
 
 async def test_an_untrusted_folder_starts_no_server_and_asks_about_every_call(project, home, stopped_hosts, tmp_path):

@@ -35,7 +35,7 @@ async def test_ask_calls_an_mcp_tool_once_the_person_allows_it(project, start_ed
     assert (await editor.command("elelem.mcp", {}))["servers"][0]["state"] == "stopped"
     result = await editor.ask("echo")
     assert json.loads(result["reply"]) == {"ok": True, "content": "over LSP", "structured": {"result": "over LSP"}}
-    assert questions == ['elelem wants to call the MCP tool echo of t: t__echo {"text": "over LSP"}']
+    assert questions == ['elelem wants to call echo {"text": "over LSP"} (MCP server t)']
     calls = [e for e in editor.events() if e["type"] in ("doing", "result")]
     assert calls == [
         {"type": "doing", "id": "1", "name": "t__echo", "arguments": {"text": "over LSP"}},
