@@ -116,13 +116,18 @@ def _drop_bad_servers(values: dict[str, Any]) -> list[str]:
         try:
             Settings.model_validate({"mcpServers": {name: config}})
         except ValidationError as error:
-            details = "; ".join(
-                f"{'.'.join(str(part) for part in item['loc'][3:]) or 'name'}: {item['msg']}" for item in error.errors()
-            )
+            details = "; ".join(f"{_server_field(item['loc'][2:])}: {item['msg']}" for item in error.errors())
             problems.append(f"elelem.mcpServers.{name} is left out: {details}")
             servers = {key: value for key, value in servers.items() if key != name}
     values["mcpServers"] = servers
     return problems
+
+
+def _server_field(where: tuple[Any, ...]) -> str:
+    """The part of one server an error is about: ``name``, a field (``env.A``) or the whole ``server``."""
+    if where == ("[key]",):
+        return "name"
+    return ".".join(str(part) for part in where[1:]) or "server"  # where[0] is the shape's tag
 
 
 def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
