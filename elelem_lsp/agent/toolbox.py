@@ -46,12 +46,11 @@ class Toolbox:
     def __init__(self, tools: Iterable[Tool] = BUILTIN_TOOLS) -> None:
         self.tools = {tool.name: tool for tool in tools}
         self.aliases = {alias: tool.name for tool in self.tools.values() for alias in tool.aliases}
-        self._definitions: list[ToolDefinition] | None = None
+        self._derived: list[list[ToolDefinition]] = []  # the definitions once derived; views share this list
         self.sources: tuple[ToolSource, ...] = ()
 
     def with_sources(self, *sources: ToolSource) -> "Toolbox":
         """This toolbox's tools plus the sources' (a view: the built-in definitions are shared)."""
-        self.definitions()
         view = copy.copy(self)
         view.sources = sources
         return view
@@ -66,9 +65,9 @@ class Toolbox:
 
     def definitions(self) -> list[ToolDefinition]:
         """The tools' function definitions, derived once: the same list every turn (do not change it)."""
-        if self._definitions is None:
-            self._definitions = [tool.definition() for tool in self.tools.values()]  # type: ignore[misc]
-        return self._definitions
+        if not self._derived:
+            self._derived.append([tool.definition() for tool in self.tools.values()])  # type: ignore[misc]
+        return self._derived[0]
 
     def find(self, name: str) -> Tool | None:
         return self.tools.get(self.aliases.get(name, name))
