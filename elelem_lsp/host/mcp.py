@@ -369,7 +369,7 @@ def schema_problem(validator: Any, arguments: dict[str, Any]) -> str | None:
         return None
     problems = [
         f"{'.'.join(str(part) for part in error.absolute_path) or 'arguments'}: {error.message}"
-        for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        for error in sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
     ]
     return "; ".join(problems) or None
 

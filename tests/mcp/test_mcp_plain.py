@@ -93,6 +93,9 @@ def test_arguments_are_checked_against_the_servers_schema_and_a_broken_schema_ch
         "arguments: Additional properties are not allowed ('x' was unexpected); n: 0 is less than the minimum of 1; "
         "tags.1: 3 is not of type 'string'"
     )
+    mixed = connection_with({"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}},
+                                                              "c": {"type": "array", "items": {"type": "string"}}}}).validator("t")
+    assert schema_problem(mixed, {"a": {"b": 1}, "c": [2]}) == "a.b: 1 is not of type 'string'; c.0: 2 is not of type 'string'"
     broken = connection_with({"type": "object", "properties": {"n": {"type": "no such type"}}}).validator("t")
     assert broken is None and schema_problem(broken, {"n": "anything"}) is None
 
