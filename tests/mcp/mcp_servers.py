@@ -32,7 +32,8 @@ def tool_server(log: Path | None = None, **config: Any) -> dict[str, Any]:
 def start_http_tool_server(folder: Path) -> tuple[subprocess.Popen, str]:
     """The tool server on streamable HTTP at 127.0.0.1 and a port the OS picked; the process and its URL."""
     port_file = folder / "port"
-    process = subprocess.Popen([sys.executable, str(TOOL_SERVER), "--http", str(port_file)], stderr=subprocess.PIPE)
+    with open(folder / "http-server.log", "wb") as log:  # not a pipe: nobody reads it while it runs
+        process = subprocess.Popen([sys.executable, str(TOOL_SERVER), "--http", str(port_file)], stderr=log)
     return process, str(port_file)
 
 
