@@ -63,12 +63,14 @@ class Connection:
     task: asyncio.Task[None] | None = None
     stop_event: asyncio.Event = field(default_factory=asyncio.Event)
     stderr: Any = None  # a file the process writes its stderr to
+    garbage: str | None = None  # the last line it sent that is not JSON-RPC (the SDK skips it)
+    on_garbage: Callable[["Connection"], None] | None = None  # told of the first such line of each start
 
     # -- starting and stopping ---------------------------------------------------
     async def start(self) -> None:
         """Connect and list the tools; on failure the state says why (nothing is raised)."""
         await self.stop()
-        self.state, self.error, self.crashed, self.tools = "starting", None, False, {}
+        self.state, self.error, self.crashed, self.tools, self.garbage = "starting", None, False, {}, None
         self.stop_event = asyncio.Event()
         ready: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
         self.task = asyncio.ensure_future(self._serve(ready))
@@ -99,7 +101,9 @@ class Connection:
         try:
             mcp = await asyncio.to_thread(importlib.import_module, "mcp")  # a second or more: off the loop
             async with AsyncExitStack() as stack:
-                client = await stack.enter_async_context(mcp.Client(await self._transport(stack)))
+                client = await stack.enter_async_context(
+                    mcp.Client(await self._transport(stack), message_handler=self._incoming)
+                )
                 tools = await list_tools(client)
                 self.client = client
                 ready.set_result(tools)
@@ -114,6 +118,14 @@ class Connection:
                 log.info("MCP server %s ended: %s", self.name, describe_error(error))
         finally:
             self.client = None
+
+    async def _incoming(self, message: Any) -> None:
+        """What the SDK hands on besides answers: a line it could not read arrives as an exception."""
+        if isinstance(message, Exception):
+            first = self.garbage is None
+            self.garbage = unreadable(message)
+            if first and self.on_garbage is not None:
+                self.on_garbage(self)
 
     async def _transport(self, stack: AsyncExitStack) -> Any:
         if isinstance(self.config, StdioServer):
@@ -272,7 +284,7 @@ class McpServers(ToolSource):
         self._stop_soon(stale)
         for name, config in wanted.items():
             if name not in self.connections:
-                self.connections[name] = Connection(name, config, self.root)
+                self.connections[name] = Connection(name, config, self.root, on_garbage=self._tell_garbage)
 
     async def definitions(self) -> list[ToolDefinition]:
         self.sync()
@@ -291,6 +303,13 @@ class McpServers(ToolSource):
         self.frontend.show_message(
             "error",
             f"elelem: MCP server {connection.name!r} {connection.error}" + (f"; its stderr ends:\n{tail}" if tail else ""),
+        )
+
+    def _tell_garbage(self, connection: Connection) -> None:
+        self.frontend.show_message(
+            "warning",
+            f"elelem: MCP server {connection.name!r} wrote what is not JSON-RPC where only MCP messages belong "
+            f"({connection.garbage}); such lines are skipped",
         )
 
     def serves(self, name: str) -> bool:
@@ -325,7 +344,8 @@ class McpServers(ToolSource):
             return failure(f'MCP server "{connection.name}" {gone}; it is started again on its next use')
         except TimeoutError:
             timeout = connection.config.call_timeout
-            return failure(f"{name} did not answer within {timeout:g}s; the call was cancelled")
+            why = f" (it wrote what is not JSON-RPC: {connection.garbage})" if connection.garbage else ""
+            return failure(f"{name} did not answer within {timeout:g}s{why}; the call was cancelled")
         except Exception as error:  # the server answered with a JSON-RPC error
             return failure(f'MCP server "{connection.name}" refused the call: {describe_error(error)}')
         return outcome(result)
@@ -407,6 +427,15 @@ def content_text(block: Any) -> str:
             return f"[resource: {resource.uri}]\n{body}"
         return f"[resource: {resource.uri}, {resource.mime_type or 'binary'}, not shown]"
     return f"[{kind or 'unknown'} content, not shown]"
+
+
+def unreadable(error: Exception) -> str:
+    """A line the SDK could not read, in short: what was wrong and the start of the line."""
+    errors = getattr(error, "errors", None)
+    if callable(errors):  # pydantic's ValidationError: the JSON or the message shape was wrong
+        first = errors()[0]
+        return f"{first['msg']}: {str(first.get('input', ''))[:80]!r}"
+    return describe_error(error)
 
 
 def describe_error(error: BaseException) -> str:

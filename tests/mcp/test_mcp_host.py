@@ -148,7 +148,23 @@ async def test_garbage_on_the_wire_ends_in_the_call_timeout(project, stopped_hos
     host, frontend, folder = host_for(project, {"t": tool_server(callTimeout=2)}, [call("t__garbage"), SAY_RESULT])
     stopped_hosts.append(host)
     result = await host.turn(folder, "garbage")
-    assert answer(result) == {"ok": False, "error": "t__garbage did not answer within 2s; the call was cancelled"}
+    unreadable = "Invalid JSON: expected ident at line 1 column 2: 'this is not json'"
+    assert answer(result) == {
+        "ok": False, "error": f"t__garbage did not answer within 2s (it wrote what is not JSON-RPC: {unreadable}); the call was cancelled"
+    }
+    assert frontend.messages == [("warning", "elelem: MCP server 't' wrote what is not JSON-RPC where only MCP messages "
+                                             f"belong ({unreadable}); such lines are skipped")]
+    write_script(project, [call("t__echo", text="still fine"), SAY_RESULT])
+    assert answer(await host.turn(folder, "again"))["content"] == "still fine"  # a stray line breaks nothing else
+
+
+async def test_a_banner_before_the_handshake_is_skipped_and_the_server_works(project, stopped_hosts):
+    servers = {"t": tool_server(env={"TOOL_SERVER_START": "banner"})}
+    host, frontend, folder = host_for(project, servers, [call("t__echo", text="after the banner"), SAY_RESULT])
+    stopped_hosts.append(host)
+    assert answer(await host.turn(folder, "echo"))["content"] == "after the banner"
+    [(level, message)] = frontend.messages
+    assert level == "warning" and "'tool_server 1.0 ready'" in message
 
 
 async def test_cancelling_the_turn_cancels_the_call_in_flight(project, stopped_hosts, tmp_path):

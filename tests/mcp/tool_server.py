@@ -4,7 +4,8 @@ crash and send what no client can read.
 ``python tool_server.py`` serves on stdio; ``--http PORT_FILE`` serves streamable HTTP on
 127.0.0.1 at a port the OS picks, written to PORT_FILE once it listens. ``TOOL_SERVER_LOG``
 names a file each call and each cancelled call is noted in, one a line. ``TOOL_SERVER_START``
-set to ``hang`` never answers the handshake, ``fail`` exits at once saying why on stderr.
+set to ``hang`` never answers the handshake, ``fail`` exits at once saying why on stderr,
+``banner`` prints a line on stdout before it serves.
 """
 
 import asyncio
@@ -152,6 +153,8 @@ if __name__ == "__main__":
     if start == "fail":
         sys.stderr.write("tool_server: cannot start, the database is missing\n")
         sys.exit(2)
+    if start == "banner":  # what some servers print before they serve: not JSON-RPC
+        print("tool_server 1.0 ready", flush=True)
     if start == "hang":
         import time
 
