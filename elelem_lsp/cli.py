@@ -122,8 +122,9 @@ def trust_option(sub: argparse.ArgumentParser) -> None:
 def log_to_stderr(level: str) -> None:
     logging.basicConfig(stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s")
     # pygls logs every message body at INFO, httpx every request URL (a ?key= too) and httpcore
-    # its traffic: they stay at WARNING whatever the level asked for
-    for noisy in ("pygls", "httpx", "httpcore"):
+    # its traffic, and so do the MCP SDK and its httpx2 (an MCP server's URL): they stay at
+    # WARNING whatever the level asked for
+    for noisy in ("pygls", "httpx", "httpcore", "mcp", "httpx2"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
 
 

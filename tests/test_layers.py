@@ -119,6 +119,12 @@ def test_the_acp_face_takes_only_the_settings_file_and_trust_from_the_client():
     assert taken == []
 
 
+def test_only_the_mcp_module_speaks_mcp():
+    """The SDK (and the HTTP client it brings) is one module's business: host/mcp.py."""
+    speakers = sorted({m for m, t, _ in all_imports() if any(within(t, sdk) for sdk in ("mcp", "httpx2"))})
+    assert speakers == ["elelem_lsp.host.mcp"]
+
+
 def test_the_agent_imports_nothing_of_ours_but_itself():
     ours = [f"{m} imports {t} (line {n})" for m, t, n in all_imports()
             if within(m, "elelem_lsp.agent") and within(t, "elelem_lsp") and not within(t, "elelem_lsp.agent")]
