@@ -30,9 +30,12 @@ from acp.schema import (
     ClientCapabilities,
     ConfigOptionUpdate,
     EmbeddedResourceContentBlock,
+    HttpMcpServer,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
+    McpCapabilities,
+    McpServerStdio,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -210,6 +213,22 @@ def file_path(uri: str) -> Path | None:
     return Path(unquote(parsed.path))
 
 
+def mcp_config(servers: list[Any]) -> dict[str, Any]:
+    """ACP's ``mcpServers`` list as the ``mcpServers`` setting's shape: ``{NAME: {command, args,
+    env}}`` for stdio, ``{NAME: {url, headers}}`` for streamable HTTP (SSE and ACP-routed servers
+    are not supported: refused by name)."""
+    config: dict[str, Any] = {}
+    for index, server in enumerate(servers):
+        if isinstance(server, McpServerStdio):
+            config[server.name] = {"command": server.command, "args": list(server.args),
+                                   "env": {variable.name: variable.value for variable in server.env}}
+        elif isinstance(server, HttpMcpServer):
+            config[server.name] = {"url": server.url, "headers": {h.name: h.value for h in server.headers}}
+        else:
+            raise invalid(f"mcpServers[{index}]", f"{server.type} MCP servers are not supported; use stdio or http")
+    return config
+
+
 def slash_command(text: str) -> tuple[str, str] | None:
     """``("provider", "openai gpt-4o")`` for ``/provider openai gpt-4o``; None for a prompt."""
     if not text.startswith("/"):
@@ -243,7 +262,8 @@ class ElelemAgent:
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
-                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)
+                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True),
             ),
             agent_info=Implementation(name="elelem-lsp", title="elelem", version=__version__),
             auth_methods=[],
@@ -265,13 +285,20 @@ class ElelemAgent:
 
     def _open(self, cwd: str, mcp_servers: list[Any] | None) -> AcpSession:
         root = self._root(cwd)
-        if mcp_servers:
-            log.info("MCP servers from the client are not attached yet: %s", ", ".join(s.name for s in mcp_servers))
         frontend = AcpFrontend(self.conn, "", root, self.capabilities, self.client, trust=self.trust)
-        return AcpSession(root, frontend)
+        session = AcpSession(root, frontend)
+        if mcp_servers:
+            try:
+                session.host.attach_mcp_servers(session.folder, mcp_config(mcp_servers))
+            except BadRequest as error:
+                raise invalid("mcpServers", str(error).removeprefix("mcpServers: ")) from None
+        return session
 
     def _register(self, session: AcpSession, session_id: str) -> None:
         session.id = session.frontend.session_id = session_id
+        replaced = self.sessions.get(session_id)
+        if replaced is not None:  # loaded again: the old one's MCP servers stop
+            self._after_answer(replaced.host.shutdown())
         self.sessions[session_id] = session
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> NewSessionResponse:
@@ -365,7 +392,11 @@ class ElelemAgent:
 async def serve(*, trust: bool = False) -> None:
     """Speak ACP on stdin/stdout until the client closes stdin."""
     reader, writer = await protocol_streams()
-    await run_agent(ElelemAgent(trust=trust), writer, reader)
+    agent = ElelemAgent(trust=trust)
+    try:
+        await run_agent(agent, writer, reader)
+    finally:  # the MCP servers the sessions started go with them
+        await asyncio.gather(*(session.host.shutdown() for session in agent.sessions.values()))
 
 
 async def protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
