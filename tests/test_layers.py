@@ -6,6 +6,7 @@ no LSP (of the terminal client, only its settings file and plugin trust)."""
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -19,6 +20,7 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache  # each file parsed once per run: the checks walk the package several times
 def imports_of(path: Path) -> list[tuple[str, int]]:
     """Every module ``path`` imports, absolute, with its line: ``from . import x`` names ``pkg.x``."""
     name = module_name(path)

@@ -221,11 +221,15 @@ class AcpFrontend(Frontend):
             result = await run_here()
             self.calls.add(tool_content(text_block(command_output(result))))
             return result
+        creating = asyncio.ensure_future(self.conn.create_terminal(
+            session_id=self.session_id, command="/bin/sh", args=["-c", command], cwd=str(cwd),
+            output_byte_limit=output_cap,
+        ))
         try:
-            terminal = await self.conn.create_terminal(
-                session_id=self.session_id, command="/bin/sh", args=["-c", command], cwd=str(cwd),
-                output_byte_limit=output_cap,
-            )
+            terminal = await asyncio.shield(creating)
+        except asyncio.CancelledError:  # the command may be running already: killed once its id is known
+            creating.add_done_callback(self._kill_created)
+            raise
         except RequestError as error:
             raise WorkspaceError(f"the client could not open a terminal for it: {error}") from None
         terminal_id = terminal.terminal_id
@@ -250,6 +254,10 @@ class AcpFrontend(Frontend):
         self._later(self._release(ids))
         status = output.exit_status
         return ProcessResult(status.exit_code if status else None, output.output, output.truncated, timed_out)
+
+    def _kill_created(self, creating: asyncio.Future[Any]) -> None:
+        if not creating.cancelled() and creating.exception() is None:
+            self._later(self._kill_and_release({"session_id": self.session_id, "terminal_id": creating.result().terminal_id}))
 
     def _later(self, coroutine: Awaitable[None]) -> None:
         task = asyncio.ensure_future(coroutine)
