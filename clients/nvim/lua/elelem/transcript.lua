@@ -1,9 +1,12 @@
 --- The transcript buffer: renders the agent events that elelem-lsp streams in its `$/progress`
---- reports (`saying`, `thinking`, `doing`, `result`) as readable, highlighted lines.
+--- reports (`saying`, `thinking`, `doing`, `result`, `context`, `compacted`) and the stored
+--- conversations that `elelem.transcript`/`elelem.resume` return as readable, highlighted lines.
 ---
 --- One buffer for the whole editor session; each turn starts with its prompt and ends with a
 --- footer naming the provider. Thinking is highlighted `ElelemThinking`, each tool call and each
---- tool outcome gets a line of its own.
+--- tool outcome gets a line of its own; what the server left out or compacted is one dim line.
+--- Event types and entry kinds it does not know are skipped, tool names it does not know (MCP's
+--- `server__tool`) render like built-in ones.
 
 local api = vim.api
 
@@ -22,6 +25,7 @@ local HIGHLIGHTS = {
   ElelemToolError = 'DiagnosticError',
   ElelemError = 'ErrorMsg',
   ElelemFooter = 'NonText',
+  ElelemNote = 'NonText',
 }
 
 --- Thinking is dimmed with colours of its own, for true-colour (`fg`) and 256-colour (`ctermfg`)
@@ -127,12 +131,19 @@ local function write(text, hl, continue)
   follow()
 end
 
---- A tool call's arguments as `key=value` pairs, values JSON-encoded and shortened.
---- @param arguments table?
+--- A tool call's arguments as `key=value` pairs, values JSON-encoded and shortened; arguments
+--- that are not an object (a server's or an MCP tool's odd call) as their JSON.
+--- @param arguments any
 --- @return string
 local function format_arguments(arguments)
-  local keys = vim.tbl_keys(arguments or {})
-  table.sort(keys)
+  if type(arguments) ~= 'table' then
+    local ok, value = pcall(vim.json.encode, arguments)
+    return (arguments == nil or arguments == vim.NIL) and '' or (ok and value or tostring(arguments))
+  end
+  local keys = vim.tbl_keys(arguments)
+  table.sort(keys, function(a, b)
+    return tostring(a) < tostring(b)
+  end)
   local parts = {}
   for _, key in ipairs(keys) do
     local ok, value = pcall(vim.json.encode, arguments[key])
@@ -140,9 +151,111 @@ local function format_arguments(arguments)
     if #value > 120 then
       value = value:sub(1, 117) .. '...'
     end
-    parts[#parts + 1] = ('%s=%s'):format(key, value)
+    parts[#parts + 1] = type(key) == 'number' and value or ('%s=%s'):format(key, value)
   end
   return table.concat(parts, ', ')
+end
+
+--- A string field of a decoded JSON object, or nil (absent, null or another type).
+local function text_of(value)
+  return type(value) == 'string' and value or nil
+end
+
+--- `+ name(key=value, ...)`: a tool call, whatever the tool.
+--- @return string
+local function call_line(name, arguments)
+  return ('+ %s(%s)'):format(text_of(name) or '?', format_arguments(arguments))
+end
+
+--- `  ok: name — summary` or `  failed: name: error`, and its highlight.
+--- @param outcome {name: string?, ok: boolean?, summary: string?, error: string?}
+--- @return string, string
+local function outcome_line(outcome)
+  local name = text_of(outcome.name) or '?'
+  if outcome.ok == true then
+    local summary = text_of(outcome.summary)
+    return ('  ok: %s%s'):format(name, summary and summary ~= '' and (' — ' .. summary:gsub('\n', ' ')) or ''), 'ElelemToolOk'
+  end
+  return ('  failed: %s: %s'):format(name, (text_of(outcome.error) or 'error'):gsub('\n', ' ')), 'ElelemToolError'
+end
+
+--- 32000 -> "32,000".
+--- @param number number
+--- @return string
+local function thousands(number)
+  local digits = tostring(math.floor(number))
+  return (digits:reverse():gsub('(%d%d%d)', '%1,'):reverse():gsub('^(-?),', '%1'))
+end
+
+--- `count` with `noun`, plural when it is not one: "3 earlier turns".
+local function counted(count, noun)
+  return ('%d %s%s'):format(count, noun, count == 1 and '' or 's')
+end
+
+--- The one dim line of a `context` event (turns left out, tool results shortened to fit the
+--- budget) or a `compacted` event / compaction entry; nil when it says nothing.
+--- @param event table
+--- @return string?
+function M.note_text(event)
+  if event.type == 'compacted' or event.kind == 'compaction' then
+    return type(event.turns) == 'number' and ('-- %s compacted into a summary'):format(counted(event.turns, 'turn')) or nil
+  end
+  local parts = {}
+  if type(event.leftOut) == 'number' and event.leftOut > 0 then
+    parts[#parts + 1] = counted(event.leftOut, 'earlier turn') .. ' left out'
+  end
+  if type(event.shortened) == 'number' and event.shortened > 0 then
+    parts[#parts + 1] = counted(event.shortened, 'tool result') .. ' shortened'
+  end
+  if #parts == 0 then
+    return nil
+  end
+  local budget = type(event.budget) == 'number' and (' to fit %s tokens'):format(thousands(event.budget)) or ''
+  return '-- ' .. table.concat(parts, ', ') .. budget
+end
+
+--- The lines ending a turn, from its outcome: the reply when `with_reply` (and no error carried
+--- it), the error, `[cancelled]`, a footer with the provider, model and steps.
+--- @param outcome table `{reply, provider, model, steps, cancelled, error}`
+--- @param with_reply boolean
+--- @return {[1]: string, [2]: string?}[]
+local function ending_lines(outcome, with_reply)
+  local out = {}
+  local reply, err = text_of(outcome.reply), text_of(outcome.error)
+  if with_reply and reply and reply ~= '' and not err then
+    out[#out + 1] = { reply }
+  end
+  if err and err ~= '' then
+    out[#out + 1] = { err:match('^Error:') and err or ('Error: ' .. err), 'ElelemError' }
+  end
+  if outcome.cancelled == true then
+    out[#out + 1] = { '[cancelled]', 'ElelemError' }
+  end
+  local footer = {}
+  for _, part in ipairs({ outcome.provider, outcome.model }) do
+    if text_of(part) and part ~= '' then
+      footer[#footer + 1] = part
+    end
+  end
+  if type(outcome.steps) == 'number' then
+    footer[#footer + 1] = counted(outcome.steps, 'step')
+  end
+  if #footer > 0 then
+    out[#out + 1] = { '-- ' .. table.concat(footer, ' · '), 'ElelemFooter' }
+  end
+  return out
+end
+
+--- `> prompt  [where]`, on one line.
+local function prompt_line(prompt, where)
+  local heading = '> ' .. (text_of(prompt) or ''):gsub('\n', ' ')
+  return where and (heading .. '  [' .. where .. ']') or heading
+end
+
+--- Whether the buffer holds anything yet.
+local function empty()
+  local b = M.bufnr()
+  return api.nvim_buf_line_count(b) == 1 and api.nvim_buf_get_lines(b, 0, 1, false)[1] == ''
 end
 
 --- Starts a turn: a blank line, then the prompt.
@@ -151,14 +264,10 @@ end
 --- @param where string? what the prompt is about (file and lines), if anything
 function M.start_turn(token, prompt, where)
   turns[token] = { open = nil, said = false }
-  if api.nvim_buf_line_count(M.bufnr()) > 1 or api.nvim_buf_get_lines(M.bufnr(), 0, 1, false)[1] ~= '' then
+  if not empty() then
     write('', nil, false)
   end
-  local heading = '> ' .. prompt:gsub('\n', ' ')
-  if where then
-    heading = heading .. '  [' .. where .. ']'
-  end
-  write(heading, 'ElelemPrompt', false)
+  write(prompt_line(prompt, where), 'ElelemPrompt', false)
 end
 
 --- Renders the events of one progress report, in order.
@@ -179,16 +288,19 @@ function M.render_events(token, events)
         turn.said = turn.said or kind == 'saying'
       end
     elseif kind == 'doing' then
-      write(('+ %s(%s)'):format(event.name or '?', format_arguments(event.arguments)), 'ElelemTool', false)
+      write(call_line(event.name, event.arguments), 'ElelemTool', false)
       turn.open = nil
     elseif kind == 'result' then
-      if event.ok then
-        write(('  ok: %s'):format(event.name or '?'), 'ElelemToolOk', false)
-      else
-        write(('  failed: %s: %s'):format(event.name or '?', event.error or 'error'), 'ElelemToolError', false)
-      end
+      local text, hl = outcome_line(event)
+      write(text, hl, false)
       turn.open = nil
-    end
+    elseif kind == 'context' or kind == 'compacted' then
+      local note = M.note_text(event)
+      if note then
+        write(note, 'ElelemNote', false)
+        turn.open = nil
+      end
+    end -- an event type of a newer server: nothing to show
   end
 end
 
@@ -204,29 +316,93 @@ function M.finish_turn(token, err, result)
     write('Error: ' .. (err.message or vim.inspect(err)), 'ElelemError', false)
     return
   end
-  result = result or {}
-  if not turn.said and type(result.reply) == 'string' and result.reply ~= '' and not result.error then
-    write(result.reply, nil, false)
+  for _, line in ipairs(ending_lines(result or {}, not turn.said)) do
+    write(line[1], line[2], false)
   end
-  if type(result.error) == 'string' and result.error ~= '' then
-    local message = result.error:match('^Error:') and result.error or ('Error: ' .. result.error)
-    write(message, 'ElelemError', false)
+end
+
+--- The lines of one stored entry: a turn (its prompt, tool rows, reply and footer) or a
+--- compaction (one dim line); none for a kind this client does not know.
+--- @param entry table
+--- @return {[1]: string, [2]: string?}[]
+local function entry_lines(entry)
+  if entry.kind == 'compaction' then
+    local note = M.note_text(entry)
+    return note and { { note, 'ElelemNote' } } or {}
+  elseif entry.kind ~= 'turn' then
+    return {}
   end
-  if result.cancelled == true then
-    write('[cancelled]', 'ElelemError', false)
+  local out = { { prompt_line(entry.prompt), 'ElelemPrompt' } }
+  for _, tool in ipairs(type(entry.tools) == 'table' and entry.tools or {}) do
+    out[#out + 1] = { call_line(tool.name, tool.arguments), 'ElelemTool' }
+    out[#out + 1] = { outcome_line(tool) }
   end
-  local footer = {}
-  for _, part in ipairs({ result.provider, result.model }) do
-    if type(part) == 'string' and part ~= '' then
-      footer[#footer + 1] = part
+  vim.list_extend(out, ending_lines(entry, true))
+  return out
+end
+
+--- Writes a stored conversation's entries at `row` (0: the top), a blank line between turns;
+--- what was below moves down with its highlights.
+--- @param entries table[]
+--- @param row integer
+local function insert_entries(entries, row)
+  local b = M.bufnr()
+  local lines, marks = {}, {}
+  for _, entry in ipairs(entries) do
+    local these = entry_lines(entry)
+    if #these > 0 and #lines > 0 and entry.kind == 'turn' then
+      lines[#lines + 1] = ''
+    end
+    for _, line in ipairs(these) do
+      for _, part in ipairs(vim.split(line[1], '\n', { plain = true })) do
+        lines[#lines + 1] = part
+        if line[2] then
+          marks[#marks + 1] = { #lines - 1, #part, line[2] }
+        end
+      end
     end
   end
-  if type(result.steps) == 'number' then
-    footer[#footer + 1] = ('%d step%s'):format(result.steps, result.steps == 1 and '' or 's')
+  if #lines == 0 then
+    return
   end
-  if #footer > 0 then
-    write('-- ' .. table.concat(footer, ' · '), 'ElelemFooter', false)
+  local replace_empty = empty()
+  if not replace_empty then
+    lines[#lines + 1] = '' -- the blank line before what this session wrote
   end
+  vim.bo[b].modifiable = true
+  api.nvim_buf_set_lines(b, row, replace_empty and row + 1 or row, false, lines)
+  vim.bo[b].modifiable = false
+  for _, mark in ipairs(marks) do
+    api.nvim_buf_set_extmark(b, ns, row + mark[1], 0, { end_row = row + mark[1], end_col = mark[2], hl_group = mark[3] })
+  end
+  follow()
+end
+
+--- Empties the transcript; turns still running go on writing on fresh lines.
+function M.clear()
+  local b = M.bufnr()
+  vim.bo[b].modifiable = true
+  api.nvim_buf_set_lines(b, 0, -1, false, {})
+  vim.bo[b].modifiable = false
+  api.nvim_buf_clear_namespace(b, ns, 0, -1)
+  for _, turn in pairs(turns) do
+    turn.open = nil
+  end
+end
+
+--- Redraws the transcript as the stored conversation `conversation` (what `elelem.resume` and
+--- `elelem.transcript` return: `{id, title, entries}`).
+--- @param conversation table
+function M.show_conversation(conversation)
+  M.clear()
+  insert_entries(type(conversation.entries) == 'table' and conversation.entries or {}, 0)
+end
+
+--- Puts the stored conversation above what this session wrote: the history a new session on a
+--- folder continues.
+--- @param conversation table
+function M.prepend_conversation(conversation)
+  insert_entries(type(conversation.entries) == 'table' and conversation.entries or {}, 0)
 end
 
 --- A line of its own outside any turn (e.g. "new conversation").
