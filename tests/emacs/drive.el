@@ -1,9 +1,10 @@
 ;;; drive.el --- a batch Emacs session using clients/emacs/elelem.el  -*- lexical-binding: t; -*-
 
 ;; Set before loading: `drive-root' (the workspace), `drive-out' (where to write what was seen, as
-;; JSON), `drive-server' (the server command), `drive-client' (clients/emacs).
-;; Opens a.txt; asks, switches provider, creates a file, undoes, fixes a flymake diagnostic;
-;; records what the buffer and transcript show after each step.
+;; JSON), `drive-server' (the server command), `drive-client' (clients/emacs), `drive-scenario'.
+;; Opens a.txt and plays the scenario, recording what the buffer and transcript show after each
+;; step: "edits" asks, switches provider, creates a file, undoes, fixes a flymake diagnostic;
+;; "conversations" asks in three conversations, lists, resumes, continues, is refused mid-turn.
 
 (require 'json)
 (add-to-list 'load-path drive-client)
@@ -45,10 +46,8 @@
 (defun drive-lint (report-fn &rest _)
   (funcall report-fn (list (flymake-make-diagnostic (current-buffer) 1 2 :error "x should be y"))))
 
-(let* ((file (expand-file-name "a.txt" drive-root))
-       (buffer (find-file-noselect file))
-       (seen nil))
-  (with-current-buffer buffer
+(defun drive-edits (buffer)
+  (let (seen)
     (elelem-ask "change x to y")
     (drive-wait-turns 1)
     (push (cons "asked" (drive-snapshot buffer)) seen)
@@ -79,7 +78,56 @@
     (goto-char (point-min))
     (elelem-fix (line-beginning-position) (line-end-position))
     (drive-wait-turns 4)
-    (push (cons "fixed" (drive-snapshot buffer)) seen))
+    (push (cons "fixed" (drive-snapshot buffer)) seen)
+    seen))
+
+(defun drive-pick (wanted)
+  "Call `elelem-conversations' interactively, picking the candidate containing WANTED.
+Returns the candidates offered, in the order the completion UI shows them."
+  (let (offered)
+    (cl-letf (((symbol-function 'completing-read)
+               (lambda (_prompt collection &rest _)
+                 (let* ((all (all-completions "" collection))
+                        (sort (completion-metadata-get (completion-metadata "" collection nil)
+                                                       'display-sort-function)))
+                   (setq offered (if sort (funcall sort all) all))
+                   (or (seq-find (lambda (label) (string-search wanted label)) offered) "")))))
+      (call-interactively #'elelem-conversations))
+    offered))
+
+(defun drive-conversations (buffer)
+  (let (seen)
+    (elelem-ask "echo one")
+    (drive-wait-turns 1)
+    (elelem-new-conversation)
+    (elelem-ask "echo two")
+    (drive-wait-turns 2)
+    (elelem-new-conversation)
+    (elelem-ask "echo three")
+    (drive-wait-turns 3)
+    (push (cons "three" (drive-snapshot buffer)) seen)
+    (push (list "offered" :labels (vconcat (drive-pick "echo one"))) seen)
+    (push (cons "resumed" (drive-snapshot buffer)) seen)
+    (elelem-ask "recall")
+    (drive-wait-turns 4)
+    (push (cons "continued" (drive-snapshot buffer)) seen)
+    (elelem-ask "wait for it")
+    (let ((deadline (+ (float-time) 30)))
+      (while (and (not (string-search "waiting" (with-current-buffer "*elelem*" (buffer-string))))
+                  (< (float-time) deadline))
+        (accept-process-output nil 0.05)))
+    (let ((before (drive-snapshot buffer)))
+      (push (list "refused"
+                  :message (condition-case err (progn (drive-pick "echo two") "no refusal")
+                             (user-error (error-message-string err)))
+                  :unchanged (if (equal before (drive-snapshot buffer)) t :json-false))
+            seen))
+    (elelem-cancel)
+    (drive-wait-turns 5)
+    seen))
+
+(let* ((buffer (find-file-noselect (expand-file-name "a.txt" drive-root)))
+       (seen (with-current-buffer buffer (funcall (intern (concat "drive-" drive-scenario)) buffer))))
   (with-temp-file drive-out
     (insert (json-encode (nreverse seen))))
   (ignore-errors (eglot-shutdown (elelem--server))))

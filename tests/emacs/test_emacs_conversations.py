@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from test_emacs_client import CLIENT, elisp_string, emacs  # noqa: F401  (emacs is a fixture)
+from test_emacs_client import CLIENT, drive, elisp_string, emacs  # noqa: F401  (emacs is a fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -164,3 +164,26 @@ def test_context_and_compacted_events_are_one_dim_line(emacs: str) -> None:
         "-- scripted · 2 steps",
     ]
     assert seen["noted"] == [line for line in seen["text"].splitlines() if line.startswith("-- ") and "step" not in line]
+
+
+def test_conversations_are_listed_resumed_continued_and_refused_mid_turn(
+    emacs: str, tmp_path: Path, home: Path
+) -> None:
+    _, seen = drive(emacs, tmp_path, "conversations")
+    assert seen["three"]["transcript"].splitlines() == [
+        "-- new conversation --", "", "> echo three", "echo three", "-- scripted · 1 step",
+    ]
+    offered = seen["offered"]["labels"]
+    assert [label.split(" · ")[0] for label in offered] == ["echo three", "echo two", "echo one"]
+    for label in offered:
+        title, updated, turns, by = label.split(" · ")
+        assert len(updated) == 16 and updated[10] == " ", label
+        assert (turns, by) == ("1 turn", "scripted"), label
+    assert seen["resumed"]["transcript"].splitlines() == ["> echo one", "echo one", "-- scripted"]
+    # the next ask continues the resumed conversation: the provider is sent its earlier turn
+    assert seen["continued"]["transcript"].splitlines() == [
+        "> echo one", "echo one", "-- scripted", "", "> recall", "earlier: echo one", "-- scripted · 1 step",
+    ]
+    refused = seen["refused"]
+    assert refused["message"].startswith("elelem: ") and refused["message"] != "elelem: no refusal"
+    assert refused["unchanged"] is True

@@ -3,6 +3,7 @@
 `scripted` answers from the last message, so any sequence of turns works:
 - after a tool result it says "edited." (or what failed);
 - a prompt containing "echo" is said back whole (what the server made of the prompt);
+- "recall" says the earlier prompts of the conversation it was sent ("earlier: one | two");
 - "ask me" asks the person (the editor's `elelem/input`) and greets the answer;
 - "wait" sleeps (cancellably) for a minute;
 - "create" writes a new file `b.txt`;
@@ -28,6 +29,9 @@ class Scripted:
         prompt = last["content"]
         if "echo" in prompt:
             emit({"type": "saying", "text": prompt})
+        elif "recall" in prompt:
+            earlier = [m["content"] for m in messages[:-1] if m["role"] == "user"]
+            emit({"type": "saying", "text": "earlier: " + " | ".join(earlier)})
         elif "ask me" in prompt:
             answer = await current_workspace.get().ask_user("Your name?")
             emit({"type": "saying", "text": f"hello {answer}"})

@@ -153,3 +153,164 @@ def test_context_and_compacted_events_are_one_dim_line(workspace: Path, start_nv
         "-- 3 earlier turns left out to fit 32,000 tokens",
         "-- 12 turns compacted into a summary",
     ]
+
+
+# -- against the real server ---------------------------------------------------------------------
+
+PICKER = """
+-- vim.ui.select records what it offers and picks the item whose label contains vim.g.pick
+vim.ui.select = function(items, opts, on_choice)
+  local labels = vim.tbl_map(opts.format_item or tostring, items)
+  vim.g.offered, vim.g.select_prompt = labels, opts.prompt
+  for i, label in ipairs(labels) do
+    if label:find(vim.g.pick, 1, true) then
+      return on_choice(items[i], i)
+    end
+  end
+  on_choice(nil, nil)
+end
+vim.g.notified = {}
+vim.notify = function(message, level)
+  vim.g.notified = vim.list_extend(vim.g.notified, { { message, level } })
+end
+"""
+
+
+def conversations(nvim) -> list[dict]:
+    return nvim.lua(
+        "return vim.lsp.get_clients({name='elelem'})[1]:request_sync('workspace/executeCommand',"
+        " {command='elelem.conversations', arguments={vim.empty_dict()}}, 5000).result"
+    )
+
+
+def ask(nvim, prompt: str, turns: int) -> None:
+    nvim.command(f"ElelemAsk {prompt}")
+    nvim.wait_turns(turns)
+
+
+def three_conversations(nvim) -> None:
+    """"echo one", "echo two", "echo three": one turn each, in conversations of their own."""
+    for number, prompt in enumerate(["echo one", "echo two", "echo three"], start=1):
+        if number > 1:
+            nvim.command("ElelemNewConversation")
+            nvim.wait("vim.api.nvim_buf_get_lines(vim.fn.bufnr('elelem://transcript'), 0, -1, false)[1]"
+                      " == '-- new conversation --'", what="the transcript to start over")
+        ask(nvim, prompt, number)
+
+
+def test_conversations_are_listed_newest_first_and_resumed(workspace: Path, start_nvim) -> None:
+    nvim = start_nvim(workspace, "a.txt")
+    nvim.lua(PICKER)
+    three_conversations(nvim)
+    assert nvim.transcript() == ["-- new conversation --", "", "> echo three", "echo three", "-- scripted · 1 step"]
+
+    nvim.lua("vim.g.pick = 'echo one'")
+    nvim.command("ElelemConversations")
+    nvim.wait("vim.api.nvim_buf_get_lines(vim.fn.bufnr('elelem://transcript'), 0, 1, false)[1] == '> echo one'",
+              what="the transcript redrawn from the resumed conversation")
+    offered = nvim.lua("return vim.g.offered")
+    assert [label.split(" · ")[0] for label in offered] == ["echo three", "echo two", "echo one"]
+    for label in offered:
+        title, updated, turns, by = label.split(" · ")
+        assert len(updated) == 16 and updated[10] == " ", label  # 2026-12-01 21:45
+        assert (turns, by) == ("1 turn", "scripted"), label
+    assert nvim.lua("return vim.g.select_prompt") == "elelem conversation: "
+    assert nvim.transcript() == ["> echo one", "echo one", "-- scripted"]
+
+    # the next turn continues the resumed conversation: the provider is sent its earlier turn
+    ask(nvim, "recall", 4)
+    assert nvim.transcript() == ["> echo one", "echo one", "-- scripted", "", "> recall", "earlier: echo one",
+                                 "-- scripted · 1 step"]
+    listed = conversations(nvim)
+    assert [c["title"] for c in listed][0] == "echo one" and listed[0]["turns"] == 2
+
+    # dismissing the picker changes nothing
+    nvim.lua("vim.g.pick = 'no such conversation'; vim.g.offered = nil")
+    nvim.command("ElelemConversations")
+    nvim.wait("vim.g.offered ~= nil", what="the list")
+    assert nvim.transcript()[-2] == "earlier: echo one"
+    assert nvim.lua("return vim.g.notified") == []
+
+
+def test_a_conversation_is_deleted_from_the_list(workspace: Path, start_nvim) -> None:
+    nvim = start_nvim(workspace, "a.txt")
+    nvim.lua(PICKER)
+    three_conversations(nvim)
+    nvim.lua("vim.g.pick = 'echo two'")
+    nvim.command("ElelemDeleteConversation")
+    nvim.wait("#vim.g.notified > 0", what="the deletion notice")
+    assert nvim.lua("return vim.g.select_prompt") == "delete elelem conversation: "
+    assert nvim.lua("return vim.g.notified")[0][0].startswith("elelem: deleted echo two · ")
+    assert [c["title"] for c in conversations(nvim)] == ["echo three", "echo one"]
+
+
+def test_a_new_session_on_the_folder_shows_its_conversation(workspace: Path, start_nvim) -> None:
+    first = start_nvim(workspace, "a.txt")
+    ask(first, "echo from yesterday", 1)
+    first.command("qall!")
+
+    nvim = start_nvim(workspace, "a.txt")
+    nvim.wait("vim.api.nvim_buf_get_lines(vim.fn.bufnr('elelem://transcript'), 0, 1, false)[1]"
+              " == '> echo from yesterday'", what="the stored conversation in the transcript")
+    assert nvim.transcript() == ["> echo from yesterday", "echo from yesterday", "-- scripted"]
+    ask(nvim, "recall", 1)
+    assert nvim.transcript() == ["> echo from yesterday", "echo from yesterday", "-- scripted", "",
+                                 "> recall", "earlier: echo from yesterday", "-- scripted · 1 step"]
+    assert highlighted(nvim, "ElelemPrompt") == ["> echo from yesterday", "> recall"]
+
+    # a folder without a stored conversation starts with an empty transcript
+    other = workspace.parent / "other"
+    (other / ".agents").mkdir(parents=True)
+    (other / "b.txt").write_text("b\n")
+    fresh = start_nvim(other, "b.txt")
+    fresh.wait("vim.lsp.get_clients({name='elelem'})[1]:request_sync('workspace/executeCommand',"
+               " {command='elelem.transcript', arguments={vim.empty_dict()}}, 5000) ~= nil")
+    assert fresh.transcript() == [""]
+
+
+def test_resuming_while_a_turn_runs_is_refused_with_a_message(workspace: Path, start_nvim) -> None:
+    nvim = start_nvim(workspace, "a.txt")
+    nvim.lua(PICKER)
+    ask(nvim, "echo one", 1)
+    nvim.command("ElelemNewConversation")
+    nvim.command("ElelemAsk wait for it")
+    nvim.wait("vim.tbl_contains(vim.api.nvim_buf_get_lines(vim.fn.bufnr('elelem://transcript'), 0, -1, false),"
+              " 'waiting')", what="the turn to start")
+    before = nvim.transcript()
+
+    nvim.lua("vim.g.pick = 'echo one'")
+    nvim.command("ElelemConversations")
+    nvim.wait("#vim.g.notified > 0", what="the refusal")
+    message, level = nvim.lua("return vim.g.notified")[0]
+    assert message.startswith("elelem: ") and level == nvim.lua("return vim.log.levels.ERROR")
+    assert "traceback" not in message
+    assert nvim.transcript() == before  # nothing redrawn
+
+    nvim.command("ElelemCancel")
+    nvim.wait_turns(1, timeout=10)
+    # the running conversation is still the current one: the next turn recalls nothing of "echo one"
+    ask(nvim, "recall", 2)
+    assert nvim.transcript()[-2] == "earlier: wait for it"
+
+
+def test_mcp_style_tool_names_render_like_built_in_ones(workspace: Path, start_nvim) -> None:
+    (workspace / ".agents" / "plugins" / "mcpish.py").write_text(
+        "import elelem_lsp\n\n"
+        "class Caller:\n"
+        "    def fetch(self, messages, tools, emit):\n"
+        "        if messages[-1]['role'] == 'tool':\n"
+        "            emit({'type': 'saying', 'text': 'after the call.'})\n"
+        "        else:\n"
+        "            emit({'type': 'doing', 'id': 'm1', 'name': 'github__search_issues',\n"
+        "                  'arguments': {'query': 'bug', 'limit': 5}})\n\n"
+        "@elelem_lsp.configure\n"
+        "def setup(config):\n"
+        "    config.provider('mcpish', lambda **_: Caller())\n"
+    )
+    nvim = start_nvim(workspace, "a.txt", settings={"provider": "mcpish"})
+    ask(nvim, "search", 1)
+    transcript = nvim.transcript()
+    assert transcript[:2] == ["> search", '+ github__search_issues(limit=5, query="bug")']
+    assert transcript[2].startswith("  failed: github__search_issues: ")  # no such server here
+    assert transcript[-2:] == ["after the call.", "-- mcpish · 2 steps"]
+    assert highlighted(nvim, "ElelemTool") == ['+ github__search_issues(limit=5, query="bug")']
