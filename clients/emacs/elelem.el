@@ -548,8 +548,12 @@ Interactively, pick it from the folder's conversations, newest first.  The next
 
 ;;;###autoload
 (defun elelem-transcript ()
-  "Show the transcript."
+  "Show the transcript; while it is empty, with the folder's current conversation."
   (interactive)
+  (when (= (buffer-size (elelem--transcript)) 0)
+    (condition-case nil  ; a server without stored conversations: an empty transcript
+        (elelem-show-conversation (elelem--execute 'elelem.transcript (list :uri (elelem--uri))))
+      (user-error nil)))
   (pop-to-buffer (elelem--transcript)))
 
 ;;;###autoload

@@ -124,6 +124,9 @@ Returns the candidates offered, in the order the completion UI shows them."
             seen))
     (elelem-cancel)
     (drive-wait-turns 5)
+    (kill-buffer "*elelem*")
+    (elelem-transcript)
+    (push (cons "reopened" (drive-snapshot buffer)) seen)
     seen))
 
 (let* ((buffer (find-file-noselect (expand-file-name "a.txt" drive-root)))

@@ -187,3 +187,8 @@ def test_conversations_are_listed_resumed_continued_and_refused_mid_turn(
     refused = seen["refused"]
     assert refused["message"].startswith("elelem: ") and refused["message"] != "elelem: no refusal"
     assert refused["unchanged"] is True
+    # the transcript opened afresh shows the folder's current conversation: the resumed one, continued
+    assert seen["reopened"]["transcript"].splitlines() == [
+        "> echo one", "echo one", "-- scripted", "", "> recall", "earlier: echo one", "-- scripted",
+        "", "> wait for it", "waiting", "[cancelled]", "-- scripted",
+    ]
