@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from optional_parts import require_program
-
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,11 +23,6 @@ SERVER_COMMAND = [sys.executable, "-m", "elelem_lsp", "serve"]
 
 def elisp_string(value: str) -> str:
     return json.dumps(value)  # a JSON string literal is a valid elisp string literal here
-
-
-@pytest.fixture
-def emacs() -> str:
-    return require_program("emacs", "emacs", "apt-get install -y emacs-nox elpa-eglot (Debian), or Emacs 29+")
 
 
 def drive(emacs: str, tmp_path: Path, scenario: str) -> tuple[Path, dict]:

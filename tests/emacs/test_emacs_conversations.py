@@ -11,26 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from test_emacs_client import CLIENT, drive, elisp_string, emacs  # noqa: F401  (emacs is a fixture)
+from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
+                                ODD, ODD_LINES, SHORT, SHORT_LINES, check_conversation_labels)
+from test_emacs_client import CLIENT, drive, elisp_string
 
 pytestmark = pytest.mark.slow
-
-TURN = {
-    "kind": "turn",
-    "prompt": "read the notes\nplease",
-    "reply": "They say hi.",
-    "provider": "scripted",
-    "model": "m1",
-    "started": "2026-12-01T10:00:00Z",
-    "ended": "2026-12-01T10:00:02Z",
-    "cancelled": False,
-    "error": None,
-    "tools": [
-        {"id": "t1", "name": "read", "arguments": {"path": "notes.txt"}, "ok": True, "summary": "2 lines", "error": None},
-        {"id": "t2", "name": "files__stat", "arguments": {"path": "x", "deep": {"a": [1, 2]}}, "ok": False,
-         "summary": None, "error": "no such file"},
-    ],
-}
 
 RENDER = """
 (progn
@@ -65,105 +50,33 @@ def render(emacs: str, body: str, **values) -> dict:
 
 
 def test_a_stored_conversation_is_drawn_turn_by_turn(emacs: str) -> None:
-    failed = {**TURN, "prompt": "break", "reply": "Error: boom", "error": "boom", "tools": [], "model": None}
-    cancelled = {**TURN, "prompt": "stop", "reply": "half", "cancelled": True, "tools": []}
-    conversation = {"id": "c1", "title": "read the notes", "entries": [
-        {"kind": "compaction", "turns": 12, "summary": "We read files.", "at": "2026-12-01T09:00:00Z"},
-        TURN, failed, cancelled,
-    ]}
-    seen = render(emacs, "(elelem-show-conversation (drive-json c))", c=conversation)
-    assert seen["text"].splitlines() == [
-        "-- 12 turns compacted into a summary",
-        "",
-        "> read the notes please",
-        '+ read(path="notes.txt")',
-        "  ok: read — 2 lines",
-        '+ files__stat(path="x", deep={"a":[1,2]})',
-        "  failed: files__stat: no such file",
-        "They say hi.",
-        "-- scripted · m1",
-        "",
-        "> break",
-        "Error: boom",
-        "-- scripted",
-        "",
-        "> stop",
-        "half",
-        "[cancelled]",
-        "-- scripted · m1",
-    ]
+    seen = render(emacs, "(elelem-show-conversation (drive-json c))", c=CONVERSATION)
+    assert seen["text"].splitlines() == CONVERSATION_LINES
     assert seen["noted"] == ["-- 12 turns compacted into a summary"]
 
     # drawing another conversation replaces the first
     again = render(emacs, "(elelem-show-conversation (drive-json c)) (elelem-show-conversation (drive-json d))",
-                   c=conversation, d={"id": "c2", "title": "t", "entries": [{**TURN, "tools": []}]})
-    assert again["text"].splitlines() == ["> read the notes please", "They say hi.", "-- scripted · m1"]
+                   c=CONVERSATION, d=SHORT)
+    assert again["text"].splitlines() == SHORT_LINES
     assert again["noted"] == []
 
 
 def test_odd_or_newer_entries_are_skipped_not_fatal(emacs: str) -> None:
-    conversation = {"id": "c1", "title": "t", "entries": [
-        {"kind": "bookmark", "label": "from a newer server"},
-        {"kind": "turn", "prompt": "bare"},
-        {"kind": "turn", "prompt": "odd args", "reply": "ok", "provider": "p",
-         "tools": [{"name": "srv__ping", "arguments": "raw", "ok": True},
-                   {"name": "srv__none", "arguments": {}, "ok": True, "summary": ""}]},
-        {"kind": "compaction", "summary": "no count"},
-    ]}
-    seen = render(emacs, "(elelem-show-conversation (drive-json c))", c=conversation)
-    assert seen["text"].splitlines() == [
-        "> bare",
-        "",
-        "> odd args",
-        '+ srv__ping("raw")',
-        "  ok: srv__ping",
-        "+ srv__none()",
-        "  ok: srv__none",
-        "ok",
-        "-- p",
-    ]
+    assert render(emacs, "(elelem-show-conversation (drive-json c))", c=ODD)["text"].splitlines() == ODD_LINES
     assert render(emacs, "(elelem-show-conversation (drive-json c))", c={"id": "c3", "entries": []})["text"] == ""
 
 
 def test_context_and_compacted_events_are_one_dim_line(emacs: str) -> None:
-    events = [
-        {"type": "context", "tokens": 31000, "budget": 32000, "leftOut": 3, "shortened": 0},
-        {"type": "saying", "text": "Hel"},
-        {"type": "sparkle", "text": "a newer event"},
-        {"type": "saying", "text": "lo"},
-        {"type": "context", "tokens": 900, "budget": 1000, "leftOut": 1, "shortened": 2},
-        {"type": "context", "tokens": 10, "budget": 1234567, "leftOut": 0, "shortened": 1},
-        {"type": "context", "tokens": 1, "budget": 9, "leftOut": 0, "shortened": 0},  # says nothing
-        {"type": "compacted", "turns": 12, "tokensBefore": 40000, "tokensAfter": 3000},
-        {"type": "compacted", "turns": 1, "tokensBefore": 4, "tokensAfter": 3},
-        {"type": "doing", "id": "m1", "name": "github__search_issues", "arguments": {"query": "bug", "limit": 5}},
-        {"type": "result", "id": "m1", "name": "github__search_issues", "ok": True, "summary": "3 issues"},
-        {"type": "doing", "id": "m2", "name": "github__get", "arguments": {}},
-        {"type": "result", "id": "m2", "name": "github__get", "ok": False, "error": "denied"},
-    ]
     seen = render(
         emacs,
         """(elelem--start-turn "k" "long one")
            (elelem--render-events "k" (drive-json events))
            (elelem--finish-turn "k" (drive-json result))""",
-        events=events,
-        result={"reply": "Hello", "provider": "scripted", "steps": 2},
+        events=EVENTS,
+        result=EVENTS_RESULT,
     )
-    assert seen["text"].splitlines() == [
-        "> long one",
-        "-- 3 earlier turns left out to fit 32,000 tokens",
-        "Hello",
-        "-- 1 earlier turn left out, 2 tool results shortened to fit 1,000 tokens",
-        "-- 1 tool result shortened to fit 1,234,567 tokens",
-        "-- 12 turns compacted into a summary",
-        "-- 1 turn compacted into a summary",
-        '+ github__search_issues(query="bug", limit=5)',
-        "  ok: github__search_issues — 3 issues",
-        "+ github__get()",
-        "  failed: github__get: denied",
-        "-- scripted · 2 steps",
-    ]
-    assert seen["noted"] == [line for line in seen["text"].splitlines() if line.startswith("-- ") and "step" not in line]
+    assert seen["text"].splitlines() == EVENTS_LINES
+    assert seen["noted"] == NOTES
 
 
 def test_conversations_are_listed_resumed_continued_and_refused_mid_turn(
@@ -173,12 +86,7 @@ def test_conversations_are_listed_resumed_continued_and_refused_mid_turn(
     assert seen["three"]["transcript"].splitlines() == [
         "-- new conversation --", "", "> echo three", "echo three", "-- scripted · 1 step",
     ]
-    offered = seen["offered"]["labels"]
-    assert [label.split(" · ")[0] for label in offered] == ["echo three", "echo two", "echo one"]
-    for label in offered:
-        title, updated, turns, by = label.split(" · ")
-        assert len(updated) == 16 and updated[10] == " ", label
-        assert (turns, by) == ("1 turn", "scripted"), label
+    check_conversation_labels(seen["offered"]["labels"], ["echo three", "echo two", "echo one"])
     assert seen["resumed"]["transcript"].splitlines() == ["> echo one", "echo one", "-- scripted"]
     # the next ask continues the resumed conversation: the provider is sent its earlier turn
     assert seen["continued"]["transcript"].splitlines() == [
