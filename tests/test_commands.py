@@ -69,7 +69,10 @@ async def test_reset_context_tools_and_reload(project, start_editor):
     await editor.ask("hello")
     context = (await editor.command("elelem.context", {}))["messages"]
     assert [m["role"] for m in context] == ["system", "user", "assistant"]
-    assert await editor.command("elelem.reset", {}) == {"reset": True}
+    before = (await editor.command("elelem.transcript", {}))["id"]
+    reset = await editor.command("elelem.reset", {})
+    assert reset == {"reset": True, "id": reset["id"]} and reset["id"] != before
+    assert (await editor.command("elelem.transcript", {}))["id"] == reset["id"]
     assert [m["role"] for m in (await editor.command("elelem.context", {}))["messages"]] == ["system"]
     tools = (await editor.command("elelem.tools", {}))["tools"]
     assert [t["name"] for t in tools] == ["read", "write", "edit", "execute", "list", "grep"]

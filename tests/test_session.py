@@ -156,7 +156,11 @@ async def test_cancelling_an_async_fetch_keeps_the_prompt_and_partial_reply(ws):
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert session.history == [{"role": "user", "content": "long"}, {"role": "assistant", "content": "partial"}]
+    # kept, and marked so the model knows it was cut off (issue 13)
+    assert session.history == [
+        {"role": "user", "content": "long"},
+        {"role": "assistant", "content": "partial\n\n[cancelled by the user before the reply was finished]"},
+    ]
     assert session.cancelled_turn.cancelled and session.cancelled_turn.reply == "partial"
 
 

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .bridge import TurnAbandoned, run_in_thread
+from .budget import DEFAULT_CONTEXT_TOKENS, Fitted, counter_of, fit, total_tokens
 from .messages import (
     Message,
     Provider,
@@ -86,6 +88,46 @@ async def project_instructions(workspace: Workspace) -> str:
     return f"\n\n# {AGENTS_MD}\n\n{text}"
 
 
+CANCELLED_MARK = "[cancelled by the user before the reply was finished]"
+CANCELLED_EMPTY_MARK = "[cancelled by the user before any reply]"
+
+
+def exchange(prompt: str, reply: str, cancelled: bool = False) -> list[Message]:
+    """What one turn leaves in the history: the prompt and the final reply.
+
+    A cancelled turn is marked so the model knows; one cancelled before any reply adds no
+    empty assistant message, only the prompt with the mark."""
+    if cancelled and not reply:
+        return [user(f"{prompt}\n\n{CANCELLED_EMPTY_MARK}")]
+    if cancelled:
+        return [user(prompt), assistant(f"{reply}\n\n{CANCELLED_MARK}")]
+    return [user(prompt), assistant(reply)]
+
+
+SUMMARY_MARK = "[A summary of the earlier turns of this conversation, which were compacted]"
+SUMMARY_INSTRUCTIONS = (
+    "You summarise a conversation between a person and a coding agent so that the agent can go on "
+    "from the summary alone. Keep every file name, the decisions made and why, and the open tasks; "
+    "leave out pleasantries and anything already undone. Answer with the summary only."
+)
+SUMMARY_REQUEST = "Summarise the conversation above as instructed."
+
+
+def summary_message(summary: str) -> Message:
+    """The one message that stands for the compacted turns."""
+    return user(f"{SUMMARY_MARK}\n\n{summary}")
+
+
+def is_summary(turn: list[Message]) -> bool:
+    return len(turn) == 1 and turn[0]["content"].startswith(SUMMARY_MARK)
+
+
+def context_event(fitted: Fitted, budget: int) -> dict[str, Any]:
+    """The ``context`` event: what was left out or cut to fit the budget."""
+    return {"type": "context", "tokens": fitted.tokens, "budget": budget,
+            "leftOut": fitted.left_out, "shortened": fitted.shortened}
+
+
 class Session:
     def __init__(
         self,
@@ -101,17 +143,47 @@ class Session:
         self.max_steps = max_steps
         self.history: list[Message] = []
         self.cancelled_turn: TurnResult | None = None
+        self.context_tokens = DEFAULT_CONTEXT_TOKENS  # the budget of one fetch: messages and tools
 
     async def messages(self) -> list[Message]:
         """The conversation as a provider sees it at the start of a turn."""
         return [system(await system_prompt(self.workspace)), *self.history]
 
+    def fitted(self, messages: list[Message], history_length: int, tools: list[ToolDefinition]) -> Fitted:
+        """``messages`` (the system prompt, ``history_length`` messages of history, then the
+        current turn's) fitted to the budget, the tool definitions counted too."""
+        count = counter_of(self.provider)
+        reserve = total_tokens([system(json.dumps(tools, ensure_ascii=False))], count) if tools else 0
+        head, cut = messages[:1], 1 + history_length
+        fitted = fit(head, messages[1:cut], messages[cut:], self.context_tokens - reserve, count)
+        fitted.tokens += reserve
+        return fitted
+
+    async def estimate(self) -> Fitted:
+        """What the next turn would send before its prompt: the messages as they fit the budget."""
+        return self.fitted(await self.messages(), len(self.history), self.toolbox.definitions())
+
+    async def summarise(self, messages: list[Message]) -> str:
+        """The provider's summary of ``messages``, in one fetch without tools."""
+        request = [system(SUMMARY_INSTRUCTIONS), *messages, user(SUMMARY_REQUEST)]
+        fetched = Fetched()
+        token = current_workspace.set(self.workspace)
+        try:
+            await self._fetch(request, [], fetched, lambda event: None)
+        finally:
+            current_workspace.reset(token)
+        if not fetched.text.strip():
+            raise ProviderError("the provider's summary was empty")
+        return fetched.text.strip()
+
     async def turn(self, prompt: str, observer: Observer = lambda event: None) -> TurnResult:
         """Run one turn. Cancelling the task keeps the prompt and the reply so far."""
         messages = [*await self.messages(), user(prompt)]
+        history_length = len(self.history)
         tools = self.toolbox.definitions()
         fetched = Fetched()
         steps = 0
+        told = (0, 0)  # the turns left out and results shortened the observers were told of
         token = current_workspace.set(self.workspace)
         self.cancelled_turn = None
         try:
@@ -122,7 +194,11 @@ class Session:
                     )
                 steps += 1
                 fetched = Fetched()
-                await self._fetch(messages, tools, fetched, observer)
+                fitted = self.fitted(messages, history_length, tools)
+                if (fitted.left_out, fitted.shortened) > told:
+                    told = (fitted.left_out, fitted.shortened)
+                    observer(context_event(fitted, self.context_tokens))
+                await self._fetch(fitted.messages, tools, fetched, observer)
                 if not fetched.calls:
                     break
                 messages.append(assistant(fetched.text, fetched.calls))
@@ -139,16 +215,16 @@ class Session:
                     observer(outcome)
                     messages.append(tool_result(call["id"], encode(result)))
         except asyncio.CancelledError:
-            self.history += [user(prompt), assistant(fetched.text)]
+            self.history += exchange(prompt, fetched.text, cancelled=True)
             self.cancelled_turn = TurnResult(fetched.text, steps, cancelled=True)
             raise
         except Exception as error:
             reply = f"Error: {error}"
-            self.history += [user(prompt), assistant(reply)]
+            self.history += exchange(prompt, reply)
             return TurnResult(reply, steps, error=str(error))
         finally:
             current_workspace.reset(token)
-        self.history += [user(prompt), assistant(fetched.text)]
+        self.history += exchange(prompt, fetched.text)
         return TurnResult(fetched.text, steps)
 
     async def _fetch(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agent.messages import Provider, ProviderError
+from ..agent.messages import Message, Provider, ProviderError
 from ..agent.registry import Config, plugin_dirs, workspace_plugin_dir
 from ..agent.session import Session
 from ..agent.toolbox import Toolbox
@@ -53,6 +53,8 @@ class Folder:
     session: Session | None = None
     built: tuple[Any, ...] | None = None
     turn: asyncio.Task[Any] | None = None
+    conversation: str | None = None  # the current conversation's id; None until the host opens one
+    history: list[Message] = field(default_factory=list)  # what a new session starts from
     config: Config = field(init=False)
     workspace: FrontendWorkspace = field(init=False)
 
@@ -112,6 +114,7 @@ class Folder:
         provider = self.config.build(choice.name, **options)
         if self.session is None:
             self.session = Session(provider, self.workspace, toolbox=self.toolbox, max_steps=self.settings.max_steps)
+            self.session.history = list(self.history)
         self.session.provider = provider
         self.built = (choice.name, sorted(options.items()))
         return provider
@@ -159,9 +162,12 @@ class Folder:
             return True
         return False
 
-    def reset(self) -> None:
+    def continue_conversation(self, conversation: str, history: list[Message]) -> None:
+        """Make ``conversation`` current, with the history its provider will see."""
+        self.conversation = conversation
+        self.history = history
         if self.session is not None:
-            self.session.history.clear()
+            self.session.history = list(history)
 
 
 def declared_factory(declared: DeclaredProvider):

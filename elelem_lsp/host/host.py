@@ -15,15 +15,19 @@ import logging
 from pathlib import Path
 from typing import Any, Callable
 
+from ..agent.budget import DEFAULT_CONTEXT_TOKENS, split_turns
 from ..agent.messages import ProviderError
-from ..agent.session import TurnResult
+from ..agent.session import Session, TurnResult, is_summary, summary_message
+from ..providers.windows import model_window
 from ..agent.toolbox import Toolbox
+from .conversations import ConversationStore, ToolLog, history_from, new_id, now, title, turn_entry
 from .folders import Busy, Choice, Folder
 from .frontend import BadRequest, Frontend, Refused
 from .settings import parse_settings, within_trust
 from .transcript import TurnRecord, preview, write_transcript
 
 log = logging.getLogger(__name__)
+KEEP_RECENT = 2  # turns a compaction leaves as they were
 
 
 class Host:
@@ -76,9 +80,10 @@ class Host:
             await self.refresh_settings(folder)
 
     async def prepare(self) -> None:
-        """Ready each folder's provider ahead of its first turn."""
+        """Ready each folder's provider, and the conversation it continues, ahead of its first turn."""
         for folder in list(self.folders.values()):
             await self.refresh_settings(folder)
+            self.open_conversation(folder)
             await folder.prepare()
 
     def tell_choice(self, folder: Folder, choice: Choice) -> None:
@@ -106,6 +111,7 @@ class Host:
         self, folder: Folder, prompt: str, token: Any, request: Any, observe: Callable[[dict[str, Any]], None]
     ) -> dict[str, Any]:
         await self.refresh_settings(folder)
+        self.open_conversation(folder)
         choice = folder.choice()
         try:
             session = folder.ready_session()
@@ -113,13 +119,15 @@ class Host:
             return turn_result(choice, TurnResult(f"Error: {error}", 0, error=str(error)))
         self.tell_choice(folder, choice)
         progress = await self.frontend.open_progress(token, "elelem", prompt)
+        started, tools = now(), ToolLog()
 
         def add(event: dict[str, Any]) -> None:
             progress.add(event)
             observe(event)
+            tools.add(event)
 
         try:
-            task = folder.start(session.turn(prompt, add))
+            task = folder.start(self._compacting_turn(folder, session, prompt, add))
         except Busy as error:
             progress.end(f"Error: {error}")
             raise Refused(str(error)) from None
@@ -139,7 +147,70 @@ class Host:
         else:
             result = task.result()
             progress.end(result.reply if result.error else "done")
-        return turn_result(choice, result)
+        answer = turn_result(choice, result)
+        self._store_entry(folder, turn_entry(prompt, answer, started, tools.calls))
+        return answer
+
+    async def _compacting_turn(
+        self, folder: Folder, session: Session, prompt: str, add: Callable[[dict[str, Any]], None]
+    ) -> TurnResult:
+        """The turn, after compacting the older turns when they would not fit and the folder asks to."""
+        session.cancelled_turn = None
+        self._set_budget(folder, session)
+        if folder.settings.compaction == "summarize":
+            messages = [*await session.messages(), {"role": "user", "content": prompt}]
+            if session.fitted(messages, len(session.history), session.toolbox.definitions()).left_out:
+                try:
+                    report = await self._compact(folder, session)
+                except Exception as error:  # the turn goes on; the oldest turns are left out instead
+                    log.warning("could not compact the conversation of %s: %s", folder.root, error)
+                    self.frontend.show_message(
+                        "warning", f"elelem: could not compact the conversation ({error}); older turns are left out"
+                    )
+                else:
+                    if report["turns"]:
+                        add({"type": "compacted", **report})
+        return await session.turn(prompt, add)
+
+    def _set_budget(self, folder: Folder, session: Session) -> None:
+        """The budget of the session's fetches: the setting, else what the provider or its model is known to take."""
+        session.context_tokens = (
+            folder.settings.context_tokens
+            or getattr(session.provider, "context_tokens", None)
+            or model_window(getattr(session.provider, "model", None) or folder.choice().model)
+            or DEFAULT_CONTEXT_TOKENS
+        )
+
+    async def compact(self, folder: Folder) -> dict[str, Any]:
+        """Ask the provider to summarise the older turns into one message that replaces them."""
+        await self.refresh_settings(folder)
+        self.open_conversation(folder)
+        try:
+            session = folder.ready_session()
+        except ProviderError as error:
+            raise Refused(str(error)) from None
+        self._set_budget(folder, session)
+        try:
+            task = folder.start(self._compact(folder, session))
+        except Busy as error:
+            raise Refused(str(error)) from None
+        try:
+            return await task
+        except Exception as error:  # the provider's failure, reported as a turn reports it
+            raise Refused(f"could not compact the conversation: {error}") from None
+
+    async def _compact(self, folder: Folder, session: Session) -> dict[str, Any]:
+        """Replace all turns but the last ``KEEP_RECENT`` (and any summary before them) with a summary."""
+        before = (await session.estimate()).tokens
+        turns = split_turns(session.history)
+        older, recent = turns[:-KEEP_RECENT], turns[-KEEP_RECENT:]
+        compacted = sum(not is_summary(turn) for turn in older)
+        if not compacted:
+            return {"turns": 0, "tokensBefore": before, "tokensAfter": before}
+        summary = await session.summarise([message for turn in older for message in turn])
+        self._store_entry(folder, {"kind": "compaction", "turns": compacted, "summary": summary, "at": now()})
+        session.history = [summary_message(summary), *(message for turn in recent for message in turn)]
+        return {"turns": compacted, "tokensBefore": before, "tokensAfter": (await session.estimate()).tokens}
 
     def cancel_request(self, request: Any) -> None:
         folder = self.turns_by_request.get(request)
@@ -186,14 +257,107 @@ class Host:
             raise Refused(f"could not build provider {name!r}: {error}") from None
         return {"provider": name, "model": model}
 
-    def reset(self, folder: Folder) -> dict[str, Any]:
-        if folder.turn is not None and not folder.turn.done():
-            raise Refused("a turn is running; cancel it before starting a new conversation")
-        folder.reset()
-        return {"reset": True}
-
     async def context(self, folder: Folder) -> dict[str, Any]:
-        return {"messages": await folder.session.messages() if folder.session else []}
+        """The conversation as the provider sees it, and its estimate against the budget."""
+        await self.refresh_settings(folder)
+        self.open_conversation(folder)
+        try:
+            session = folder.ready_session()
+        except ProviderError:  # no provider to measure for: the history as it stands
+            return {"messages": [], "tokens": 0, "budget": folder.settings.context_tokens or DEFAULT_CONTEXT_TOKENS}
+        self._set_budget(folder, session)
+        return {
+            "messages": await session.messages(),
+            "tokens": (await session.estimate()).tokens,
+            "budget": session.context_tokens,
+        }
+
+    # -- stored conversations (host/conversations.py) ---------------------------------
+    def open_conversation(self, folder: Folder) -> None:
+        """Continue the folder's current conversation from disk, the first time it is needed."""
+        if folder.conversation is not None:
+            return
+        conversation, history = None, []
+        if folder.settings.history:
+            try:
+                store = ConversationStore(folder.root)
+                conversation = store.current()
+                if conversation is not None:
+                    history = history_from(store.entries(conversation))
+            except OSError as error:
+                self._storage_failed(folder, error)
+        folder.continue_conversation(conversation or new_id(), history)
+
+    def _store_entry(self, folder: Folder, entry: dict[str, Any]) -> None:
+        if not folder.settings.history or folder.conversation is None:
+            return
+        try:
+            ConversationStore(folder.root).append(folder.conversation, entry)
+        except OSError as error:
+            self._storage_failed(folder, error)
+
+    def _storage_failed(self, folder: Folder, error: OSError) -> None:
+        log.warning("conversation storage for %s: %s", folder.root, error)
+        self.frontend.show_message("warning", f"elelem: the conversation of {folder.root.name} is not stored: {error}")
+
+    async def _stored(self, folder: Folder) -> ConversationStore:
+        await self.refresh_settings(folder)
+        self.open_conversation(folder)
+        return ConversationStore(folder.root)
+
+    @staticmethod
+    def _idle(folder: Folder, doing: str) -> None:
+        if folder.turn is not None and not folder.turn.done():
+            raise Refused(f"a turn is running in {folder.root.name}; cancel it before {doing}")
+
+    async def conversations(self, folder: Folder) -> list[dict[str, Any]]:
+        """The folder's stored conversations, newest first."""
+        return (await self._stored(folder)).list()
+
+    async def new_conversation(self, folder: Folder) -> dict[str, Any]:
+        """Start a new current conversation; the old one stays on disk."""
+        store = await self._stored(folder)
+        self._idle(folder, "starting a new conversation")
+        conversation = new_id()
+        folder.continue_conversation(conversation, [])
+        if folder.settings.history:
+            try:
+                store.make_current(conversation)
+            except OSError as error:
+                self._storage_failed(folder, error)
+        return {"reset": True, "id": conversation}
+
+    async def resume(self, folder: Folder, conversation: str) -> dict[str, Any]:
+        """Make a stored conversation current; its transcript."""
+        store = await self._stored(folder)
+        self._idle(folder, "resuming another conversation")
+        if not store.exists(conversation):
+            raise BadRequest(f"id: no conversation {conversation!r} in {folder.root.name}")
+        entries = store.entries(conversation)
+        folder.continue_conversation(conversation, history_from(entries))
+        if folder.settings.history:
+            store.make_current(conversation)
+        return {"id": conversation, "title": title(entries), "entries": entries}
+
+    async def transcript(self, folder: Folder, conversation: str | None = None) -> dict[str, Any]:
+        """The stored entries of a conversation (the current one by default)."""
+        store = await self._stored(folder)
+        if conversation is not None and not store.exists(conversation):
+            raise BadRequest(f"id: no conversation {conversation!r} in {folder.root.name}")
+        conversation = conversation or folder.conversation
+        assert conversation is not None
+        entries = store.entries(conversation) if store.exists(conversation) else []
+        return {"id": conversation, "title": title(entries), "entries": entries}
+
+    async def delete_conversation(self, folder: Folder, conversation: str) -> dict[str, Any]:
+        """Remove a stored conversation; deleting the current one starts a new one."""
+        store = await self._stored(folder)
+        if conversation == folder.conversation:
+            self._idle(folder, "deleting the conversation it belongs to")
+        store.delete(conversation)
+        if conversation == folder.conversation:
+            folder.continue_conversation(new_id(), [])
+        return {"deleted": conversation}
 
     def tools(self) -> dict[str, Any]:
         return {"tools": [d["function"] for d in self.toolbox.definitions()]}

@@ -40,6 +40,9 @@ class Settings(BaseModel):
     max_steps: int = Field(default=50, alias="maxSteps", ge=1, le=1000)
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, alias="maxTokens", gt=0)
+    history: bool = True  # store the folder's conversations on disk (host/conversations.py)
+    context_tokens: int | None = Field(default=None, alias="contextTokens", ge=1000)
+    compaction: Literal["drop", "summarize"] = "drop"
 
     def provider_options(self) -> dict[str, Any]:
         return {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens}

@@ -7,13 +7,14 @@ is RequestFailed. A turn's result is ``{reply, provider, model, steps, cancelled
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Union
+from typing import Annotated, Any, Awaitable, Callable, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from ..agent.toolbox import describe
-from ..host.frontend import Refused
+from ..host.conversations import ID_PATTERN
+from ..host.frontend import BadRequest, Refused
 from .documents import describe_location
 from .editor import LspFrontend
 
@@ -76,6 +77,17 @@ class NoArguments(Arguments):
     pass
 
 
+ConversationId = Annotated[str, Field(pattern=ID_PATTERN)]
+
+
+class ConversationArguments(FolderArguments):
+    id: ConversationId
+
+
+class TranscriptArguments(FolderArguments):
+    id: ConversationId | None = None
+
+
 def parse(model: type[Arguments], arguments: tuple[Any, ...]) -> Any:
     """The command's one object argument, validated; InvalidParams naming the field otherwise."""
     if len(arguments) > 1:
@@ -136,7 +148,27 @@ async def cancel(face: LspFrontend, args: FolderArguments) -> dict[str, Any]:
 
 
 async def reset(face: LspFrontend, args: FolderArguments) -> dict[str, Any]:
-    return face.host.reset(face.folder_for(args.uri))
+    return await face.host.new_conversation(face.folder_for(args.uri))
+
+
+async def conversations(face: LspFrontend, args: FolderArguments) -> list[dict[str, Any]]:
+    return await face.host.conversations(face.folder_for(args.uri))
+
+
+async def resume(face: LspFrontend, args: ConversationArguments) -> dict[str, Any]:
+    return await face.host.resume(face.folder_for(args.uri), args.id)
+
+
+async def transcript(face: LspFrontend, args: TranscriptArguments) -> dict[str, Any]:
+    return await face.host.transcript(face.folder_for(args.uri), args.id)
+
+
+async def delete_conversation(face: LspFrontend, args: ConversationArguments) -> dict[str, Any]:
+    return await face.host.delete_conversation(face.folder_for(args.uri), args.id)
+
+
+async def compact(face: LspFrontend, args: FolderArguments) -> dict[str, Any]:
+    return await face.host.compact(face.folder_for(args.uri))
 
 
 async def context(face: LspFrontend, args: FolderArguments) -> dict[str, Any]:
@@ -151,7 +183,7 @@ async def reload(face: LspFrontend, args: NoArguments) -> dict[str, Any]:
     return face.host.reload()
 
 
-Handler = Callable[[LspFrontend, Any], Awaitable[dict[str, Any]]]
+Handler = Callable[[LspFrontend, Any], Awaitable[Any]]
 COMMANDS: dict[str, tuple[type[Arguments], Handler]] = {
     "elelem.ask": (AskArguments, ask),
     "elelem.fix": (FixArguments, fix),
@@ -160,15 +192,22 @@ COMMANDS: dict[str, tuple[type[Arguments], Handler]] = {
     "elelem.cancel": (FolderArguments, cancel),
     "elelem.reset": (FolderArguments, reset),
     "elelem.context": (FolderArguments, context),
+    "elelem.conversations": (FolderArguments, conversations),
+    "elelem.resume": (ConversationArguments, resume),
+    "elelem.transcript": (TranscriptArguments, transcript),
+    "elelem.deleteConversation": (ConversationArguments, delete_conversation),
+    "elelem.compact": (FolderArguments, compact),
     "elelem.tools": (NoArguments, tools),
     "elelem.reload": (NoArguments, reload),
 }
 
 
 async def run(face: LspFrontend, name: str, arguments: tuple[Any, ...]) -> Any:
-    """One command, parsed and done; what the host refuses is RequestFailed."""
+    """One command, parsed and done; what names nothing is InvalidParams, what the host refuses RequestFailed."""
     model, handler = COMMANDS[name]
     try:
         return await handler(face, parse(model, arguments))
+    except BadRequest as error:
+        raise JsonRpcInvalidParams(str(error)) from None
     except Refused as error:
         raise RequestFailed(str(error)) from None

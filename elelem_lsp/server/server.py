@@ -36,6 +36,11 @@ COMMAND_NAMES = (
     "elelem.cancel",
     "elelem.reset",
     "elelem.context",
+    "elelem.conversations",
+    "elelem.resume",
+    "elelem.transcript",
+    "elelem.deleteConversation",
+    "elelem.compact",
     "elelem.tools",
     "elelem.reload",
 )

@@ -133,7 +133,7 @@ async def test_one_turn_at_a_time_and_cancelling_by_token_or_request(project):
             await host.turn(folder, "second", token="other")
         assert frontend.progress[-1].ended and frontend.progress[-1].ended.startswith("Error: a turn is already running")
         with pytest.raises(Refused, match="cancel it before starting a new conversation"):
-            host.reset(folder)
+            await host.new_conversation(folder)
         host.cancel_progress("unknown")  # names no turn: nothing happens
         host.cancel_request(99)
         assert not folder.turn.done()
@@ -142,7 +142,7 @@ async def test_one_turn_at_a_time_and_cancelling_by_token_or_request(project):
         assert result["cancelled"] is True and result["reply"] == f"partial {n}"  # what was said is kept
         assert frontend.progress[-2].ended == "cancelled"
         assert host.turns_by_token == {} and host.turns_by_request == {}
-    assert host.reset(folder) == {"reset": True}
+    assert (await host.new_conversation(folder))["reset"] is True
 
 
 async def test_a_plain_client_is_shown_the_reply_and_the_transcript(project, home):

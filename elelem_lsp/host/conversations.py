@@ -1,0 +1,256 @@
+"""Conversations on disk: each workspace folder's conversations, one append-only JSONL file each.
+
+Bridges a folder's turns to the user's state directory (``platformdirs``), so a conversation
+outlives the server: a line per transcript entry (``docs/conversations.md``), appended as each
+turn ends, under a lock so two servers on one folder never interleave. Files are 0600 in 0700
+folders, opened without following symlinks; a torn last line is skipped when read. Only what
+the transcript shows is written: prompt, reply, tool calls and outcomes, provider and model
+names, times. The history a provider sees is rebuilt from the entries (``history_from``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import secrets
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+from platformdirs import user_state_dir
+
+from ..agent.messages import Message
+from ..agent.session import exchange, summary_message
+from .frontend import BadRequest
+from .transcript import preview
+
+log = logging.getLogger(__name__)
+
+ID_CHARACTERS = r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}"
+ID_PATTERN = f"^{ID_CHARACTERS}$"  # for pydantic, whose ``$`` is the very end
+TITLE_LENGTH = 60
+CURRENT = "current"  # the file naming the folder's current conversation
+SUFFIX = ".jsonl"
+NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+KINDS = ("turn", "compaction")
+
+
+class StoreError(OSError):
+    """The state directory cannot be used safely (a symlink planted in it, a file where a folder goes)."""
+
+
+def now() -> str:
+    """The time as stored: ISO 8601 UTC, to the millisecond, so entries sort by it."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def conversations_dir() -> Path:
+    return Path(user_state_dir("elelem-lsp", appauthor=False)) / "conversations"
+
+
+def folder_key(root: Path) -> str:
+    """A folder's directory name: its name made file-safe, and a hash of its whole path."""
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", root.name)[:40] or "root"
+    return f"{name}-{hashlib.sha256(str(root).encode('utf-8', 'surrogateescape')).hexdigest()[:16]}"
+
+
+def new_id() -> str:
+    """A conversation id: when it began, then random, so ids sort by age and never collide."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(4)
+
+
+def valid_id(conversation: str) -> bool:
+    return re.fullmatch(ID_CHARACTERS, conversation) is not None  # ``$`` would let a final newline through
+
+
+class ConversationStore:
+    """One folder's conversations, keyed by the folder's resolved root."""
+
+    def __init__(self, root: Path, base: Path | None = None) -> None:
+        self.base = base or conversations_dir()
+        self.directory = self.base / folder_key(root)
+
+    # -- reading ---------------------------------------------------------------
+    def current(self) -> str | None:
+        """The conversation the folder continues: the one last made current, else the newest."""
+        named = self._read(self.directory / CURRENT).strip()
+        if valid_id(named):
+            return named
+        listed = self.list()
+        return listed[0]["id"] if listed else None
+
+    def entries(self, conversation: str) -> list[dict[str, Any]]:
+        """The stored entries, oldest first; lines that do not parse (a torn last line) are skipped."""
+        entries = []
+        for number, line in enumerate(self._read(self.path(conversation)).splitlines(), 1):
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                log.warning("conversation %s: line %d is not JSON (a write cut short?); skipped", conversation, number)
+                continue
+            if isinstance(entry, dict) and entry.get("kind") in KINDS:
+                entries.append(entry)
+        return entries
+
+    def exists(self, conversation: str) -> bool:
+        return self.path(conversation).is_file()
+
+    def list(self) -> list[dict[str, Any]]:
+        """Every stored conversation's summary, newest first."""
+        if not self.directory.is_dir():
+            return []
+        found = []
+        for path in self.directory.glob("*" + SUFFIX):
+            conversation = path.name[: -len(SUFFIX)]
+            if valid_id(conversation) and not path.is_symlink():
+                entries = self.entries(conversation)
+                if entries:
+                    found.append(summary(conversation, entries))
+        return sorted(found, key=lambda c: (c["updated"], c["id"]), reverse=True)
+
+    def path(self, conversation: str) -> Path:
+        if not valid_id(conversation):
+            raise BadRequest(f"id: {conversation!r} is not a conversation id")
+        return self.directory / (conversation + SUFFIX)
+
+    # -- writing ---------------------------------------------------------------
+    def append(self, conversation: str, entry: dict[str, Any]) -> None:
+        """Add one entry as one line, under the conversation's lock.
+
+        A line left torn by a killed process is closed first, so it stays one bad line
+        (skipped on load) instead of swallowing this one."""
+        path = self.path(conversation)
+        line = json.dumps(entry, ensure_ascii=False).encode("utf-8", "backslashreplace") + b"\n"
+        self._ready()
+        with FileLock(str(path) + ".lock", mode=0o600):
+            descriptor = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | NO_FOLLOW, 0o600)
+            try:
+                size = os.fstat(descriptor).st_size
+                if size and os.pread(descriptor, 1, size - 1) != b"\n":
+                    line = b"\n" + line
+                os.write(descriptor, line)
+            finally:
+                os.close(descriptor)
+
+    def make_current(self, conversation: str) -> None:
+        """Name the conversation the folder continues at the next start (written whole, atomically)."""
+        self.path(conversation)
+        self._ready()
+        temporary = self.directory / f".{CURRENT}-{secrets.token_hex(4)}"
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW, 0o600)
+        try:
+            os.write(descriptor, conversation.encode("ascii") + b"\n")
+        finally:
+            os.close(descriptor)
+        os.replace(temporary, self.directory / CURRENT)
+
+    def delete(self, conversation: str) -> None:
+        path = self.path(conversation)
+        if not path.is_file():
+            raise BadRequest(f"id: no conversation {conversation!r} in this folder")
+        path.unlink()
+        Path(str(path) + ".lock").unlink(missing_ok=True)
+        if self._read(self.directory / CURRENT).strip() == conversation:
+            (self.directory / CURRENT).unlink(missing_ok=True)
+
+    # -- the directory -----------------------------------------------------------
+    def _ready(self) -> None:
+        """Make the folders, private; refuse any that is a symlink (planted to redirect our writes)."""
+        for directory in (self.base, self.directory):
+            if directory.is_symlink():
+                raise StoreError(f"{directory} is a symlink; conversations are not stored through one")
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not directory.is_dir():
+                raise StoreError(f"{directory} is not a folder")
+
+    def _read(self, path: Path) -> str:
+        """A file's text, or "" when it is missing; never through a symlink."""
+        try:
+            descriptor = os.open(path, os.O_RDONLY | NO_FOLLOW)
+        except FileNotFoundError:
+            return ""
+        except OSError as error:
+            raise StoreError(f"cannot read {path.name}: {error.strerror or error}") from None
+        with os.fdopen(descriptor, "rb") as file:
+            return file.read().decode("utf-8", "replace")
+
+
+def summary(conversation: str, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """``{id, title, created, updated, turns, provider, model}`` of one conversation."""
+    turns = [entry for entry in entries if entry["kind"] == "turn"]
+    first, last = entries[0], entries[-1]
+    return {
+        "id": conversation,
+        "title": title(entries),
+        "created": first.get("started") or first.get("at"),
+        "updated": last.get("ended") or last.get("at"),
+        "turns": len(turns),
+        "provider": turns[-1].get("provider") if turns else None,
+        "model": turns[-1].get("model") if turns else None,
+    }
+
+
+def title(entries: list[dict[str, Any]]) -> str:
+    """The first prompt, on one line and shortened."""
+    prompt = next((entry.get("prompt", "") for entry in entries if entry["kind"] == "turn"), "")
+    return preview(str(prompt), TITLE_LENGTH)
+
+
+def history_from(entries: list[dict[str, Any]]) -> list[Message]:
+    """The history a provider sees, rebuilt from the entries as the session built it.
+
+    A compaction replaces the summary before it (if any) and the oldest ``turns`` turns
+    after that with one summary message."""
+    units: list[list[Message]] = []  # a turn's messages, or a summary
+    summarised = False  # whether units[0] is a summary
+    for entry in entries:
+        if entry["kind"] == "turn":
+            units.append(
+                exchange(str(entry.get("prompt", "")), str(entry.get("reply", "")), bool(entry.get("cancelled")))
+            )
+        else:
+            replaced = int(entry.get("turns", 0)) + (1 if summarised else 0)
+            units = [[summary_message(str(entry.get("summary", "")))], *units[replaced:]]
+            summarised = True
+    return [message for unit in units for message in unit]
+
+
+def turn_entry(
+    prompt: str, result: dict[str, Any], started: str, tools: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The stored entry of one finished (or cancelled) turn."""
+    return {
+        "kind": "turn",
+        "prompt": prompt,
+        "reply": result["reply"],
+        "provider": result["provider"],
+        "model": result["model"],
+        "started": started,
+        "ended": now(),
+        "cancelled": bool(result["cancelled"]),
+        "error": result["error"],
+        "tools": tools,
+    }
+
+
+class ToolLog:
+    """A turn's tool calls and their outcomes, gathered from its events."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def add(self, event: dict[str, Any]) -> None:
+        if event["type"] == "doing":
+            self.calls.append(
+                {"id": event["id"], "name": event["name"], "arguments": event["arguments"],
+                 "ok": False, "summary": None, "error": None}
+            )
+        elif event["type"] == "result":
+            for call in reversed(self.calls):
+                if call["id"] == event["id"]:
+                    call.update(ok=bool(event["ok"]), summary=event.get("summary"), error=event.get("error"))
+                    break

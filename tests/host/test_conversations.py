@@ -1,0 +1,182 @@
+"""The conversation store on disk: private append-only files, torn lines, symlinks, ids, two
+writers at once, the listing, and the history rebuilt from the entries as the session built it."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from elelem_lsp.agent.session import CANCELLED_EMPTY_MARK, CANCELLED_MARK, SUMMARY_MARK
+from elelem_lsp.host.conversations import (
+    ConversationStore,
+    StoreError,
+    conversations_dir,
+    folder_key,
+    history_from,
+    new_id,
+)
+from elelem_lsp.host.frontend import BadRequest
+
+
+def turn(prompt: str, reply: str = "ok", *, cancelled: bool = False, ended: str = "2026-01-01T00:00:00.000Z", **more):
+    return {"kind": "turn", "prompt": prompt, "reply": reply, "provider": "stub", "model": None,
+            "started": ended, "ended": ended, "cancelled": cancelled, "error": None, "tools": [], **more}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> ConversationStore:
+    return ConversationStore(tmp_path / "project", base=tmp_path / "state")
+
+
+def test_the_state_dir_follows_the_users_home(home):
+    assert conversations_dir() == home / ".local" / "state" / "elelem-lsp" / "conversations"
+
+
+def test_entries_come_back_in_order_from_private_files(store):
+    conversation = new_id()
+    store.append(conversation, turn("first"))
+    store.append(conversation, turn("second ünïcode \ud800 lone surrogate"))
+    entries = store.entries(conversation)
+    assert [e["prompt"] for e in entries] == ["first", "second ünïcode \ud800 lone surrogate"]  # as sent
+    path = store.path(conversation)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(store.directory.stat().st_mode) == 0o700
+    assert path.read_text().count("\n") == 2
+
+
+def test_a_torn_last_line_is_skipped_and_the_next_entry_starts_a_line_of_its_own(store):
+    conversation = new_id()
+    store.append(conversation, turn("kept"))
+    with open(store.path(conversation), "a") as file:
+        file.write('{"kind": "turn", "prompt": "cut sho')  # the process was killed mid-write
+    assert [e["prompt"] for e in store.entries(conversation)] == ["kept"]
+    store.append(conversation, turn("after"))
+    assert [e["prompt"] for e in store.entries(conversation)] == ["kept", "after"]
+
+
+def test_lines_that_are_not_entries_are_skipped(store):
+    conversation = new_id()
+    store.append(conversation, turn("one"))
+    with open(store.path(conversation), "a") as file:
+        file.write('[1, 2]\n{"kind": "mystery"}\n"text"\n')
+    store.append(conversation, turn("two"))
+    assert [e["prompt"] for e in store.entries(conversation)] == ["one", "two"]
+
+
+@pytest.mark.parametrize("bad", ["", "../escape", "a/b", ".hidden", "x" * 65, "name.jsonl", "current\n"])
+def test_an_id_that_is_not_a_safe_file_name_is_refused(store, bad):
+    with pytest.raises(BadRequest, match="^id: .* is not a conversation id$"):
+        store.append(bad, turn("x"))
+    assert not (store.base.exists() and any(store.base.rglob("*.jsonl")))
+
+
+def test_a_symlink_planted_for_the_folder_or_the_file_is_not_followed(store, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    store.base.mkdir()
+    store.directory.symlink_to(elsewhere)
+    with pytest.raises(StoreError, match="is a symlink"):
+        store.append(new_id(), turn("x"))
+    assert list(elsewhere.iterdir()) == []
+
+    store.directory.unlink()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    conversation = new_id()
+    store.directory.mkdir()
+    store.path(conversation).symlink_to(victim)
+    with pytest.raises(OSError):
+        store.append(conversation, turn("x"))
+    assert victim.read_text() == "precious\n"
+    assert store.list() == []  # a symlinked file is not read either
+
+
+def test_folders_with_one_name_get_their_own_directories(tmp_path):
+    one, two = tmp_path / "a" / "app", tmp_path / "b" / "app"
+    assert folder_key(one) != folder_key(two)
+    assert folder_key(one).startswith("app-")
+    assert "/" not in folder_key(tmp_path / "we ird\\name:*") and folder_key(Path("/")).startswith("root-")
+
+
+def test_the_listing_is_newest_first_with_a_short_title(store):
+    old, recent = "20260101T000000-aaaaaaaa", "20260102T000000-bbbbbbbb"
+    store.append(old, turn("an old question\nover two lines", ended="2026-01-01T10:00:00.000Z"))
+    store.append(recent, turn("x" * 200, ended="2026-01-02T10:00:00.000Z"))
+    store.append(recent, turn("second", ended="2026-01-02T11:00:00.000Z", provider="openai", model="gpt-4o"))
+    store.append(old, turn("late", ended="2026-01-03T10:00:00.000Z"))  # updated last: now the newest
+    listing = store.list()
+    assert [c["id"] for c in listing] == [old, recent]
+    assert listing[0]["title"] == "an old question over two lines" and listing[0]["turns"] == 2
+    assert listing[1]["title"] == "x" * 59 + "…"
+    assert listing[1] | {"title": ""} == {
+        "id": recent, "title": "", "created": "2026-01-02T10:00:00.000Z", "updated": "2026-01-02T11:00:00.000Z",
+        "turns": 2, "provider": "openai", "model": "gpt-4o",
+    }
+
+
+def test_the_current_conversation_is_the_one_made_current_else_the_newest(store):
+    assert store.current() is None
+    store.append("20260101T000000-aaaaaaaa", turn("a", ended="2026-01-01T00:00:00.000Z"))
+    store.append("20260102T000000-bbbbbbbb", turn("b", ended="2026-01-02T00:00:00.000Z"))
+    assert store.current() == "20260102T000000-bbbbbbbb"
+    store.make_current("20260101T000000-aaaaaaaa")
+    assert store.current() == "20260101T000000-aaaaaaaa"
+    fresh = new_id()
+    store.make_current(fresh)  # a new conversation with nothing in it yet
+    assert store.current() == fresh and not store.exists(fresh)
+    store.delete("20260101T000000-aaaaaaaa")
+    with pytest.raises(BadRequest, match="no conversation"):
+        store.delete("20260101T000000-aaaaaaaa")
+
+
+def test_two_processes_appending_at_once_keep_every_line(store, tmp_path):
+    conversation = new_id()
+    writer = (
+        "import sys\nfrom pathlib import Path\nfrom elelem_lsp.host.conversations import ConversationStore\n"
+        "store = ConversationStore(Path(sys.argv[1]), base=Path(sys.argv[2]))\n"
+        "for n in range(150):\n"
+        "    store.append(sys.argv[3], {'kind': 'turn', 'prompt': sys.argv[4] + str(n), 'reply': 'r' * 70000})\n"
+    )
+    args = [str(tmp_path / "project"), str(store.base), conversation]
+    writers = [subprocess.Popen([sys.executable, "-c", writer, *args, name]) for name in ("a", "b")]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0]
+    lines = store.path(conversation).read_text().splitlines()
+    assert len(lines) == 300 and all(json.loads(line)["reply"] == "r" * 70000 for line in lines)
+    prompts = [json.loads(line)["prompt"] for line in lines]
+    for name in ("a", "b"):
+        assert [p for p in prompts if p[0] == name] == [f"{name}{n}" for n in range(150)]
+
+
+def test_the_history_is_rebuilt_as_the_session_built_it():
+    entries = [
+        turn("one", "reply one"),
+        turn("stopped early", "half a", cancelled=True),
+        turn("stopped at once", "", cancelled=True),
+        turn("broke", "Error: connection refused", error="connection refused"),
+    ]
+    assert history_from(entries) == [
+        {"role": "user", "content": "one"},
+        {"role": "assistant", "content": "reply one"},
+        {"role": "user", "content": "stopped early"},
+        {"role": "assistant", "content": f"half a\n\n{CANCELLED_MARK}"},
+        {"role": "user", "content": f"stopped at once\n\n{CANCELLED_EMPTY_MARK}"},  # no empty assistant message
+        {"role": "user", "content": "broke"},
+        {"role": "assistant", "content": "Error: connection refused"},
+    ]
+
+
+def test_a_compaction_replaces_the_turns_and_the_summary_before_it():
+    entries = [turn(f"t{n}") for n in range(5)]
+    entries.append({"kind": "compaction", "turns": 3, "summary": "first summary", "at": "x"})
+    history = history_from(entries)
+    assert history[0]["content"] == f"{SUMMARY_MARK}\n\nfirst summary"
+    assert [m["content"] for m in history[1:]] == ["t3", "ok", "t4", "ok"]
+    entries += [turn("t5"), {"kind": "compaction", "turns": 2, "summary": "second summary", "at": "y"}]
+    history = history_from(entries)
+    assert [m["content"] for m in history] == [f"{SUMMARY_MARK}\n\nsecond summary", "t5", "ok"]
