@@ -107,9 +107,17 @@ EVENTS_LINES = [
 ]
 
 
+# A prompt asked in a.txt is stored with the file it was asked about ("note one\n\nFile: a.txt"):
+# the stored turn's prompt line, and the title, end with it.
+IN_A_TXT = "  File: a.txt"
+
+
 def check_conversation_labels(labels: list[str], titles: list[str]) -> None:
-    """The picker's labels: `title · 2026-12-01 21:45 · 1 turn · scripted`, in the order of `titles`."""
-    assert [label.split(" · ")[0] for label in labels] == titles
+    """The picker's labels: `title · 2026-12-01 21:45 · 1 turn · scripted`, titles starting as
+    `titles` do, in their order."""
+    assert len(labels) == len(titles), labels
+    for label, title in zip(labels, titles):
+        assert label.startswith(title + " "), (label, title)
     for label in labels:
         _, updated, turns, by = label.split(" · ")
         assert len(updated) == 16 and updated[10] == " " and updated[13] == ":", label

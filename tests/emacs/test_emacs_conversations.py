@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
-                                ODD, ODD_LINES, SHORT, SHORT_LINES, check_conversation_labels)
+                                IN_A_TXT, ODD, ODD_LINES, SHORT, SHORT_LINES, check_conversation_labels)
 from test_emacs_client import CLIENT, drive, elisp_string
 
 pytestmark = pytest.mark.slow
@@ -84,19 +84,19 @@ def test_conversations_are_listed_resumed_continued_and_refused_mid_turn(
 ) -> None:
     _, seen = drive(emacs, tmp_path, "conversations")
     assert seen["three"]["transcript"].splitlines() == [
-        "-- new conversation --", "", "> echo three", "echo three", "-- scripted · 1 step",
+        "-- new conversation --", "", "> note three", "note three", "-- scripted · 1 step",
     ]
-    check_conversation_labels(seen["offered"]["labels"], ["echo three", "echo two", "echo one"])
-    assert seen["resumed"]["transcript"].splitlines() == ["> echo one", "echo one", "-- scripted"]
+    check_conversation_labels(seen["offered"]["labels"], ["note three", "note two", "note one"])
+    assert seen["resumed"]["transcript"].splitlines() == ["> note one" + IN_A_TXT, "note one", "-- scripted"]
     # the next ask continues the resumed conversation: the provider is sent its earlier turn
     assert seen["continued"]["transcript"].splitlines() == [
-        "> echo one", "echo one", "-- scripted", "", "> recall", "earlier: echo one", "-- scripted · 1 step",
+        "> note one" + IN_A_TXT, "note one", "-- scripted", "", "> recall", "earlier: note one", "-- scripted · 1 step",
     ]
     refused = seen["refused"]
-    assert refused["message"].startswith("elelem: ") and refused["message"] != "elelem: no refusal"
+    assert refused["message"] == "elelem: a turn is running in work; cancel it before resuming another conversation"
     assert refused["unchanged"] is True
     # the transcript opened afresh shows the folder's current conversation: the resumed one, continued
     assert seen["reopened"]["transcript"].splitlines() == [
-        "> echo one", "echo one", "-- scripted", "", "> recall", "earlier: echo one", "-- scripted",
-        "", "> wait for it", "waiting", "[cancelled]", "-- scripted",
+        "> note one" + IN_A_TXT, "note one", "-- scripted", "", "> recall" + IN_A_TXT, "earlier: note one", "-- scripted",
+        "", "> wait for it" + IN_A_TXT, "waiting", "[cancelled]", "-- scripted",
     ]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
-                                ODD, ODD_LINES, SHORT, SHORT_LINES, check_conversation_labels)
-from test_nvim_client import highlighted
+                                IN_A_TXT, ODD, ODD_LINES, SHORT, SHORT_LINES, check_conversation_labels)
+from test_nvim_client import highlighted, messages
 
 pytestmark = pytest.mark.slow
 
@@ -92,12 +92,12 @@ def ask(nvim, prompt: str, turns: int) -> None:
 
 
 def three_conversations(nvim) -> None:
-    """"echo one", "echo two", "echo three": one turn each, in conversations of their own."""
-    for number, prompt in enumerate(["echo one", "echo two", "echo three"], start=1):
+    """"note one", "note two", "note three": one turn each, in conversations of their own."""
+    for number, prompt in enumerate(["note one", "note two", "note three"], start=1):
         if number > 1:
             nvim.command("ElelemNewConversation")
-            nvim.wait("vim.api.nvim_buf_get_lines(vim.fn.bufnr('elelem://transcript'), 0, -1, false)[1]"
-                      " == '-- new conversation --'", what="the transcript to start over")
+            nvim.wait("vim.deep_equal(vim.api.nvim_buf_get_lines(vim.fn.bufnr('elelem://transcript'), 0, -1, false),"
+                      " { '-- new conversation --' })", what="the transcript to start over")
         ask(nvim, prompt, number)
 
 
@@ -105,28 +105,28 @@ def test_conversations_are_listed_newest_first_and_resumed(workspace: Path, star
     nvim = start_nvim(workspace, "a.txt")
     nvim.lua(PICKER)
     three_conversations(nvim)
-    assert nvim.transcript() == ["-- new conversation --", "", "> echo three", "echo three", "-- scripted · 1 step"]
+    assert nvim.transcript() == ["-- new conversation --", "", "> note three", "note three", "-- scripted · 1 step"]
 
-    nvim.lua("vim.g.pick = 'echo one'")
+    nvim.lua("vim.g.pick = 'note one'")
     nvim.command("ElelemConversations")
-    nvim.wait("vim.api.nvim_buf_get_lines(vim.fn.bufnr('elelem://transcript'), 0, 1, false)[1] == '> echo one'",
+    nvim.wait("vim.startswith(vim.api.nvim_buf_get_lines(vim.fn.bufnr('elelem://transcript'), 0, 1, false)[1], '> note one')",
               what="the transcript redrawn from the resumed conversation")
-    check_conversation_labels(nvim.lua("return vim.g.offered"), ["echo three", "echo two", "echo one"])
+    check_conversation_labels(nvim.lua("return vim.g.offered"), ["note three", "note two", "note one"])
     assert nvim.lua("return vim.g.select_prompt") == "elelem conversation: "
-    assert nvim.transcript() == ["> echo one", "echo one", "-- scripted"]
+    assert nvim.transcript() == ["> note one" + IN_A_TXT, "note one", "-- scripted"]
 
     # the next turn continues the resumed conversation: the provider is sent its earlier turn
     ask(nvim, "recall", 4)
-    assert nvim.transcript() == ["> echo one", "echo one", "-- scripted", "", "> recall", "earlier: echo one",
+    assert nvim.transcript() == ["> note one" + IN_A_TXT, "note one", "-- scripted", "", "> recall", "earlier: note one",
                                  "-- scripted · 1 step"]
     listed = conversations(nvim)
-    assert [c["title"] for c in listed][0] == "echo one" and listed[0]["turns"] == 2
+    assert listed[0]["title"].startswith("note one") and listed[0]["turns"] == 2
 
     # dismissing the picker changes nothing
     nvim.lua("vim.g.pick = 'no such conversation'; vim.g.offered = nil")
     nvim.command("ElelemConversations")
     nvim.wait("vim.g.offered ~= nil", what="the list")
-    assert nvim.transcript()[-2] == "earlier: echo one"
+    assert nvim.transcript()[-2] == "earlier: note one"
     assert nvim.lua("return vim.g.notified") == []
 
 
@@ -134,27 +134,28 @@ def test_a_conversation_is_deleted_from_the_list(workspace: Path, start_nvim) ->
     nvim = start_nvim(workspace, "a.txt")
     nvim.lua(PICKER)
     three_conversations(nvim)
-    nvim.lua("vim.g.pick = 'echo two'")
+    nvim.lua("vim.g.pick = 'note two'")
     nvim.command("ElelemDeleteConversation")
     nvim.wait("#vim.g.notified > 0", what="the deletion notice")
     assert nvim.lua("return vim.g.select_prompt") == "delete elelem conversation: "
-    assert nvim.lua("return vim.g.notified")[0][0].startswith("elelem: deleted echo two · ")
-    assert [c["title"] for c in conversations(nvim)] == ["echo three", "echo one"]
+    assert nvim.lua("return vim.g.notified")[0][0].startswith("elelem: deleted note two")
+    assert [c["title"].split()[:2] for c in conversations(nvim)] == [["note", "three"], ["note", "one"]]
 
 
 def test_a_new_session_on_the_folder_shows_its_conversation(workspace: Path, start_nvim) -> None:
     first = start_nvim(workspace, "a.txt")
-    ask(first, "echo from yesterday", 1)
-    first.command("qall!")
+    ask(first, "note from yesterday", 1)
+    with pytest.raises(EOFError):  # Neovim exits, closing the channel the command came on
+        first.command("qall!")
 
     nvim = start_nvim(workspace, "a.txt")
-    nvim.wait("vim.api.nvim_buf_get_lines(vim.fn.bufnr('elelem://transcript'), 0, 1, false)[1]"
-              " == '> echo from yesterday'", what="the stored conversation in the transcript")
-    assert nvim.transcript() == ["> echo from yesterday", "echo from yesterday", "-- scripted"]
+    yesterday = ["> note from yesterday" + IN_A_TXT, "note from yesterday", "-- scripted"]
+    nvim.wait("vim.api.nvim_buf_get_lines(require('elelem.transcript').bufnr(), 0, 1, false)[1] == ...",
+              yesterday[0], what="the stored conversation in the transcript")
+    assert nvim.transcript() == yesterday
     ask(nvim, "recall", 1)
-    assert nvim.transcript() == ["> echo from yesterday", "echo from yesterday", "-- scripted", "",
-                                 "> recall", "earlier: echo from yesterday", "-- scripted · 1 step"]
-    assert highlighted(nvim, "ElelemPrompt") == ["> echo from yesterday", "> recall"]
+    assert nvim.transcript() == [*yesterday, "", "> recall", "earlier: note from yesterday", "-- scripted · 1 step"]
+    assert highlighted(nvim, "ElelemPrompt") == [yesterday[0], "> recall"]
 
     # a folder without a stored conversation starts with an empty transcript
     other = workspace.parent / "other"
@@ -169,25 +170,28 @@ def test_a_new_session_on_the_folder_shows_its_conversation(workspace: Path, sta
 def test_resuming_while_a_turn_runs_is_refused_with_a_message(workspace: Path, start_nvim) -> None:
     nvim = start_nvim(workspace, "a.txt")
     nvim.lua(PICKER)
-    ask(nvim, "echo one", 1)
+    ask(nvim, "note one", 1)
     nvim.command("ElelemNewConversation")
+    nvim.wait("vim.deep_equal(vim.api.nvim_buf_get_lines(vim.fn.bufnr('elelem://transcript'), 0, -1, false),"
+              " { '-- new conversation --' })", what="the transcript to start over")
     nvim.command("ElelemAsk wait for it")
     nvim.wait("vim.tbl_contains(vim.api.nvim_buf_get_lines(vim.fn.bufnr('elelem://transcript'), 0, -1, false),"
               " 'waiting')", what="the turn to start")
     before = nvim.transcript()
 
-    nvim.lua("vim.g.pick = 'echo one'")
+    nvim.lua("vim.g.pick = 'note one'")
     nvim.command("ElelemConversations")
     nvim.wait("#vim.g.notified > 0", what="the refusal")
     message, level = nvim.lua("return vim.g.notified")[0]
-    assert message.startswith("elelem: ") and level == nvim.lua("return vim.log.levels.ERROR")
-    assert "traceback" not in message
+    assert message == "elelem: a turn is running in work; cancel it before resuming another conversation"
+    assert level == nvim.lua("return vim.log.levels.ERROR")
+    assert "traceback" not in messages(nvim) and "E5108" not in messages(nvim)
     assert nvim.transcript() == before  # nothing redrawn
 
     nvim.command("ElelemCancel")
-    nvim.wait_turns(1, timeout=10)
-    # the running conversation is still the current one: the next turn recalls nothing of "echo one"
-    ask(nvim, "recall", 2)
+    nvim.wait_turns(2, timeout=10)
+    # the running conversation is still the current one: the next turn recalls nothing of "note one"
+    ask(nvim, "recall", 3)
     assert nvim.transcript()[-2] == "earlier: wait for it"
 
 

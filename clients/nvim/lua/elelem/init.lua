@@ -218,12 +218,12 @@ function M.new_conversation()
   if not client then
     return
   end
+  local cut = transcript.cut_point()
   M.execute(client, 'elelem.reset', { uri = uri_of(client, bufnr) }, bufnr, function(err)
     if err then
       return notify(err.message, vim.log.levels.ERROR)
     end
-    transcript.clear()
-    transcript.note('-- new conversation --')
+    transcript.start_over(cut)
   end)
 end
 
@@ -290,11 +290,12 @@ end
 --- it) and the transcript redrawn from it.
 function M.conversations()
   pick_conversation('elelem conversation: ', function(client, bufnr, uri, conversation)
+    local cut = transcript.cut_point()
     M.execute(client, 'elelem.resume', { id = conversation.id, uri = uri }, bufnr, function(err, result)
       if err then
         return notify(err.message, vim.log.levels.ERROR)
       end
-      transcript.show_conversation(type(result) == 'table' and result or {})
+      transcript.show_conversation(type(result) == 'table' and result or {}, cut)
       if M.options.show_transcript then
         transcript.show(false)
       end

@@ -14,6 +14,7 @@ local M = {}
 
 local NAME = 'elelem://transcript'
 local ns = api.nvim_create_namespace('elelem.transcript')
+local cut_ns = api.nvim_create_namespace('elelem.transcript.cut')
 
 M.namespace = ns
 
@@ -341,75 +342,102 @@ local function entry_lines(entry)
   return out
 end
 
---- Writes a stored conversation's entries at `row` (0: the top), a blank line between turns;
---- what was below moves down with its highlights.
---- @param entries table[]
---- @param row integer
-local function insert_entries(entries, row)
-  local b = M.bufnr()
-  local lines, marks = {}, {}
-  for _, entry in ipairs(entries) do
+--- The lines of stored entries, a blank line between turns.
+--- @param entries any
+--- @return {[1]: string, [2]: string?}[]
+local function conversation_lines(entries)
+  local out = {}
+  for _, entry in ipairs(type(entries) == 'table' and entries or {}) do
     local these = entry_lines(entry)
-    if #these > 0 and #lines > 0 and entry.kind == 'turn' then
-      lines[#lines + 1] = ''
+    if #these > 0 and #out > 0 and entry.kind == 'turn' then
+      out[#out + 1] = { '' }
     end
-    for _, line in ipairs(these) do
-      for _, part in ipairs(vim.split(line[1], '\n', { plain = true })) do
-        lines[#lines + 1] = part
-        if line[2] then
-          marks[#marks + 1] = { #lines - 1, #part, line[2] }
-        end
+    vim.list_extend(out, these)
+  end
+  return out
+end
+
+--- Puts `lines` at the top, a blank line between them and what was there (which moves down with
+--- its highlights).
+--- @param lines {[1]: string, [2]: string?}[]
+local function insert_at_top(lines)
+  local b = M.bufnr()
+  local texts, marks = {}, {}
+  for _, line in ipairs(lines) do
+    for _, part in ipairs(vim.split(line[1], '\n', { plain = true })) do
+      texts[#texts + 1] = part
+      if line[2] then
+        marks[#marks + 1] = { #texts - 1, #part, line[2] }
       end
     end
   end
-  if #lines == 0 then
+  if #texts == 0 then
     return
   end
   local replace_empty = empty()
-  if not replace_empty then
-    lines[#lines + 1] = '' -- the blank line before what this session wrote
+  if not replace_empty and api.nvim_buf_get_lines(b, 0, 1, false)[1] ~= '' then
+    texts[#texts + 1] = ''
   end
   vim.bo[b].modifiable = true
-  api.nvim_buf_set_lines(b, row, replace_empty and row + 1 or row, false, lines)
+  api.nvim_buf_set_lines(b, 0, replace_empty and 1 or 0, false, texts)
   vim.bo[b].modifiable = false
   for _, mark in ipairs(marks) do
-    api.nvim_buf_set_extmark(b, ns, row + mark[1], 0, { end_row = row + mark[1], end_col = mark[2], hl_group = mark[3] })
+    api.nvim_buf_set_extmark(b, ns, mark[1], 0, { end_row = mark[1], end_col = mark[2], hl_group = mark[3] })
   end
   follow()
 end
 
---- Empties the transcript; turns still running go on writing on fresh lines.
-function M.clear()
+--- A mark at the end of what the transcript shows now. A redraw once the server answers
+--- (`elelem.resume`, `elelem.reset`) replaces what is above it and keeps the turns started since.
+--- @return integer
+function M.cut_point()
   local b = M.bufnr()
+  return api.nvim_buf_set_extmark(b, cut_ns, api.nvim_buf_line_count(b) - 1, 0, {})
+end
+
+--- Removes the lines up to `cut` (from M.cut_point), or all of them.
+--- @param cut integer?
+local function clear_to(cut)
+  local b = M.bufnr()
+  local count = api.nvim_buf_line_count(b)
+  local through = count
+  if cut then
+    local at = api.nvim_buf_get_extmark_by_id(b, cut_ns, cut, {})
+    api.nvim_buf_del_extmark(b, cut_ns, cut)
+    through = at[1] and at[1] + 1 or count
+  end
+  api.nvim_buf_clear_namespace(b, ns, 0, through)
   vim.bo[b].modifiable = true
-  api.nvim_buf_set_lines(b, 0, -1, false, {})
+  api.nvim_buf_set_lines(b, 0, through, false, {})
   vim.bo[b].modifiable = false
-  api.nvim_buf_clear_namespace(b, ns, 0, -1)
-  for _, turn in pairs(turns) do
-    turn.open = nil
+  if through == count then
+    for _, turn in pairs(turns) do
+      turn.open = nil -- the line a running turn was writing is gone: it goes on on a fresh one
+    end
   end
 end
 
 --- Redraws the transcript as the stored conversation `conversation` (what `elelem.resume` and
---- `elelem.transcript` return: `{id, title, entries}`).
+--- `elelem.transcript` return: `{id, title, entries}`), above the cut if one is given.
 --- @param conversation table
-function M.show_conversation(conversation)
-  M.clear()
-  insert_entries(type(conversation.entries) == 'table' and conversation.entries or {}, 0)
+--- @param cut integer?
+function M.show_conversation(conversation, cut)
+  clear_to(cut)
+  insert_at_top(conversation_lines(conversation.entries))
+end
+
+--- Starts the transcript over for a new conversation, above the cut if one is given.
+--- @param cut integer?
+function M.start_over(cut)
+  clear_to(cut)
+  insert_at_top({ { '-- new conversation --', 'ElelemFooter' } })
 end
 
 --- Puts the stored conversation above what this session wrote: the history a new session on a
 --- folder continues.
 --- @param conversation table
 function M.prepend_conversation(conversation)
-  insert_entries(type(conversation.entries) == 'table' and conversation.entries or {}, 0)
-end
-
---- A line of its own outside any turn (e.g. "new conversation").
---- @param text string
---- @param hl string?
-function M.note(text, hl)
-  write(text, hl or 'ElelemFooter', false)
+  insert_at_top(conversation_lines(conversation.entries))
 end
 
 return M
