@@ -26,6 +26,17 @@
       (accept-process-output nil 0.05))
     (unless (>= drive-done count) (error "timed out waiting for turn %d" count))))
 
+(defun drive-report (err)
+  "On a failure: the transcript and the end of the LSP traffic, on stderr, then ERR again."
+  (message "the transcript:\n%s" (with-current-buffer (elelem--transcript) (buffer-string)))
+  (message "the last LSP messages:\n%s"
+           (with-current-buffer (jsonrpc-events-buffer (elelem--server))
+             (buffer-substring-no-properties (max (point-min) (- (point-max) 6000)) (point-max))))
+  (dolist (buffer (buffer-list))
+    (when (string-match-p "stderr" (buffer-name buffer))
+      (message "%s:\n%s" (buffer-name buffer) (with-current-buffer buffer (buffer-string)))))
+  (signal (car err) (cdr err)))
+
 (defun drive-snapshot (buffer)
   "What the person sees: the file buffer and the transcript (with the thinking's text)."
   (list :text (with-current-buffer buffer (buffer-string))
@@ -111,6 +122,9 @@ Returns the candidates offered, in the order the completion UI shows them."
     (elelem-ask "recall")
     (drive-wait-turns 4)
     (push (cons "continued" (drive-snapshot buffer)) seen)
+    (kill-buffer "*elelem*")
+    (elelem-transcript)
+    (push (cons "reopened" (drive-snapshot buffer)) seen)
     (elelem-ask "wait for it")
     (let ((deadline (+ (float-time) 30)))
       (while (and (not (string-search "waiting" (with-current-buffer "*elelem*" (buffer-string))))
@@ -122,15 +136,12 @@ Returns the candidates offered, in the order the completion UI shows them."
                              (user-error (error-message-string err)))
                   :unchanged (if (equal before (drive-snapshot buffer)) t :json-false))
             seen))
-    (elelem-cancel)
-    (drive-wait-turns 5)
-    (kill-buffer "*elelem*")
-    (elelem-transcript)
-    (push (cons "reopened" (drive-snapshot buffer)) seen)
-    seen))
+    seen))  ; the turn still waits: shutting the server down ends it
 
 (let* ((buffer (find-file-noselect (expand-file-name "a.txt" drive-root)))
-       (seen (with-current-buffer buffer (funcall (intern (concat "drive-" drive-scenario)) buffer))))
+       (seen (with-current-buffer buffer
+               (condition-case err (funcall (intern (concat "drive-" drive-scenario)) buffer)
+                 (error (drive-report err))))))
   (with-temp-file drive-out
     (insert (json-encode (nreverse seen))))
   (ignore-errors (eglot-shutdown (elelem--server))))
