@@ -216,3 +216,18 @@ def test_mcp_style_tool_names_render_like_built_in_ones(workspace: Path, start_n
     assert transcript[2].startswith("  failed: github__search_issues: ")  # no such server here
     assert transcript[-2:] == ["after the call.", "-- mcpish · 2 steps"]
     assert highlighted(nvim, "ElelemTool") == ['+ github__search_issues(limit=5, query="bug")']
+
+
+def test_turns_left_out_to_fit_the_budget_show_as_one_dim_line(workspace: Path, start_nvim) -> None:
+    nvim = start_nvim(workspace, "a.txt", settings={"contextTokens": 1000})
+    padding = " ".join(["filler"] * 300)  # a turn (prompt and reply) alone takes most of the budget
+    ask(nvim, f"note one {padding}", 1)
+    assert not highlighted(nvim, "ElelemNote")  # nothing earlier, nothing left out
+    ask(nvim, f"note two {padding}", 2)
+    ask(nvim, "recall", 3)
+    transcript = nvim.transcript()
+    notes = ["-- 1 earlier turn left out to fit 1,000 tokens", "-- 2 earlier turns left out to fit 1,000 tokens"]
+    assert highlighted(nvim, "ElelemNote") == notes
+    # each note comes first in its turn, right under the prompt
+    assert transcript[transcript.index(notes[0]) - 1].startswith("> note two ")
+    assert transcript[-4:] == ["> recall", notes[1], "earlier: ", "-- scripted · 1 step"]  # the model saw neither
