@@ -188,6 +188,27 @@ def test_chat_continues_lists_and_resumes_conversations(project):
     named.expect(pexpect.EOF)
 
 
+def test_chat_compacts_the_older_turns_on_request(project):
+    add_plugin(project, "echo")
+    child = spawn(project, "-p", "echo")
+    child.sendline("/compact")
+    child.expect("nothing to compact: the last turns are always kept as they are")
+    child.expect(PROMPT)
+    for n in range(3):
+        child.sendline(f"fact {n}: " + "words " * 100)
+        child.expect(PROMPT)
+    child.sendline("/compact")
+    child.expect(r"1 turn compacted into a summary \(([\d,]+) → ([\d,]+) tokens\)")
+    before, after = (int(n.replace(",", "")) for n in child.match.groups())
+    assert after < before
+    child.expect(PROMPT)
+    child.sendline("/context")
+    child.expect(PROMPT)
+    assert "[user] [A summary of the earlier turns" in child.before and "fact 0" not in child.before
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
 def test_chat_resume_of_an_unknown_id_fails_before_the_first_prompt(project):
     child = pexpect.spawn(
         sys.executable, ["-m", "elelem_lsp", "chat", "--resume", "20990101T000000-00000000"], cwd=str(project),
