@@ -81,6 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("-y", "--yes", action="store_true", help="let the agent run commands without asking")
         sub.add_argument("-C", "--directory", type=folder, default=Path("."), help="workspace folder (default: .)")
         sub.add_argument("-v", "--verbose", action="store_true", help="show the server's log")
+        which = sub.add_mutually_exclusive_group()
+        which.add_argument(
+            "-c", "--continue", dest="keep", action="store_true",
+            help="go on with the folder's current conversation (default: a new one)",
+        )
+        which.add_argument("-r", "--resume", metavar="ID", help="go on with conversation ID (chat's /conversations lists them)")
         trust_option(sub)
 
     ask = commands.add_parser("ask", help="ask once and print the reply")
@@ -162,6 +168,8 @@ def server_options(args: argparse.Namespace, trust: "TrustDecision") -> dict[str
 
 def run_ask(args: argparse.Namespace) -> int:
     with starting() as spinner:
+        from pygls.exceptions import JsonRpcException
+
         from .client import TerminalClient
         from .client.terminal import Terminal
 
@@ -184,7 +192,11 @@ def run_ask(args: argparse.Namespace) -> int:
                 spinner.stop()
             asyncio.get_running_loop().add_signal_handler(signal.SIGINT, client.cancel)  # Ctrl-C stops the turn
             try:
+                await client.open_conversation(resume=args.resume, keep=args.keep)
                 result = await client.ask(prompt, terminal.show)
+            except JsonRpcException as error:  # a --resume ID that names no conversation here
+                terminal.finish(f"Error: {error}", error=True)
+                return 2
             finally:
                 await client.stop()
             if result.get("cancelled"):

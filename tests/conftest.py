@@ -76,6 +76,7 @@ async def start_editor(home: Path):
     yield start
     for lsp_client in started:
         try:
-            await asyncio.wait_for(lsp_client.shutdown_session(), 10)
+            if lsp_client._server is None or lsp_client._server.returncode is None:  # not killed by the test
+                await asyncio.wait_for(lsp_client.shutdown_session(), 10)
         finally:
             await lsp_client.stop()

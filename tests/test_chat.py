@@ -131,3 +131,90 @@ def test_a_spinner_shows_at_once_on_a_terminal_and_leaves_no_trace(project):
     assert first < 2, f"first output after {first:.2f}s"
     child.sendeof()
     child.expect(pexpect.EOF)
+
+
+def test_chat_continues_lists_and_resumes_conversations(project):
+    add_plugin(project, "echo")
+    child = spawn(project, "-p", "echo")
+    child.sendline("/conversations")
+    child.expect("no stored conversations in this folder yet")
+    child.expect(PROMPT)
+    child.sendline("apples are red")
+    child.expect("apples are red")
+    child.expect(PROMPT)
+    child.sendline("/reset")
+    child.expect("new conversation")
+    child.expect(PROMPT)
+    child.sendline("bananas are yellow")
+    child.expect(PROMPT)
+    child.sendline("/conversations")
+    child.expect(PROMPT)
+    rows = [line for line in child.before.splitlines() if "turn" in line]
+    assert len(rows) == 2, child.before
+    assert rows[0].startswith("* ") and rows[0].endswith("bananas are yellow")
+    assert rows[1].startswith("  ") and rows[1].endswith("1 turn  apples are red")
+    apples = rows[1].split()[0]
+    child.sendline("/resume " + apples[:17])  # the start of an id is enough when only one has it
+    child.expect("resumed: apples are red \\(1 turn\\)")
+    child.expect(PROMPT)
+    child.sendline("/resume 1999")
+    child.expect("no conversation here starts with '1999'")
+    child.expect(PROMPT)
+    child.sendline("/context")
+    child.expect(PROMPT)
+    assert "[user] apples are red" in child.before and "bananas" not in child.before
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+    again = spawn(project, "-p", "echo", "--continue")  # the resumed one is the folder's current one
+    assert "continuing: apples are red (1 turn)" in again.before and "> apples are red" in again.before
+    again.sendline("/context")
+    again.expect(PROMPT)
+    assert "[user] apples are red" in again.before
+    again.sendeof()
+    again.expect(pexpect.EOF)
+
+    fresh = spawn(project, "-p", "echo")  # no flag: a new conversation
+    fresh.sendline("/context")
+    fresh.expect(PROMPT)
+    assert "[user]" not in fresh.before
+    fresh.sendeof()
+    fresh.expect(pexpect.EOF)
+
+    bananas = [line.split()[1] for line in rows if line.startswith("* ")][0]
+    named = spawn(project, "-p", "echo", "--resume", bananas)
+    assert "continuing: bananas are yellow (1 turn)" in named.before
+    named.sendeof()
+    named.expect(pexpect.EOF)
+
+
+def test_chat_compacts_the_older_turns_on_request(project):
+    add_plugin(project, "echo")
+    child = spawn(project, "-p", "echo")
+    child.sendline("/compact")
+    child.expect("nothing to compact: the last turns are always kept as they are")
+    child.expect(PROMPT)
+    for n in range(3):
+        child.sendline(f"fact {n}: " + "words " * 100)
+        child.expect(PROMPT)
+    child.sendline("/compact")
+    child.expect(r"1 turn compacted into a summary \(([\d,]+) → ([\d,]+) tokens\)")
+    before, after = (int(n.replace(",", "")) for n in child.match.groups())
+    assert after < before
+    child.expect(PROMPT)
+    child.sendline("/context")
+    child.expect(PROMPT)
+    assert "[user] [A summary of the earlier turns" in child.before and "fact 0" not in child.before
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_chat_resume_of_an_unknown_id_fails_before_the_first_prompt(project):
+    child = pexpect.spawn(
+        sys.executable, ["-m", "elelem_lsp", "chat", "--resume", "20990101T000000-00000000"], cwd=str(project),
+        encoding="utf-8", timeout=20, env={**os.environ, "TERM": "dumb"},
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1 and PROMPT not in child.before
+    assert "Error: id: no conversation '20990101T000000-00000000'" in child.before

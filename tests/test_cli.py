@@ -207,3 +207,60 @@ def test_p_names_the_plugin_that_failed_to_load(project):
     assert 'Error: unknown provider: "mine" (a plugin failed to load: .agents/plugins/broken.py line 2: SyntaxError: ' in run.stderr
     listing = run_cli(project, "providers", "--trust")
     assert "elelem: a plugin failed to load: .agents/plugins/broken.py line 2: SyntaxError: " in listing.stderr
+
+
+def sent_contents(project) -> list[str]:
+    """What the scripted provider's last recorded fetch was sent, past the system prompt."""
+    last = (project / ".agents/fetches.jsonl").read_text().splitlines()[-1]
+    return [m["content"] for m in json.loads(last)["messages"][1:]]
+
+
+def test_ask_starts_a_new_conversation_unless_told_to_continue(project):
+    add_plugin(project, "scripted")
+    write_script(project, [[{"type": "record"}, {"type": "saying", "text": "noted"}]])
+    assert ask(project, "-p", "scripted", "remember 42").returncode == 0
+    write_script(project, [[{"type": "record"}, {"type": "saying", "text": "fresh"}]])
+    assert ask(project, "-p", "scripted", "what number?").stdout == "fresh\n"
+    assert sent_contents(project) == ["what number?"]  # a new conversation: nothing before it
+    write_script(project, [[{"type": "record"}, {"type": "saying", "text": "42"}]])
+    run = ask(project, "-p", "scripted", "--continue", "what number now?")
+    assert run.returncode == 0, run.stderr
+    assert sent_contents(project) == ["what number?", "fresh", "what number now?"]
+    run = ask(project, "-p", "scripted", "-c", "and again?")
+    assert sent_contents(project) == ["what number?", "fresh", "what number now?", "42", "and again?"]
+
+
+def test_ask_resume_goes_on_with_a_named_conversation_and_refuses_an_unknown_one(project):
+    add_plugin(project, "scripted")
+    write_script(project, [[{"type": "record"}, {"type": "saying", "text": "first reply"}]])
+    ask(project, "-p", "scripted", "the first conversation")
+    listing = json.loads(subprocess.run(
+        [sys.executable, "-c", "import json; from pathlib import Path; "
+         "from elelem_lsp.host.conversations import ConversationStore; "
+         "print(json.dumps(ConversationStore(Path('.').resolve()).list()))"],
+        cwd=project, capture_output=True, text=True, check=True).stdout)
+    [first] = [c["id"] for c in listing]
+    ask(project, "-p", "scripted", "another conversation")
+    write_script(project, [[{"type": "record"}, {"type": "saying", "text": "back"}]])
+    run = ask(project, "-p", "scripted", "--resume", first, "are we back?")
+    assert run.returncode == 0, run.stderr
+    assert sent_contents(project) == ["the first conversation", "first reply", "are we back?"]
+
+    for bad, said in (("20990101T000000-00000000", "id: no conversation '20990101T000000-00000000'"),
+                      ("../../etc/passwd", "id")):
+        run = ask(project, "-p", "scripted", "--resume", bad, "hello")
+        assert run.returncode == 2 and run.stdout == ""
+        assert run.stderr.strip().splitlines()[-1].startswith("Error: ") and said in run.stderr
+    run = ask(project, "-p", "scripted", "--resume", first, "--continue", "x")
+    assert run.returncode == 2 and "not allowed with argument" in run.stderr
+
+
+def test_ask_says_on_stderr_when_earlier_turns_were_left_out(project, home):
+    add_plugin(project, "scripted")
+    settings = home / ".config" / "elelem-lsp" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"contextTokens": 2000}))
+    ask(project, "-p", "scripted", "first " + "x" * 4000)  # 1,300 tokens; with the tools, over 2,000
+    run = ask(project, "-p", "scripted", "-c", "second")
+    assert run.returncode == 0, run.stderr
+    assert "1 earlier turn left out to fit 2,000 tokens\n" in run.stderr and run.stdout == "done.\n"

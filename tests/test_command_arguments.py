@@ -35,6 +35,15 @@ def parsed(name, *arguments):
     ("elelem.cancel", [[]], "one object argument"),
     ("elelem.tools", [{"extra": 1}], "extra"),
     ("elelem.reload", [{"uri": "file:///a"}], "uri"),
+    ("elelem.resume", [{}], "id"),
+    ("elelem.resume", [{"id": 7}], "id"),
+    ("elelem.resume", [{"id": "../../etc/passwd"}], "id"),
+    ("elelem.resume", [{"id": "ok\n"}], "id"),
+    ("elelem.deleteConversation", [{"id": ""}], "id"),
+    ("elelem.deleteConversation", [{"id": "a" * 65}], "id"),
+    ("elelem.transcript", [{"id": "a/b"}], "id"),
+    ("elelem.conversations", [{"id": "x"}], "id"),
+    ("elelem.compact", [{"turns": 3}], "turns"),
 ])
 def test_bad_arguments_are_invalid_params_naming_the_field(name, arguments, field):
     with pytest.raises(JsonRpcInvalidParams) as error:
@@ -56,6 +65,8 @@ def test_good_arguments_are_read_with_their_wire_names():
         {"message": "bad", "range": RANGE, "code": "E1", "source": "lint", "data": {"kept": True}}]})
     assert fix.diagnostics[0].code == "E1"
     assert parsed("elelem.selectProvider", {"name": "echo", "model": "m"}).model == "m"
+    assert parsed("elelem.resume", {"id": "20260101T000000-abcd1234", "uri": "file:///a"}).id == "20260101T000000-abcd1234"
+    assert parsed("elelem.transcript", {}).id is None
 
 
 def test_the_fix_prompt_names_each_problem_its_line_and_source():

@@ -15,7 +15,7 @@ import pytest
 from scaffold import add_plugin, write_script
 
 from elelem_lsp.agent.toolbox import Toolbox
-from elelem_lsp.client.terminal import Terminal, call_line, printable
+from elelem_lsp.client.terminal import DIM, RESET, Terminal, call_line, printable
 
 # ESC sequences and single control bytes a model could emit to take over a terminal.
 HOSTILE = (
@@ -184,3 +184,21 @@ def test_streamed_text_always_shows_the_printed_reply_however_it_is_cut():
         pieces = [text[start:end] for start, end in zip([0, *cuts], cuts) if end > start]
         streamed, printed = streamed_and_printed(pieces)
         assert printed.rstrip("\n") in streamed, pieces
+
+
+@pytest.mark.parametrize("event, line", [
+    ({"type": "context", "tokens": 31000, "budget": 32000, "leftOut": 3, "shortened": 0},
+     "3 earlier turns left out to fit 32,000 tokens"),
+    ({"type": "context", "tokens": 7000, "budget": 8000, "leftOut": 1, "shortened": 2},
+     "1 earlier turn left out and 2 tool results shortened to fit 8,000 tokens"),
+    ({"type": "context", "tokens": 7000, "budget": 8000, "leftOut": 0, "shortened": 1},
+     "1 tool result shortened to fit 8,000 tokens"),
+    ({"type": "compacted", "turns": 12, "tokensBefore": 30000, "tokensAfter": 4000}, "12 turns compacted into a summary"),
+])
+def test_a_budget_event_is_one_dim_line(event, line):
+    out = io.StringIO()
+    out.isatty = lambda: True  # a person watches: dim is shown
+    terminal = Terminal(out=out, err=io.StringIO(), interactive=False)
+    terminal.show({"kind": "report", "events": [{"type": "saying", "text": "partial"}, event,
+                                                {"type": "mystery", "x": 1}]})
+    assert out.getvalue() == f"partial\n{DIM}{line}\n{RESET}"

@@ -2,7 +2,9 @@
 
 A turn calls ``fetch``, runs the tool calls it emitted in order, and calls it
 again until a fetch asks for none. Afterwards the history keeps only the prompt
-and the final reply. Observers see every event as it happens, plus a ``result``
+and the final reply (``exchange``: a cancelled turn marked so). Before each fetch
+the messages are fitted to the context budget (``budget``), and observers get a
+``context`` event when turns were left out or results shortened. Observers see every event as it happens, plus a ``result``
 event after each tool call (``summary`` or ``error``). A call whose arguments are malformed is answered
 with an ``ok: false`` result saying what was wrong, and the model tries again.
 The emit a fetch is given stops working when that fetch ends: nothing a
@@ -12,6 +14,7 @@ provider left running can reach the observers after its turn.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import os
@@ -19,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .bridge import TurnAbandoned, run_in_thread
-from .budget import DEFAULT_CONTEXT_TOKENS, Fitted, counter_of, fit, total_tokens
+from .budget import DEFAULT_CONTEXT_TOKENS, Counter, Fitted, counter_of, fit, total_tokens
 from .messages import (
     Message,
     Provider,
@@ -38,6 +41,7 @@ from .workspace import Workspace, WorkspaceError, current_workspace
 
 Observer = Callable[[dict[str, Any]], None]
 DEFAULT_MAX_STEPS = 50
+COUNTED_TEXTS = 4096  # message texts whose token count a session remembers
 AGENTS_MD = "AGENTS.md"
 
 
@@ -143,7 +147,20 @@ class Session:
         self.max_steps = max_steps
         self.history: list[Message] = []
         self.cancelled_turn: TurnResult | None = None
-        self.context_tokens = DEFAULT_CONTEXT_TOKENS  # the budget of one fetch: messages and tools
+        self._counted: tuple[tuple[Any, Any], Counter] | None = None
+        self.context_setting: int | None = None  # the contextTokens setting, which wins
+        self.model_window: int | None = None  # the model's known window, when the provider does not say
+
+    @property
+    def context_tokens(self) -> int:
+        """The budget of one fetch (messages and tools): the setting, else what the provider says
+        it takes (a local model once loaded), else the model's known window, else a safe default."""
+        return (
+            self.context_setting
+            or getattr(self.provider, "context_tokens", None)
+            or self.model_window
+            or DEFAULT_CONTEXT_TOKENS
+        )
 
     async def messages(self) -> list[Message]:
         """The conversation as a provider sees it at the start of a turn."""
@@ -152,12 +169,22 @@ class Session:
     def fitted(self, messages: list[Message], history_length: int, tools: list[ToolDefinition]) -> Fitted:
         """``messages`` (the system prompt, ``history_length`` messages of history, then the
         current turn's) fitted to the budget, the tool definitions counted too."""
-        count = counter_of(self.provider)
+        count = self._counter()
         reserve = total_tokens([system(json.dumps(tools, ensure_ascii=False))], count) if tools else 0
         head, cut = messages[:1], 1 + history_length
         fitted = fit(head, messages[1:cut], messages[cut:], self.context_tokens - reserve, count)
         fitted.tokens += reserve
         return fitted
+
+    def _counter(self) -> Counter:
+        """The provider's count, remembered per text: the history is counted again before each fetch.
+
+        Counted afresh when the provider changes, or says a new window (a local model, once loaded,
+        counts with its own tokenizer instead of the estimate)."""
+        key = (self.provider, getattr(self.provider, "context_tokens", None))
+        if self._counted is None or self._counted[0] != key:
+            self._counted = (key, functools.lru_cache(maxsize=COUNTED_TEXTS)(counter_of(self.provider)))
+        return self._counted[1]
 
     async def estimate(self) -> Fitted:
         """What the next turn would send before its prompt: the messages as they fit the budget."""
@@ -195,7 +222,7 @@ class Session:
                 steps += 1
                 fetched = Fetched()
                 fitted = self.fitted(messages, history_length, tools)
-                if (fitted.left_out, fitted.shortened) > told:
+                if fitted.left_out > told[0] or fitted.shortened > told[1]:
                     told = (fitted.left_out, fitted.shortened)
                     observer(context_event(fitted, self.context_tokens))
                 await self._fetch(fitted.messages, tools, fetched, observer)

@@ -126,6 +126,16 @@ class TerminalClient:
             )
         )
 
+    async def open_conversation(self, *, resume: str | None = None, keep: bool = False) -> dict[str, Any] | None:
+        """Which conversation this session goes on with: ``resume``'s, the folder's current one
+        (``keep``), or a new one (None). A resumed or kept conversation's transcript."""
+        if resume:
+            return await self.command("elelem.resume", {"id": resume})
+        if keep:
+            return await self.command("elelem.transcript", {})
+        await self.command("elelem.reset", {})
+        return None
+
     async def ask(self, prompt: str, sink: EventSink, **extra: Any) -> dict[str, Any]:
         """Run one turn; ``sink`` sees every progress value of it. ``cancel()`` stops it."""
         number = next(self.counter)

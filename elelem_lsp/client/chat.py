@@ -25,20 +25,24 @@ from pygls.exceptions import JsonRpcException
 
 from . import TerminalClient
 from ..spinner import Spinner
-from .terminal import Terminal
+from .terminal import Terminal, budget_line, one_line, plural
 from .trust import PluginSet, TrustDecision
 
 HELP = """\
 /provider [NAME]   list the providers, or switch to NAME (the conversation is kept)
 /model NAME        use model NAME with the current provider
-/reset             start a new conversation
+/reset             start a new conversation (the old one is kept)
+/conversations     list this folder's conversations, newest first (* is the current one)
+/resume ID         go on with conversation ID (or the start of it)
+/compact           have the provider summarise the older turns into one message
 /context           show the conversation as the provider sees it
 /tools             list the tools the agent can use
 /reload            load the plugin files again
 /help              this list
 /exit              leave (Ctrl-D works too)"""
 HISTORY = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "elelem-lsp" / "history"
-SLASH = ["/provider", "/model", "/reset", "/context", "/tools", "/reload", "/help", "/exit"]
+SLASH = ["/provider", "/model", "/reset", "/conversations", "/resume", "/compact", "/context", "/tools", "/reload",
+         "/help", "/exit"]
 
 
 class Chat:
@@ -150,6 +154,9 @@ class Chat:
             "/provider": lambda: self.provider(rest),
             "/model": lambda: self.model(rest),
             "/reset": lambda: self.command("elelem.reset") and self.terminal.print("new conversation"),
+            "/conversations": self.conversations,
+            "/resume": lambda: self.resume(rest),
+            "/compact": self.compact,
             "/context": self.context,
             "/tools": lambda: self.terminal.print(
                 "\n".join(f"{t['name']:8} {t['description']}" for t in self.command("elelem.tools")["tools"])
@@ -190,6 +197,50 @@ class Chat:
         self.command("elelem.selectProvider", {"name": current, "model": model})
         self.terminal.print(f"provider: {current}, model: {model}")
 
+    def conversations(self) -> None:
+        listing = self.command("elelem.conversations")
+        if not listing:
+            self.terminal.print("no stored conversations in this folder yet")
+            return
+        current = self.command("elelem.transcript")["id"]
+        for conversation in listing:
+            mark = "*" if conversation["id"] == current else " "
+            when = str(conversation["updated"])[:16].replace("T", " ")
+            turns = plural(conversation["turns"], "turn")
+            self.terminal.print(f"{mark} {conversation['id']}  {when}  {turns:>9}  {conversation['title']}")
+
+    def resume(self, wanted: str) -> None:
+        """Go on with the conversation whose id is, or starts with, ``wanted``."""
+        if not wanted:
+            self.terminal.print("usage: /resume ID (/conversations lists them)")
+            return
+        ids = [c["id"] for c in self.command("elelem.conversations")]
+        matches = [i for i in ids if i == wanted] or [i for i in ids if i.startswith(wanted)]
+        if len(matches) != 1:
+            self.terminal.print(f"{'no' if not matches else 'more than one'} conversation here starts with {wanted!r}")
+            return
+        self.recap(self.command("elelem.resume", {"id": matches[0]}), "resumed")
+
+    def recap(self, transcript: dict[str, Any], how: str) -> None:
+        """One line on the conversation this chat goes on with, and its last exchange."""
+        turns = [entry for entry in transcript["entries"] if entry["kind"] == "turn"]
+        if not turns:
+            self.terminal.notice(f"{how}: a conversation with no turns yet")
+            return
+        self.terminal.notice(f"{how}: {transcript['title']} ({plural(len(turns), 'turn')})")
+        last = turns[-1]
+        self.terminal.print(f"> {one_line(last['prompt'])}\n{one_line(last['reply'] or '(no reply)', 300)}")
+
+    def compact(self) -> None:
+        report = self.command("elelem.compact")
+        if not report["turns"]:
+            self.terminal.print("nothing to compact: the last turns are always kept as they are")
+            return
+        self.terminal.print(
+            f"{budget_line({'type': 'compacted', **report})} "
+            f"({report['tokensBefore']:,} → {report['tokensAfter']:,} tokens)"
+        )
+
     def context(self) -> None:
         for message in self.command("elelem.context")["messages"]:
             calls = message.get("tool_calls")
@@ -224,7 +275,14 @@ def chat(args: argparse.Namespace, options: dict[str, Any], trust: TrustDecision
             if error is not None:
                 terminal.finish(f"Error: {error}", error=True)  # as ask says it
                 return 1
+        try:
+            transcript = session.call(session.client.open_conversation(resume=args.resume, keep=args.keep))
+        except JsonRpcException as error:  # a --resume ID that names no conversation here
+            terminal.finish(f"Error: {error}", error=True)
+            return 1
         session.banner(listing)
+        if transcript is not None:
+            session.recap(transcript, "continuing")
         return session.repl()
     finally:
         session.stop()

@@ -59,6 +59,23 @@ def call_line(name: str, arguments: dict[str, Any]) -> str:
     return one_line(f"+ {brief(name, arguments)}")
 
 
+def budget_line(event: dict[str, Any]) -> str:
+    """What a ``context`` or ``compacted`` event tells the person, on one line."""
+    if event.get("type") == "compacted":
+        return f"{plural(int(event.get('turns', 0)), 'turn')} compacted into a summary"
+    budget = f"{int(event.get('budget', 0)):,} tokens"
+    parts = []
+    if event.get("leftOut"):
+        parts.append(f"{plural(int(event['leftOut']), 'earlier turn')} left out")
+    if event.get("shortened"):
+        parts.append(f"{plural(int(event['shortened']), 'tool result')} shortened")
+    return f"{' and '.join(parts) or 'nothing left out'} to fit {budget}"
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 class Terminal:
     def __init__(
         self,
@@ -126,6 +143,9 @@ class Terminal:
                 self.streamed = ""
             elif kind == "result":
                 self.outcome(event)
+            elif kind in ("context", "compacted"):
+                self.newline()
+                self.write(budget_line(event) + "\n", dim=True)
 
     def stream(self, text: str, dim: bool = False) -> None:
         """A piece of streamed text; an escape sequence split across pieces is held until whole."""

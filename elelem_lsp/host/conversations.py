@@ -110,7 +110,7 @@ class ConversationStore:
                 entries = self.entries(conversation)
                 if entries:
                     found.append(summary(conversation, entries))
-        return sorted(found, key=lambda c: (c["updated"], c["id"]), reverse=True)
+        return sorted(found, key=lambda c: (str(c["updated"] or ""), c["id"]), reverse=True)
 
     def path(self, conversation: str) -> Path:
         if not valid_id(conversation):
@@ -196,8 +196,8 @@ def summary(conversation: str, entries: list[dict[str, Any]]) -> dict[str, Any]:
 
 def title(entries: list[dict[str, Any]]) -> str:
     """The first prompt, on one line and shortened."""
-    prompt = next((entry.get("prompt", "") for entry in entries if entry["kind"] == "turn"), "")
-    return preview(str(prompt), TITLE_LENGTH)
+    prompt = next((entry.get("prompt") for entry in entries if entry["kind"] == "turn"), "")
+    return preview(text(prompt), TITLE_LENGTH)
 
 
 def history_from(entries: list[dict[str, Any]]) -> list[Message]:
@@ -209,14 +209,18 @@ def history_from(entries: list[dict[str, Any]]) -> list[Message]:
     summarised = False  # whether units[0] is a summary
     for entry in entries:
         if entry["kind"] == "turn":
-            units.append(
-                exchange(str(entry.get("prompt", "")), str(entry.get("reply", "")), bool(entry.get("cancelled")))
-            )
+            units.append(exchange(text(entry.get("prompt")), text(entry.get("reply")), entry.get("cancelled") is True))
         else:
-            replaced = int(entry.get("turns", 0)) + (1 if summarised else 0)
-            units = [[summary_message(str(entry.get("summary", "")))], *units[replaced:]]
+            turns = entry.get("turns")
+            replaced = (turns if isinstance(turns, int) and turns > 0 else 0) + (1 if summarised else 0)
+            units = [[summary_message(text(entry.get("summary")))], *units[replaced:]]
             summarised = True
     return [message for unit in units for message in unit]
+
+
+def text(value: Any) -> str:
+    """A stored field as text: a hand-edited file may hold anything."""
+    return value if isinstance(value, str) else "" if value is None else str(value)
 
 
 def turn_entry(

@@ -96,6 +96,27 @@ def test_a_symlink_planted_for_the_folder_or_the_file_is_not_followed(store, tmp
     assert victim.read_text() == "precious\n"
     assert store.list() == []  # a symlinked file is not read either
 
+    store.path(conversation).unlink()
+    lock = Path(str(store.path(conversation)) + ".lock")
+    lock.unlink(missing_ok=True)
+    lock.symlink_to(victim)  # the lock file planted
+    with pytest.raises(OSError):
+        store.append(conversation, turn("x"))
+    assert victim.read_text() == "precious\n"
+
+
+def test_a_hand_edited_file_with_odd_values_still_loads(store):
+    conversation = new_id()
+    store.append(conversation, {"kind": "turn", "prompt": 5, "reply": None, "cancelled": "no"})
+    store.append(conversation, {"kind": "compaction", "turns": "many", "summary": 7})
+    store.append(conversation, {"kind": "turn", "prompt": "last"})
+    history = history_from(store.entries(conversation))
+    assert history == [{"role": "user", "content": f"{SUMMARY_MARK}\n\n7"}, {"role": "user", "content": "5"},
+                       {"role": "assistant", "content": ""}, {"role": "user", "content": "last"},
+                       {"role": "assistant", "content": ""}]
+    [listed] = store.list()
+    assert listed["turns"] == 2 and listed["title"] == "5"
+
 
 def test_folders_with_one_name_get_their_own_directories(tmp_path):
     one, two = tmp_path / "a" / "app", tmp_path / "b" / "app"

@@ -57,6 +57,9 @@ async def test_a_folder_that_leaves_has_its_turn_cancelled(project):
     [
         ({"maxSteps": 0}, "invalid value for elelem.maxSteps: 0; using 50"),
         ({"execute": "sometimes"}, "invalid value for elelem.execute: 'sometimes'; using 'ask'"),
+        ({"contextTokens": 10}, "invalid value for elelem.contextTokens: 10; using None"),
+        ({"compaction": "squash"}, "invalid value for elelem.compaction: 'squash'; using 'drop'"),
+        ({"history": "sometimes"}, "invalid value for elelem.history: 'sometimes'; using True"),
         ("not an object", "elelem settings must be an object, got str; using defaults"),
         ({"trusted": False, "execute": "allow", "allowCommands": ["rm"]},
          "is not trusted, so these settings are ignored: execute 'allow' (using 'ask'), allowCommands"),

@@ -214,3 +214,18 @@ def test_a_missing_extra_says_how_to_install_it_from_the_repository(monkeypatch)
         "the ggml provider needs its extra: in the elelem-lsp repository, "
         "pip install '.[ggml]' (or pipx install --force '.[ggml]')"
     )
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_a_local_provider_reports_its_context_and_counts_with_its_tokenizer(name, local_env):
+    from elelem_lsp.agent.budget import estimate_tokens
+
+    provider = build(name, temperature=0, max_tokens=8)
+    text = "tokens counted by the model's own vocabulary"
+    if name != "llama":  # llama.cpp's context is its n_ctx setting, known before loading
+        assert provider.context_tokens is None and provider.count_tokens(text) == estimate_tokens(text)
+    await fetch(provider)  # loads the model
+    context = provider.generator.model.context_length if name != "llama" else provider.context
+    assert provider.context_tokens == context - 8  # room kept for the reply
+    counted = provider.count_tokens(text)
+    assert counted > 0 and counted != estimate_tokens(text)  # the tiny byte-level vocabulary: about one a byte

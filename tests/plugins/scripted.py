@@ -2,7 +2,8 @@
 
 The script is a list of fetches; each fetch is a list of events emitted in order.
 An event {"type": "sleep", "seconds": S} waits (cancellably) before the next one;
-{"type": "say_tool_result"} says the content of the last message (the tool result it was handed).
+{"type": "say_tool_result"} says the content of the last message (the tool result it was handed);
+{"type": "record"} appends the messages and tools it was handed, as one JSON line, to `.agents/fetches.jsonl`.
 When the script runs out, the provider says "done."; a changed script starts again. SCRIPTED_MODE=thread makes
 fetch a plain function (run on a worker thread by the agent).
 """
@@ -37,10 +38,18 @@ class ScriptedProvider:
                 await asyncio.sleep(event["seconds"])
             elif event["type"] == "say_tool_result":
                 emit({"type": "saying", "text": messages[-1]["content"]})
+            elif event["type"] == "record":
+                record(messages, tools)
             elif event["type"] == "raise":
                 raise RuntimeError(event["message"])
             else:
                 emit(dict(event))
+
+
+def record(messages, tools):
+    path = current_workspace.get().root / ".agents" / "fetches.jsonl"
+    with path.open("a", encoding="utf-8") as file:
+        file.write(json.dumps({"messages": messages, "tools": tools}) + "\n")
 
 
 class ThreadedScriptedProvider(ScriptedProvider):

@@ -80,7 +80,7 @@ def test_transcript_rendering_and_argument_building():
 def test_ask_fix_cancel_undo_in_code_server():
     require(CODE_SERVER.exists(), f"code-server ({CODE_SERVER})")
     require(CHROMIUM.exists(), f"chromium ({CHROMIUM})")
-    (OUTPUT / "transcript.png").unlink(missing_ok=True)
+    (OUTPUT / "chat-dark.png").unlink(missing_ok=True)
     output = npm_run(
         "e2e",
         timeout=420,
@@ -92,7 +92,8 @@ def test_ask_fix_cancel_undo_in_code_server():
     )
     steps = [line for line in output.splitlines() if line.startswith("[e2e")]
     assert steps and steps[-1].endswith("PASS"), output[-8000:]
-    assert (OUTPUT / "transcript.png").stat().st_size > 10_000
+    assert (OUTPUT / "chat-dark.png").stat().st_size > 10_000
+    assert (OUTPUT / "chat-light.png").stat().st_size > 10_000
 
 
 def test_every_picture_of_the_packaged_readme_is_packaged_with_it():

@@ -41,6 +41,20 @@ export function askArguments(request: AskRequest, progressToken: string): Record
 }
 
 /**
+ * The question with the files attached by `#file` named after it: `elelem.ask` takes one `uri`
+ * (the active file or selection), so further files are given to the agent by path, to read
+ * with its tools.
+ */
+export function withAttachedFiles(prompt: string, paths: readonly string[]): string {
+  const named = [...new Set(paths.filter(Boolean))];
+  if (!named.length) {
+    return prompt;
+  }
+  const list = named.map((path) => `\`${path.replace(/`/g, "")}\``).join(", ");
+  return `${prompt}\n\nAlso look at ${named.length === 1 ? "this file" : "these files"}: ${list}`;
+}
+
+/**
  * The arguments of a server-made command (a code action's `elelem.fix` or `elelem.ask`) with the
  * extension's progress token added to its one object, so the transcript can follow the turn.
  */
@@ -145,6 +159,9 @@ const SERVER_SETTING_KEYS = [
   "maxSteps",
   "temperature",
   "maxTokens",
+  "history",
+  "contextTokens",
+  "compaction",
 ] as const;
 
 /**

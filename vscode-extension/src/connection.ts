@@ -2,18 +2,25 @@
  * The extension's one LanguageClient to elelem-lsp: starts the configured server command over
  * stdio for all workspace folders, answers `workspace/configuration` for the `elelem` section in
  * the server's shape (with `workspacePlugins` following workspace trust), tells the server when
- * settings or trust change, answers `elelem/input` with an input box, and routes the server's own
- * `elelem.ask`/`elelem.fix` commands (code actions) through the turn runner so they stream into
- * the transcript too.
+ * settings or trust change, and hands the requests a turn makes of the person (a command's
+ * permission, `elelem/input`) and its edits (`workspace/applyEdit`) to the extension's hooks, so
+ * the chat view shows them; it routes the server's own `elelem.ask`/`elelem.fix` commands (code
+ * actions) through the turn runner so they stream into the chat view too.
  */
 
 import * as vscode from "vscode";
 import {
+  ApplyWorkspaceEditParams,
+  ApplyWorkspaceEditRequest,
+  ApplyWorkspaceEditResult,
   DidChangeConfigurationNotification,
   ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
+  MessageActionItem,
   ServerOptions,
+  ShowMessageRequest,
+  ShowMessageRequestParams,
   TransportKind,
 } from "vscode-languageclient/node";
 
@@ -25,6 +32,12 @@ export const TURN_COMMANDS = new Set(["elelem.ask", "elelem.fix"]);
 export interface ConnectionHooks {
   /** Runs a server-made turn command (from a code action) with the transcript following it. */
   runTurnCommand(command: string, args: unknown[]): Promise<unknown>;
+  /** Applies the server's edit (the language client's own handling, plus what the turn keeps). */
+  applyEdit(client: LanguageClient, params: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult>;
+  /** Answers `window/showMessageRequest` (a command's permission). */
+  askChoice(params: ShowMessageRequestParams): Promise<MessageActionItem | null>;
+  /** Answers `elelem/input` (the human provider): `{text}`, or null when declined. */
+  askText(prompt: string): Promise<{ text: string } | null>;
 }
 
 export class ServerConnection implements vscode.Disposable {
@@ -90,14 +103,12 @@ export class ServerConnection implements vscode.Disposable {
       },
     };
     const client = new LanguageClient("elelem", "elelem", serverOptions, clientOptions);
-    client.onRequest("elelem/input", async (params: { prompt?: unknown }) => {
-      const text = await vscode.window.showInputBox({
-        title: "elelem",
-        prompt: typeof params?.prompt === "string" ? params.prompt : "The agent asks for input",
-        ignoreFocusOut: true,
-      });
-      return text === undefined ? null : { text };
-    });
+    // Registered before start, these replace the client's built-in handlers of the same requests.
+    client.onRequest("elelem/input", (params: { prompt?: unknown }) =>
+      this.hooks.askText(typeof params?.prompt === "string" ? params.prompt : "The agent asks for input"),
+    );
+    client.onRequest(ShowMessageRequest.type, (params) => this.hooks.askChoice(params));
+    client.onRequest(ApplyWorkspaceEditRequest.type, (params) => this.hooks.applyEdit(client, params));
     this.client = client;
     try {
       await client.start();
@@ -142,6 +153,11 @@ export class ServerConnection implements vscode.Disposable {
       throw new Error("the elelem-lsp server is not running");
     }
     return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [argument] });
+  }
+
+  /** Writes a line to the elelem output channel. */
+  log(message: string): void {
+    this.output.appendLine(message);
   }
 
   /** The wire form of a document or folder URI, spelled as the client spells it elsewhere. */

@@ -1,14 +1,18 @@
 /**
- * Entry point: wires the language client, the turn runner, the transcript panel, the status bar
- * and the commands together when VS Code activates the extension.
+ * Entry point: wires the language client, the turn runner, the chat view (with its questions
+ * and the turns' edits), the status bar and the commands together when VS Code activates the
+ * extension.
  */
 
 import * as vscode from "vscode";
 
+import { ChatController } from "./chat";
+import { ChatView } from "./chatView";
 import { Commands } from "./commands";
 import { ServerConnection } from "./connection";
+import { Questions } from "./questions";
 import { StatusBar } from "./statusBar";
-import { TranscriptPanel } from "./transcriptPanel";
+import { TurnEdits } from "./turnEdits";
 import { TurnRunner } from "./turns";
 
 /** How long after a settings change the status bar asks the server again. */
@@ -18,23 +22,33 @@ let connection: ServerConnection | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel("elelem");
-  const panel = new TranscriptPanel(context.extensionUri);
+  const view = new ChatView(context.extensionUri);
+  const questions = new Questions(view);
   const status = new StatusBar();
   let commands: Commands | undefined;
+  let edits: TurnEdits | undefined;
   connection = new ServerConnection(output, {
     runTurnCommand: (command, args) => commands!.runServerTurn(command, args),
+    applyEdit: (client, params) => edits!.apply(client, params),
+    askChoice: (params) => questions.askChoice(params),
+    askText: (prompt) => questions.askText(prompt),
   });
   const server = connection;
-  const runner = new TurnRunner(() => server.client, panel);
-  commands = new Commands(server, runner, panel, status);
+  const runner = new TurnRunner(() => server.client, view);
+  edits = new TurnEdits(runner);
+  commands = new Commands(server, runner, view, status);
   const ui = commands;
+  const chat = new ChatController(view, ui, runner, edits, server);
 
   context.subscriptions.push(
     output,
-    panel,
+    view,
+    questions,
     status,
     runner,
+    edits,
     server,
+    chat,
     ...ui.register(),
     runner.onDidChangeTurn((turn) => {
       if (turn.status === "running") {

@@ -18,16 +18,34 @@ export interface DoingEvent {
   arguments: Record<string, unknown>;
 }
 
-/** How a tool call ended, reported after it ran. */
+/** How a tool call ended, reported after it ran: a short summary on success, the error otherwise. */
 export interface ResultEvent {
   type: "result";
   id: string;
   name: string;
   ok: boolean;
+  summary?: string;
   error?: string;
 }
 
-export type AgentEvent = TextEvent | DoingEvent | ResultEvent;
+/** Sent before a turn's first fetch when earlier turns were left out or tool results shortened. */
+export interface ContextEvent {
+  type: "context";
+  tokens: number;
+  budget: number;
+  leftOut: number;
+  shortened: number;
+}
+
+/** Sent when older turns were replaced by a summary. */
+export interface CompactedEvent {
+  type: "compacted";
+  turns: number;
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+export type AgentEvent = TextEvent | DoingEvent | ResultEvent | ContextEvent | CompactedEvent;
 
 /** The result of `elelem.ask` and `elelem.fix`. */
 export interface TurnResult {
@@ -37,6 +55,53 @@ export interface TurnResult {
   steps?: number;
   cancelled?: boolean;
   error?: string | null;
+}
+
+/** One tool call of a stored turn. */
+export interface TranscriptTool {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  ok: boolean;
+  summary: string | null;
+  error: string | null;
+}
+
+/** One entry of a stored conversation: a turn, or older turns replaced by a summary. */
+export type TranscriptEntry =
+  | {
+      kind: "turn";
+      prompt: string;
+      reply: string;
+      provider: string;
+      model: string | null;
+      cancelled: boolean;
+      error: string | null;
+      tools: TranscriptTool[];
+    }
+  | { kind: "compaction"; turns: number; summary: string };
+
+/** The result of `elelem.transcript` and `elelem.resume`. */
+export interface TranscriptResult {
+  id: string;
+  title: string;
+  entries: TranscriptEntry[];
+}
+
+/** One row of `elelem.conversations`. */
+export interface ConversationSummary {
+  id: string;
+  title: string;
+  updated: string;
+  turns: number;
+  provider: string | null;
+  model: string | null;
+}
+
+/** What `elelem.context` says of the conversation's size against the folder's budget. */
+export interface ContextUsage {
+  tokens: number;
+  budget: number;
 }
 
 /** The result of `elelem.providers`. */
@@ -54,6 +119,14 @@ export type ProgressValue =
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === "string" && value ? value : undefined;
+}
+
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
 }
 
 /** The agent event in `value`, or undefined for anything this extension does not render. */
@@ -79,11 +152,31 @@ export function toAgentEvent(value: unknown): AgentEvent | undefined {
         name: String(value.name ?? "?"),
         ok: value.ok === true,
       };
-      if (typeof value.error === "string" && value.error) {
-        result.error = value.error;
+      const summary = text(value.summary);
+      const error = text(value.error);
+      if (summary) {
+        result.summary = summary;
+      }
+      if (error) {
+        result.error = error;
       }
       return result;
     }
+    case "context":
+      return {
+        type: "context",
+        tokens: count(value.tokens),
+        budget: count(value.budget),
+        leftOut: count(value.leftOut),
+        shortened: count(value.shortened),
+      };
+    case "compacted":
+      return {
+        type: "compacted",
+        turns: count(value.turns),
+        tokensBefore: count(value.tokensBefore),
+        tokensAfter: count(value.tokensAfter),
+      };
     default:
       return undefined;
   }
@@ -135,4 +228,70 @@ export function toProvidersResult(value: unknown): ProvidersResult {
     model: typeof value.model === "string" ? value.model : null,
     available: Array.isArray(value.available) ? value.available.map(String) : [],
   };
+}
+
+function toTranscriptEntry(value: unknown): TranscriptEntry | undefined {
+  if (!isObject(value)) {
+    return undefined;
+  }
+  if (value.kind === "compaction") {
+    return { kind: "compaction", turns: count(value.turns), summary: typeof value.summary === "string" ? value.summary : "" };
+  }
+  if (value.kind !== "turn" || typeof value.prompt !== "string") {
+    return undefined;
+  }
+  const tools = (Array.isArray(value.tools) ? value.tools : []).filter(isObject).map(
+    (tool): TranscriptTool => ({
+      id: String(tool.id ?? ""),
+      name: String(tool.name ?? "?"),
+      arguments: isObject(tool.arguments) ? tool.arguments : {},
+      ok: tool.ok === true,
+      summary: text(tool.summary) ?? null,
+      error: text(tool.error) ?? null,
+    }),
+  );
+  return {
+    kind: "turn",
+    prompt: value.prompt,
+    reply: typeof value.reply === "string" ? value.reply : "",
+    provider: typeof value.provider === "string" ? value.provider : "",
+    model: text(value.model) ?? null,
+    cancelled: value.cancelled === true,
+    error: text(value.error) ?? null,
+    tools,
+  };
+}
+
+/** The transcript in `value`; entries of a kind this extension does not know are skipped. */
+export function toTranscriptResult(value: unknown): TranscriptResult {
+  if (!isObject(value)) {
+    return { id: "", title: "", entries: [] };
+  }
+  const entries = (Array.isArray(value.entries) ? value.entries : [])
+    .map(toTranscriptEntry)
+    .filter((entry): entry is TranscriptEntry => entry !== undefined);
+  return { id: String(value.id ?? ""), title: typeof value.title === "string" ? value.title : "", entries };
+}
+
+/** The conversations in `value`, as the server listed them (newest first). */
+export function toConversations(value: unknown): ConversationSummary[] {
+  if (!Array.isArray(value)) {
+    return [];
+  }
+  return value.filter(isObject).map((row) => ({
+    id: String(row.id ?? ""),
+    title: typeof row.title === "string" && row.title ? row.title : "(untitled)",
+    updated: typeof row.updated === "string" ? row.updated : "",
+    turns: count(row.turns),
+    provider: text(row.provider) ?? null,
+    model: text(row.model) ?? null,
+  }));
+}
+
+/** The token estimate and budget in an `elelem.context` result; undefined when it has no budget. */
+export function toContextUsage(value: unknown): ContextUsage | undefined {
+  if (!isObject(value) || !(count(value.budget) > 0)) {
+    return undefined;
+  }
+  return { tokens: count(value.tokens), budget: count(value.budget) };
 }

@@ -1,6 +1,6 @@
 /**
- * The status bar item: the active folder's provider and model while idle (click to select
- * another), a spinner with the reply's rolling tail while a turn runs (click to cancel).
+ * The status bar item: the active folder's provider and model while idle (click to open the chat
+ * view), a spinner with the reply's rolling tail while a turn runs (click to cancel).
  */
 
 import * as vscode from "vscode";
@@ -19,8 +19,8 @@ export class StatusBar implements vscode.Disposable {
   showProvider(provider: string | null, model: string | null, folder: string | undefined): void {
     const label = provider ? [provider, model].filter(Boolean).join(" · ") : "no provider";
     this.item.text = `$(hubot) ${label}`;
-    this.item.tooltip = `elelem${folder ? ` in ${folder}` : ""}: ${label}. Click to select a provider.`;
-    this.item.command = "elelem-lsp.selectProvider";
+    this.item.tooltip = `elelem${folder ? ` in ${folder}` : ""}: ${label}. Click to open the chat.`;
+    this.item.command = "elelem-lsp.showTranscript";
     this.item.backgroundColor = undefined;
   }
 

@@ -1,20 +1,33 @@
 /**
  * The transcript's model: each turn as the list of things that happened in it, built from the
- * `$/progress` values of the turn's token and the command's result. Streaming text arrives in
- * arbitrary pieces, so a piece of the same kind as the previous item extends it; a tool call's
- * `result` event completes the call with the same id. Pure: no vscode import.
+ * `$/progress` values of the turn's token and the command's result, or from a stored
+ * conversation (`elelem.transcript`). Streaming text arrives in arbitrary pieces, so a piece of
+ * the same kind as the previous item extends it; a tool call's `result` event completes the call
+ * with the same id; `context`/`compacted` events become a dim note. Pure: no vscode import.
  */
 
-import { AgentEvent, ProgressValue, TurnResult } from "./protocol";
+import { AgentEvent, ContextUsage, ProgressValue, TranscriptResult, TurnResult } from "./protocol";
 
 export type TurnItem =
   | { kind: "saying" | "thinking"; text: string }
   | { kind: "tool"; id: string; name: string; arguments: Record<string, unknown>; outcome?: ToolOutcome }
-  | { kind: "error"; text: string };
+  | { kind: "error"; text: string }
+  | { kind: "note"; text: string };
 
 export interface ToolOutcome {
   ok: boolean;
+  summary?: string;
   error?: string;
+}
+
+/** A file the turn's edits changed, with its line counts against the text before the turn. */
+export interface FileChange {
+  /** The document URI, as VS Code spells it. */
+  uri: string;
+  /** The workspace-relative path shown. */
+  path: string;
+  added: number;
+  removed: number;
 }
 
 export type TurnStatus = "running" | "done" | "cancelled" | "error";
@@ -32,6 +45,41 @@ export interface Turn {
   provider?: string;
   model?: string | null;
   steps?: number;
+  /** The files this turn's edits changed (observed by the extension as they were applied). */
+  edits?: FileChange[];
+  /** Set once "Undo this turn's edits" restored them. */
+  editsUndone?: boolean;
+  /** A turn redrawn from a stored conversation: no live controls. */
+  stored?: boolean;
+}
+
+/** "32,000" */
+function figure(value: number): string {
+  return value.toLocaleString("en-US");
+}
+
+function plural(value: number, one: string, many = `${one}s`): string {
+  return `${figure(value)} ${value === 1 ? one : many}`;
+}
+
+/** The header's line on the conversation's size: "≈1,200 of 32,000 tokens". */
+export function describeUsage(usage: ContextUsage | undefined): string {
+  return usage ? `≈${figure(usage.tokens)} of ${figure(usage.budget)} tokens` : "";
+}
+
+/** The dim line for a `context` or `compacted` event. */
+export function describeContext(event: AgentEvent): string | undefined {
+  if (event.type === "compacted") {
+    return `${plural(event.turns, "turn")} compacted into a summary`;
+  }
+  if (event.type !== "context") {
+    return undefined;
+  }
+  const parts = [
+    event.leftOut ? `${plural(event.leftOut, "earlier turn")} left out` : "",
+    event.shortened ? `${plural(event.shortened, "tool result")} shortened` : "",
+  ].filter(Boolean);
+  return parts.length ? `${parts.join(" and ")} to fit ${figure(event.budget)} tokens` : undefined;
 }
 
 export function newTurn(id: number, prompt: string, where?: string): Turn {
@@ -56,11 +104,25 @@ export function applyEvents(turn: Turn, events: readonly AgentEvent[]): void {
         break;
       case "result": {
         const call = findOpenCall(turn, event.id, event.name);
-        const outcome: ToolOutcome = event.error ? { ok: event.ok, error: event.error } : { ok: event.ok };
+        const outcome: ToolOutcome = { ok: event.ok };
+        if (event.summary) {
+          outcome.summary = event.summary;
+        }
+        if (event.error) {
+          outcome.error = event.error;
+        }
         if (call) {
           call.outcome = outcome;
         } else {
           turn.items.push({ kind: "tool", id: event.id, name: event.name, arguments: {}, outcome });
+        }
+        break;
+      }
+      case "context":
+      case "compacted": {
+        const note = describeContext(event);
+        if (note) {
+          turn.items.push({ kind: "note", text: note });
         }
         break;
       }
@@ -143,4 +205,65 @@ function fail(turn: Turn, message: string): void {
     turn.items.push({ kind: "error", text: message });
   }
   turn.status = "error";
+}
+
+/**
+ * A stored prompt as the heading and place a live turn shows: the server stores what the agent
+ * was sent, the question followed by blank-line separated context (`File: hello.txt`, a fix's
+ * instructions and code), so the heading is the first paragraph and the place the `File:` line
+ * (`Buffer:` for an unsaved one).
+ */
+export function splitStoredPrompt(prompt: string): [string, string | undefined] {
+  const [heading, ...rest] = prompt.split(/\n\s*\n/);
+  const file = rest.join("\n").match(/^(?:File|Buffer): (.+)$/m)?.[1];
+  return [heading.trim() || prompt.trim(), file];
+}
+
+/**
+ * A conversation's title without the context the server appended to its first prompt: the
+ * server's title is that prompt on one line (`Greet elelem File: hello.txt`); a `File:` that is
+ * not followed by a path stays.
+ */
+export function conversationTitle(title: string): string {
+  return splitStoredPrompt(title)[0].replace(/\s+(?:File|Buffer): \S*[./]\S*.*$/s, "") || title;
+}
+
+/**
+ * The turns of a stored conversation, each numbered by `nextId`: a turn's tool calls, then its
+ * reply (a stored turn keeps no order between them); a compaction becomes a prompt-less note.
+ */
+export function turnsFromTranscript(transcript: TranscriptResult, nextId: () => number): Turn[] {
+  const turns: Turn[] = [];
+  for (const entry of transcript.entries) {
+    const turn = entry.kind === "turn" ? newTurn(nextId(), ...splitStoredPrompt(entry.prompt)) : newTurn(nextId(), "");
+    turn.stored = true;
+    if (entry.kind === "compaction") {
+      turn.items.push({ kind: "note", text: `${plural(entry.turns, "earlier turn")} compacted into a summary` });
+      turn.status = "done";
+      turns.push(turn);
+      continue;
+    }
+    for (const tool of entry.tools) {
+      const outcome: ToolOutcome = { ok: tool.ok };
+      if (tool.summary) {
+        outcome.summary = tool.summary;
+      }
+      if (tool.error) {
+        outcome.error = tool.error;
+      }
+      turn.items.push({ kind: "tool", id: tool.id, name: tool.name, arguments: tool.arguments, outcome });
+    }
+    turn.provider = entry.provider || undefined;
+    turn.model = entry.model;
+    if (entry.reply && !entry.error) {
+      turn.items.push({ kind: "saying", text: entry.reply });
+    }
+    if (entry.error) {
+      fail(turn, entry.error.startsWith("Error") ? entry.error : `Error: ${entry.error}`);
+    } else {
+      turn.status = entry.cancelled ? "cancelled" : "done";
+    }
+    turns.push(turn);
+  }
+  return turns;
 }

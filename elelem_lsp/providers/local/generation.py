@@ -24,6 +24,7 @@ from typing import Callable, Protocol, Sequence
 import numpy as np
 
 from ...agent.bridge import run_in_thread
+from ...agent.budget import estimate_tokens
 from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
 from .tool_text import ToolCallStream, template_named
 
@@ -75,6 +76,11 @@ class Generator:
     def cached_tokens(self) -> int:
         """How many tokens the model's cache holds: the last prompt and what was generated after it."""
         return len(self._cached)
+
+    @property
+    def loaded_model(self) -> TokenModel | None:
+        """The model if it is loaded; None before the first fetch loads it."""
+        return self._model
 
     @property
     def model(self) -> TokenModel:
@@ -170,6 +176,18 @@ class LocalProvider:
         self.temperature = checked_temperature(temperature)
         self.max_tokens = checked_max_tokens(max_tokens)
         self.template = template_named(template)
+
+    @property
+    def context_tokens(self) -> int | None:
+        """What a prompt may take of the loaded model's context, leaving room for the reply;
+        None until the first fetch loads the model (the session then uses its fallback)."""
+        model = self.generator.loaded_model
+        return max(model.context_length - self.max_tokens, 1) if model else None
+
+    def count_tokens(self, text: str) -> int:
+        """The model's own count once it is loaded, the estimate before."""
+        model = self.generator.loaded_model
+        return len(model.encode(text)) if model else estimate_tokens(text)
 
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
         prompt = self.template.render(messages, tools)

@@ -24,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...agent.bridge import run_in_thread
+from ...agent.budget import estimate_tokens
 from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
 from ..shaping import ToolCalls, chat_message
 from .generation import checked_max_tokens, checked_temperature, env_int, env_path, require_module
@@ -75,6 +76,17 @@ class LlamaCppProvider:
             except ValueError as error:
                 raise ProviderError(f"llama.cpp could not load {self.model_path}: {error}") from error
         return self._llm
+
+    @property
+    def context_tokens(self) -> int:
+        """What a prompt may take of ``n_ctx``, leaving room for the reply."""
+        return max(self.context - self.max_tokens, 1)
+
+    def count_tokens(self, text: str) -> int:
+        """llama.cpp's own count once the model is loaded, the estimate before."""
+        if self._llm is None:
+            return estimate_tokens(text)
+        return len(self._llm.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=False))
 
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
         await run_in_thread(lambda send, cancelled: self._complete(messages, tools, send, cancelled), emit)

@@ -1,12 +1,18 @@
 /**
  * End-to-end test in a real VS Code: code-server (from the npm registry) in Debian's chromium,
  * driven by playwright-core. Installs the packaged .vsix, opens a copy of test/e2e/workspace
- * (whose .agents/plugins/scripted.py is the provider), and checks what a person would see:
- * "elelem: Ask" from the command palette streams into the transcript and edits the open file;
- * "Fix with elelem" from the quick-fix menu fixes a JSON problem; a command waits for VS Code's
- * own "Allow once" button; Select Provider writes the folder setting and the human provider asks
- * through an input box (elelem/input); Cancel stops a long turn; the agent's edit is an ordinary
- * undoable change. Then, in a second code-server with workspace trust on, an untrusted folder
+ * (whose .agents/plugins/scripted.py is the provider), and checks what a person would see in
+ * the chat view: Ctrl+Alt+I opens it with the active file as a chip; a question typed in its
+ * input and sent with Enter streams in and edits the open file; the changed file opens a
+ * `vscode.diff`; a code block is highlighted and Insert at Cursor puts it in the editor; "Fix
+ * with elelem" from the quick-fix menu streams into the view too; a command's permission is
+ * answered with the view's own "Allow once"; Stop ends a long turn; the header's provider picker
+ * switches to the human provider, whose question is answered in the view (and its input box goes
+ * away); "Undo this turn's edits" restores the file in the editor and on disk, and Ctrl+Z takes
+ * that back; after a window reload the view shows the folder's conversation and the draft again;
+ * New Conversation empties it and Open Conversation… brings the old one back. Screenshots of the
+ * view in the dark and light themes. Then, in a second code-server with workspace trust on, an
+ * untrusted folder
  * whose .vscode/settings.json sets `elelem.execute: "allow"`, `allowCommands` and a declared
  * provider: the command still waits for "Allow once"/"Deny", the declared provider gets no request,
  * the folder's own plugin never runs; after "Trust" its settings and plugin apply at once.
@@ -16,7 +22,7 @@
  *   ELELEM_CODE_SERVER   code-server entry (default: the one install-e2e.sh puts in the cache)
  *   ELELEM_LSP_COMMAND   JSON array, the server command (default ["elelem-lsp", "serve"])
  *   ELELEM_CHROMIUM      browser binary (default /usr/bin/chromium)
- *   ELELEM_UPDATE_DOCS_SCREENSHOT=1  also copy the transcript screenshot to docs/
+ *   ELELEM_UPDATE_DOCS_SCREENSHOT=1  also copy the chat view's screenshots to docs/ and media/chat.png
  */
 
 import { ChildProcess, spawn, spawnSync } from "node:child_process";
@@ -31,7 +37,8 @@ import { BrowserContext, chromium, Frame, Locator, Page } from "playwright-core"
 const EXTENSION_DIR = path.resolve(__dirname, "../../..");
 const REPO_DIR = path.resolve(EXTENSION_DIR, "..");
 const OUTPUT_DIR = path.join(REPO_DIR, "tests", "output", "vscode");
-const DOCS_SCREENSHOT = path.join(REPO_DIR, "vscode-extension", "media", "transcript.png");
+const DOCS_SCREENSHOT = path.join(REPO_DIR, "vscode-extension", "media", "chat.png");
+const DOCS_DIR = path.join(REPO_DIR, "docs");
 const VSIX = path.join(EXTENSION_DIR, "elelem-lsp.vsix");
 const FIXTURE = path.join(EXTENSION_DIR, "test", "e2e", "workspace");
 const CODE_SERVER =
@@ -176,7 +183,12 @@ async function startCodeServer(folders: Folders, port: number, launch: Launch): 
       "--disable-getting-started-override",
       launch.folder,
     ],
-    { detached: true, stdio: ["ignore", log, log], env: launch.home ? { ...process.env, HOME: launch.home } : process.env },
+    {
+      detached: true,
+      stdio: ["ignore", log, log],
+      // The server keeps conversations in the state folder: the run's own, not the machine's.
+      env: { ...process.env, XDG_STATE_HOME: path.join(folders.root, "state"), ...(launch.home ? { HOME: launch.home } : {}) },
+    },
   );
   await waitFor(
     "code-server to answer",
@@ -317,6 +329,59 @@ function assertIncludes(text: string, expected: string, where: string): void {
   step(`saw ${JSON.stringify(expected)} in ${where}`);
 }
 
+/** The chat view's input: the question typed and sent with Enter. */
+async function sendInChat(frame: Frame, question: string): Promise<void> {
+  const input = frame.locator("#input");
+  await input.click();
+  await input.fill(question);
+  await input.press("Enter");
+  await waitFor("the input to clear after sending", async () => ((await input.inputValue()) === "" ? true : undefined), 5_000);
+}
+
+/** The n-th turn of the chat view, once it ended with `status`. */
+async function endedTurn(frame: Frame, index: number, status = "done"): Promise<Locator> {
+  const turn = frame.locator("section.turn").nth(index);
+  await turn.and(frame.locator(`.${status}`)).waitFor({ timeout: 30_000 });
+  return turn;
+}
+
+/** Picks a color theme with Ctrl+K Ctrl+T and waits for the workbench to wear it. */
+async function colorTheme(page: Page, theme: string, kind: "vs" | "vs-dark"): Promise<void> {
+  await page.keyboard.press("Escape");
+  await page.locator(".editor-group-container .monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+K");
+  await page.keyboard.press("Control+T");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible", timeout: 10_000 });
+  await input.fill(theme);
+  // The row's label is the theme's short name ("Light Modern"); the full one is its description.
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: theme }).first().click();
+  await page.waitForFunction(
+    (wanted) => document.querySelector(".monaco-workbench")?.classList.contains(wanted) ?? false,
+    kind,
+    { timeout: 15_000 },
+  );
+  await page.waitForTimeout(500); // the webview picks up the new theme variables a moment later
+}
+
+/** Widens the primary sidebar (where the chat view is) by dragging its edge. */
+async function widenSidebar(page: Page, by: number): Promise<void> {
+  const box = await page.locator("#workbench\\.parts\\.sidebar").boundingBox();
+  if (!box) {
+    return;
+  }
+  const x = box.x + box.width;
+  const y = box.y + box.height / 2;
+  await page.mouse.move(x + 1, y);
+  await page.mouse.down();
+  await page.mouse.move(x + by, y, { steps: 8 });
+  await page.mouse.up();
+}
+
+function readFile(folders: Folders, name: string): string {
+  return fs.readFileSync(path.join(folders.workspace, name), "utf8");
+}
+
 async function scenario(page: Page, folders: Folders, url: string): Promise<void> {
   step(`opening ${url}`);
   await page.goto(url);
@@ -324,26 +389,37 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await page.locator(".statusbar-item", { hasText: "scripted" }).first().waitFor({ timeout: 60_000 });
   step("workbench up; the status bar shows the folder's provider 'scripted'");
 
-  // --- Ask from the command palette: the transcript streams, the open file changes -------------
+  // --- The chat view: opened with its keybinding, the active file attached as a chip -------------
   await openFile(page, "hello.txt");
   await editorLines(page, "hello.txt").getByText("Hello, world!").waitFor({ timeout: 10_000 });
-  await ask(page, "Greet elelem instead of the world");
+  await page.keyboard.press("Control+Alt+I");
+  let frame = await transcriptFrame(page);
+  await frame.locator("#header #provider", { hasText: "scripted" }).waitFor({ timeout: 15_000 });
+  assertIncludes(await frame.locator("#header #folder").innerText(), "workspace", "the chat header's folder");
+  await frame.locator(".chip", { hasText: "hello.txt" }).waitFor({ timeout: 10_000 });
+  step("Ctrl+Alt+I opened the chat view; the header names the folder and provider, hello.txt is a chip");
+  await widenSidebar(page, 160);
 
-  const frame = await transcriptFrame(page);
+  // --- A question typed in the input and sent with Enter streams in, and edits the file ----------
+  await sendInChat(frame, "Greet elelem instead of the world");
   const firstTurn = frame.locator("section.turn").first();
   await firstTurn.locator(".saying").first().waitFor({ timeout: 30_000 });
   const whileRunning = await firstTurn.getAttribute("class");
   if (whileRunning !== "turn running") {
     throw new Error(`the reply should stream in before the turn ends; the turn was "${whileRunning}" at its first text`);
   }
+  await frame.locator("#stop").waitFor({ state: "visible", timeout: 5_000 }).catch(() => undefined);
   step("the reply's first text is visible while the turn is still running");
-  await frame.locator("section.turn.done").first().waitFor({ timeout: 30_000 });
+  await endedTurn(frame, 0);
   const turnText = await transcriptText(frame, "section.turn >> nth=0");
   assertIncludes(turnText, "Greet elelem instead of the world", "the turn's heading");
   assertIncludes(turnText, "I'll change the greeting in hello.txt.", "the streamed reply");
-  assertIncludes(turnText, 'edit(path="hello.txt", old="Hello, world", new="Hello, elelem") ok', "the tool call");
+  assertIncludes(turnText, "Edited hello.txt", "the tool call's row");
   assertIncludes(turnText, "Done: hello.txt is updated.", "the final reply");
+  assertIncludes(turnText, "1 file changed hello.txt +1 −1", "the turn's changed files");
   assertIncludes(turnText, "done — scripted", "the turn's footer");
+  await frame.locator("#usage", { hasText: /^≈[1-9][\d,]* of [\d,]+ tokens$/ }).waitFor({ timeout: 10_000 });
+  step(`the header gives the conversation's size: ${await frame.locator("#usage").innerText()}`);
   const bold = await firstTurn.locator(".saying strong").first().innerText();
   if (bold !== "hello.txt") {
     throw new Error(`the reply's markdown was not rendered: <strong> holds ${JSON.stringify(bold)}`);
@@ -355,18 +431,61 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await thinking.locator("summary").click();
   await thinking.locator(".thinking-text", { hasText: "the request wants it to greet elelem" }).waitFor({ timeout: 5_000 });
   step("thinking is collapsed, and opens on a click");
-
+  await firstTurn.locator("details.tool summary").click();
+  await firstTurn.locator(".tool-arguments", { hasText: '"old": "Hello, world"' }).waitFor({ timeout: 5_000 });
+  step("the tool row opens to its arguments");
   await editorLines(page, "hello.txt").getByText("Hello, elelem!").waitFor({ timeout: 10_000 });
   step("hello.txt in the editor says 'Hello, elelem!'");
-  await page.screenshot({ path: path.join(OUTPUT_DIR, "ask.png") });
 
-  // --- Fix with elelem from the quick-fix menu of a JSON problem --------------------------------
+  // --- The changed file opens VS Code's diff: before the turn against now --------------------------
+  await firstTurn.locator("button[data-action=diff]", { hasText: "hello.txt" }).click();
+  await page.locator(".tab.active", { hasText: "before the turn" }).waitFor({ timeout: 10_000 });
+  const diff = page.locator(".monaco-diff-editor").first();
+  await diff.locator(".editor.original .view-lines").getByText("Hello, world!").waitFor({ timeout: 10_000 });
+  await diff.locator(".editor.modified .view-lines").getByText("Hello, elelem!").waitFor({ timeout: 10_000 });
+  step("the file's row opened a diff: 'Hello, world!' before the turn, 'Hello, elelem!' now");
+  await page.screenshot({ path: path.join(OUTPUT_DIR, "diff.png") });
+  await page.keyboard.press("Control+W");
+
+  // --- A code block: highlighted, Insert at Cursor puts it in the editor ------------------------
+  await openFile(page, "scratch.py");
+  await sendInChat(frame, "Show code for a greeting");
+  const codeTurn = await endedTurn(frame, 1);
+  const block = codeTurn.locator("pre.code-block");
+  await block.locator(".hljs-keyword", { hasText: "def" }).waitFor({ timeout: 5_000 });
+  await block.locator("button[aria-label='Copy code']").waitFor();
+  step("the reply's code block is highlighted and has Copy and Insert buttons");
+  await block.locator("button[aria-label='Insert code at cursor']").click();
+  await editorLines(page, "scratch.py").getByText("def greet(name):").waitFor({ timeout: 10_000 });
+  step("Insert at Cursor put the code into scratch.py");
+  await block.locator("button[aria-label='Copy code']").click();
+  await waitFor(
+    "the code on the clipboard",
+    async () => ((await page.evaluate(() => navigator.clipboard.readText())).includes('return f"Hello, {name}!"') ? true : undefined),
+    10_000,
+  );
+  step("Copy put the code on the clipboard");
+
+  // --- #file completion attaches another file as a chip; its × takes it off again ---------------
+  const input = frame.locator("#input");
+  await input.click();
+  await input.pressSequentially("#hel");
+  await frame.locator(".file-row.selected", { hasText: "hello.txt" }).waitFor({ timeout: 10_000 });
+  await input.press("Enter");
+  await frame.locator(".chip", { hasText: "hello.txt" }).waitFor({ timeout: 5_000 });
+  if ((await input.inputValue()) !== "") {
+    throw new Error(`the picked #file should leave the input, which holds ${JSON.stringify(await input.inputValue())}`);
+  }
+  await frame.getByRole("button", { name: "Remove hello.txt from the context" }).click();
+  await frame.locator(".chip", { hasText: "hello.txt" }).waitFor({ state: "detached", timeout: 5_000 });
+  step("#hel offered hello.txt, Enter attached it as a chip, its × removed it");
+
+  // --- Fix with elelem from the quick-fix menu streams into the chat view too --------------------
   await openFile(page, "config.json");
   const squiggle = page.locator(".editor-group-container .monaco-editor .squiggly-error");
   await squiggle.first().waitFor({ timeout: 30_000 });
   step("config.json shows its JSON problem");
-  await page.locator(".editor-group-container", { has: page.locator(".tab.active", { hasText: "config.json" }) })
-    .locator(".monaco-editor .view-lines").click();
+  await editorLines(page, "config.json").click();
   await page.keyboard.press("F8"); // go to the problem
   await page.keyboard.press("Escape");
   const fixAction = page.locator(".action-widget .monaco-list-row", { hasText: "Fix with elelem" }).first();
@@ -385,71 +504,149 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
     30_000,
   );
   await page.keyboard.press("Enter"); // the only quick fix is the focused one
-  await frame.locator("section.turn.done").nth(1).waitFor({ timeout: 30_000 });
-  const fixText = await transcriptText(frame, "section.turn >> nth=1");
+  await endedTurn(frame, 2);
+  const fixText = await transcriptText(frame, "section.turn >> nth=2");
   assertIncludes(fixText, "Fix: Expected comma", "the fix turn's heading");
   assertIncludes(fixText, "Adding the missing comma in config.json.", "the fix turn's reply");
-  assertIncludes(fixText, 'edit(path="config.json", old="\\"name\\": \\"demo\\"", new="\\"name\\": \\"demo\\",") ok', "the fix turn's tool call");
+  assertIncludes(fixText, "Edited config.json", "the fix turn's tool call");
   await editorLines(page, "config.json").getByText('"name": "demo",').waitFor({ timeout: 10_000 });
   await waitFor("the JSON problem to go away", async () => ((await squiggle.count()) === 0 ? true : undefined), 15_000);
   step("config.json has its comma and no problem left");
-  // Open the fix turn's thinking too, for the screenshot.
-  await frame.locator("section.turn").nth(1).locator("details.thinking summary").click();
-  await page.waitForTimeout(300);
-  const transcriptShot = path.join(OUTPUT_DIR, "transcript.png");
-  await page.screenshot({ path: transcriptShot });
-  if (process.env.ELELEM_UPDATE_DOCS_SCREENSHOT === "1") {
-    fs.mkdirSync(path.dirname(DOCS_SCREENSHOT), { recursive: true });
-    fs.copyFileSync(transcriptShot, DOCS_SCREENSHOT);
-    step(`copied the screenshot to ${DOCS_SCREENSHOT}`);
-  }
 
-  // --- A command needs permission: VS Code's own message buttons ------------------------------
-  await ask(page, "Run the greeting script");
-  const toast = page.locator(".notification-toast", { hasText: "elelem wants to run: echo elelem-ran" });
-  await toast.waitFor({ timeout: 30_000 });
-  step("VS Code asks for permission to run `echo elelem-ran`");
-  await toast.getByRole("button", { name: "Allow once" }).click();
-  await frame.locator("section.turn").nth(2).and(frame.locator(".done")).waitFor({ timeout: 30_000 });
-  const runText = await transcriptText(frame, "section.turn >> nth=2");
-  assertIncludes(runText, 'execute(command="echo elelem-ran") ok', "the allowed command");
+  // --- A command's permission, answered in the chat view (the notification shows it too) --------
+  await openFile(page, "hello.txt");
+  await sendInChat(frame, "Run the greeting script");
+  const question = frame.locator(".question", { hasText: "elelem wants to run: echo elelem-ran" });
+  await question.waitFor({ timeout: 30_000 });
+  await page.locator(".notification-toast", { hasText: "elelem wants to run: echo elelem-ran" }).waitFor({ timeout: 10_000 });
+  step("the permission request is in the chat view and in VS Code's notification");
+  const darkShot = path.join(OUTPUT_DIR, "chat-dark.png");
+  await page.screenshot({ path: darkShot });
+  await question.getByRole("button", { name: "Allow once" }).click();
+  await question.waitFor({ state: "detached", timeout: 10_000 });
+  const runTurn = await endedTurn(frame, 3);
+  const runText = (await runTurn.innerText()).replace(/\s+/g, " ");
+  assertIncludes(runText, "Ran echo elelem-ran — exit 0", "the allowed command");
   assertIncludes(runText, "The command printed elelem-ran.", "the command's output in the reply");
 
-  // --- Cancel a long turn ------------------------------------------------------------------------
-  await ask(page, "Tell me slowly about everything");
-  const slowTurn = frame.locator("section.turn").nth(3);
-  await slowTurn.locator(".saying", { hasText: "word3" }).waitFor({ timeout: 30_000 });
-  await runCommand(page, "elelem: Cancel");
-  await frame.locator("section.turn.cancelled").first().waitFor({ timeout: 15_000 });
-  const cancelledText = await transcriptText(frame, "section.turn >> nth=3");
-  assertIncludes(cancelledText, "cancelled", "the cancelled turn's footer");
-  await page.screenshot({ path: path.join(OUTPUT_DIR, "cancelled.png") });
+  // Answered in the view, the notification stays until closed (an extension cannot close it).
+  await page.locator(".notification-toast", { hasText: "elelem wants to run" }).getByRole("button", { name: /Clear Notification/ }).click();
 
-  // --- Select Provider writes the folder's setting; the human provider asks with an input box ---
-  // (this turn also shows the cancelled one really stopped: the server runs one turn per folder)
-  await selectProvider(page, "human");
-  const folderSettings = JSON.parse(fs.readFileSync(path.join(folders.workspace, ".vscode", "settings.json"), "utf8"));
-  if (folderSettings["elelem.provider"] !== "human") {
-    throw new Error(`Select Provider should write the folder setting; .vscode/settings.json has ${JSON.stringify(folderSettings)}`);
+  // Screenshots for the docs: the dark one above (the question pending), the light one here.
+  await colorTheme(page, "Default Light Modern", "vs");
+  const lightShot = path.join(OUTPUT_DIR, "chat-light.png");
+  await page.screenshot({ path: lightShot });
+  await colorTheme(page, "Default Dark Modern", "vs-dark");
+  if (process.env.ELELEM_UPDATE_DOCS_SCREENSHOT === "1") {
+    fs.mkdirSync(DOCS_DIR, { recursive: true });
+    fs.copyFileSync(darkShot, path.join(DOCS_DIR, "vscode-chat-dark.png"));
+    fs.copyFileSync(lightShot, path.join(DOCS_DIR, "vscode-chat-light.png"));
+    fs.copyFileSync(darkShot, DOCS_SCREENSHOT);
+    step(`copied the screenshots to ${DOCS_DIR} and ${DOCS_SCREENSHOT}`);
   }
-  step("the status bar and .vscode/settings.json say 'human'");
-  await ask(page, "Say hello to the team");
+
+  // --- Stop a long turn from the chat view ------------------------------------------------------
+  await sendInChat(frame, "Tell me slowly about everything");
+  const slowTurn = frame.locator("section.turn").nth(4);
+  await slowTurn.locator(".saying", { hasText: "word3" }).waitFor({ timeout: 30_000 });
+  await frame.locator("#stop").click();
+  await endedTurn(frame, 4, "cancelled");
+  assertIncludes(await transcriptText(frame, "section.turn >> nth=4"), "cancelled", "the cancelled turn's footer");
+  await frame.locator("#send").waitFor({ state: "visible", timeout: 10_000 });
+  step("Stop ended the turn: 'cancelled', and Send is back");
+
+  // --- The header's provider picker; the human provider's question answered in the view --------
+  // (this turn also shows the cancelled one really stopped: the server runs one turn per folder)
+  await frame.locator("#header #provider").click();
+  await page.locator(".quick-input-widget", { hasText: "elelem provider for workspace" }).waitFor({ state: "visible" });
+  await page.locator(".quick-input-widget input").fill("human");
+  await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: "human" }).waitFor();
+  await page.keyboard.press("Enter");
+  await frame.locator("#header #provider", { hasText: "human" }).waitFor({ timeout: 15_000 });
+  const folderSettings = JSON.parse(readFile(folders, path.join(".vscode", "settings.json")));
+  if (folderSettings["elelem.provider"] !== "human") {
+    throw new Error(`the provider picker should write the folder setting; .vscode/settings.json has ${JSON.stringify(folderSettings)}`);
+  }
+  step("the header's provider picker switched to 'human' (header and .vscode/settings.json)");
+  await sendInChat(frame, "Say hello to the team");
+  const humanQuestion = frame.locator(".question", { hasText: "Say hello to the team" });
+  await humanQuestion.waitFor({ timeout: 30_000 });
   const inputBox = page.locator(".quick-input-widget", { hasText: "Say hello to the team" });
-  await inputBox.waitFor({ state: "visible", timeout: 30_000 });
-  step("the human provider's question arrived as an input box (elelem/input)");
-  await answerInputBox(page, "Hello, team! (typed by a person)");
-  await frame.locator("section.turn").nth(4).and(frame.locator(".done")).waitFor({ timeout: 30_000 });
-  const humanText = await transcriptText(frame, "section.turn >> nth=4");
+  await inputBox.waitFor({ state: "visible", timeout: 10_000 });
+  step("the human provider's question is in the chat view and in an input box (elelem/input)");
+  await humanQuestion.locator("textarea").fill("Hello, team! (typed by a person)");
+  await humanQuestion.locator("textarea").press("Enter");
+  const humanText = (await (await endedTurn(frame, 5)).innerText()).replace(/\s+/g, " ");
   assertIncludes(humanText, "Hello, team! (typed by a person)", "the human provider's reply");
   assertIncludes(humanText, "done — human", "the human turn's footer");
+  await inputBox.waitFor({ state: "hidden", timeout: 10_000 });
+  step("answered in the view, the input box went away");
   await selectProvider(page, "scripted");
 
-  // --- The agent's edit is an ordinary, undoable change ----------------------------------------
+  // --- Undo a turn that created a file: the file goes ------------------------------------------
+  await sendInChat(frame, "Create notes for the team");
+  const notesTurn = await endedTurn(frame, 6);
+  assertIncludes((await notesTurn.innerText()).replace(/\s+/g, " "), "notes.txt +2 −0", "the created file's row");
+  await waitFor("notes.txt on disk", async () => (fs.existsSync(path.join(folders.workspace, "notes.txt")) ? true : undefined), 10_000);
+  await notesTurn.locator("button[data-action=undo]").click();
+  await notesTurn.locator(".undone").waitFor({ timeout: 10_000 });
+  await waitFor("notes.txt to be deleted", async () => (fs.existsSync(path.join(folders.workspace, "notes.txt")) ? undefined : true), 10_000);
+  step("undoing the turn that created notes.txt deleted it");
+
+  await frame.locator("#input").fill("a draft kept over the reload");
+
+  // --- Undo a turn's edits: the file goes back, on disk too, and the undo itself can be undone ---
   await openFile(page, "hello.txt");
   await editorLines(page, "hello.txt").click();
-  await page.keyboard.press("Control+Z");
+  await page.keyboard.press("Control+S");
+  await waitFor("hello.txt saved with the agent's edit", async () => (readFile(folders, "hello.txt").includes("Hello, elelem!") ? true : undefined), 10_000);
+  await firstTurn.locator("button[data-action=undo]").click();
+  await firstTurn.locator(".undone", { hasText: "Edits undone" }).waitFor({ timeout: 10_000 });
   await editorLines(page, "hello.txt").getByText("Hello, world!").waitFor({ timeout: 10_000 });
-  step("Ctrl+Z in hello.txt brings back 'Hello, world!'");
+  await waitFor("hello.txt on disk to say 'Hello, world!'", async () => (readFile(folders, "hello.txt").includes("Hello, world!") ? true : undefined), 10_000);
+  step("Undo this turn's edits restored hello.txt in the editor and on disk");
+  await editorLines(page, "hello.txt").click();
+  await page.keyboard.press("Control+Z");
+  await editorLines(page, "hello.txt").getByText("Hello, elelem!").waitFor({ timeout: 10_000 });
+  step("Ctrl+Z in hello.txt takes the undo back");
+
+  // --- A window reload: the draft (typed before the undo above) and the conversation come back ---
+  await page.reload();
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  await page.locator(".statusbar-item", { hasText: "scripted" }).first().waitFor({ timeout: 60_000 });
+  await page.keyboard.press("Control+Alt+I");
+  frame = await transcriptFrame(page);
+  await frame.locator("section.turn").nth(5).waitFor({ timeout: 30_000 });
+  const reloaded = await transcriptText(frame, "[data-elelem-transcript]");
+  for (const prompt of ["Greet elelem instead of the world", "Show code for a greeting", "Run the greeting script", "Say hello to the team"]) {
+    assertIncludes(reloaded, prompt, "the conversation after a reload");
+  }
+  assertIncludes(reloaded, "Ran echo elelem-ran", "the stored tool call after a reload");
+  await waitFor("the draft after the reload", async () => ((await frame.locator("#input").inputValue()) === "a draft kept over the reload" ? true : undefined), 10_000);
+  step("after a reload the chat view shows the folder's conversation again, and the draft");
+
+  // --- New Conversation, then Open Conversation… brings the old one back -----------------------
+  await frame.locator("#header #new").click();
+  await frame.locator(".note", { hasText: "New conversation in workspace" }).waitFor({ timeout: 10_000 });
+  if ((await frame.locator("section.turn").count()) !== 0) {
+    throw new Error("a new conversation should start with an empty view");
+  }
+  await frame.locator("#header #conversations").click();
+  await page.locator(".quick-input-widget", { hasText: "elelem conversations in workspace" }).waitFor({ state: "visible" });
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Greet elelem instead of the world" }).first().click();
+  await frame.locator("section.turn", { hasText: "Say hello to the team" }).waitFor({ timeout: 10_000 });
+  step("New Conversation emptied the view; Open Conversation… brought the earlier one back");
+
+  // --- The header's model picker: the folder's elelem.model, shown in the header ----------------
+  await frame.locator("#header #model").click();
+  await page.locator(".quick-input-widget", { hasText: "elelem model for scripted in workspace" }).waitFor({ state: "visible" });
+  await answerInputBox(page, "tiny-1");
+  await frame.locator("#header #model", { hasText: "tiny-1" }).waitFor({ timeout: 15_000 });
+  const modelSettings = JSON.parse(readFile(folders, path.join(".vscode", "settings.json")));
+  if (modelSettings["elelem.model"] !== "tiny-1") {
+    throw new Error(`the model picker should write the folder setting; .vscode/settings.json has ${JSON.stringify(modelSettings)}`);
+  }
+  step("the header's model picker set 'tiny-1' (header and .vscode/settings.json)");
 }
 
 /** A loopback model server speaking OpenAI's streamed chat completions; it counts its requests. */
@@ -536,7 +733,7 @@ async function untrustedScenario(page: Page, folders: Folders): Promise<void> {
     const frame = await transcriptFrame(page);
     await frame.locator("section.turn.done").first().waitFor({ timeout: 30_000 });
     const runText = await transcriptText(frame, "section.turn >> nth=0");
-    assertIncludes(runText, 'execute(command="echo elelem-ran")', "the denied command");
+    assertIncludes(runText, "Ran echo elelem-ran", "the denied command");
     assertIncludes(runText, "the person denied it", "the denied command's outcome");
     assertIncludes(runText, "done — scripted", "the turn's footer");
     if (office.requests.length !== 0) {
@@ -557,7 +754,7 @@ async function untrustedScenario(page: Page, folders: Folders): Promise<void> {
     await ask(page, "Run the greeting script again");
     await frame.locator("section.turn.done").nth(1).waitFor({ timeout: 30_000 });
     const trustedText = await transcriptText(frame, "section.turn >> nth=1");
-    assertIncludes(trustedText, 'execute(command="echo elelem-ran") ok', "the command run without asking once trusted");
+    assertIncludes(trustedText, "Ran echo elelem-ran — exit 0", "the command run without asking once trusted");
     assertIncludes(trustedText, "The command printed elelem-ran.", "the trusted command's output");
     if (!fs.existsSync(mark)) {
       throw new Error("once trusted, the folder's own plugins should load");
@@ -609,6 +806,7 @@ async function main(): Promise<void> {
       headless: true,
       args: CHROMIUM_FLAGS,
       viewport: { width: 1440, height: 860 },
+      permissions: ["clipboard-read", "clipboard-write"], // to check the code blocks' Copy
     });
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(30_000);

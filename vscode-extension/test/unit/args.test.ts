@@ -79,6 +79,9 @@ test("settings sent to the server keep its keys, drop unset ones and follow work
     maxSteps: null,
     temperature: 0.2,
     maxTokens: null,
+    history: false,
+    contextTokens: 16000,
+    compaction: "summarize",
     server: { command: ["elelem-lsp", "serve"] },
   };
   assert.deepEqual(serverSettings(vscodeView, true), {
@@ -88,6 +91,9 @@ test("settings sent to the server keep its keys, drop unset ones and follow work
     allowCommands: ["pytest"],
     confirmEdits: false,
     temperature: 0.2,
+    history: false,
+    contextTokens: 16000,
+    compaction: "summarize",
     workspacePlugins: true,
     trusted: true,
   });

@@ -70,7 +70,9 @@ test("a streamed turn becomes thinking, reply text, and a tool call with its out
   assert.doesNotMatch(html, /<details class="thinking"[^>]* open>/, "finished thinking is collapsed");
   assert.match(html, /class="tool ok"/);
   const text = visibleText(html);
-  assert.ok(text.includes('edit ( path="hello.txt", old="Hello, world", new="Hello, elelem" ) ok'), text);
+  const row = html.match(/<details class="tool[^>]*><summary>.*?<\/summary>/)?.[0] ?? "";
+  assert.equal(visibleText(row), "Edited hello.txt", "the tool call is one compact row");
+  assert.ok(text.includes('{ "path": "hello.txt", "old": "Hello, world", "new": "Hello, elelem" } ok'), text);
   assert.ok(text.includes("done — scripted · 2 steps"), text);
   assert.ok(text.indexOf("The file has one greeting.") < text.indexOf("I'll change hello.txt"));
 });
@@ -86,7 +88,7 @@ test("a failed tool call shows its error next to the call", () => {
   });
   const html = renderTurn(turn);
   assert.match(html, /class="tool failed"/);
-  assert.ok(visibleText(html).includes('execute ( command="rm -rf build" ) denied by the person'));
+  assert.ok(visibleText(html).includes("Ran rm -rf build — denied by the person"), visibleText(html));
 });
 
 test("parallel tool calls get their own outcomes by id", () => {

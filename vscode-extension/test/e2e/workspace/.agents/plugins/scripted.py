@@ -6,6 +6,8 @@ reaches VS Code as a workspace/applyEdit:
 - a "Fix the problem..." prompt (the server's elelem.fix) adds the missing comma to config.json;
 - "Tell me slowly..." keeps talking for a minute, for the cancel test;
 - "Run ..." asks to execute `echo elelem-ran`, for the permission prompt;
+- "Show code..." answers with a Python code block, for Copy / Insert at Cursor;
+- "Create notes..." writes a new file, notes.txt, for undoing a turn that created a file;
 - any other prompt changes the greeting in hello.txt.
 """
 
@@ -45,6 +47,12 @@ class ScriptedProvider:
         elif prompt.startswith("Run "):
             await stream(emit, "saying", "Running the greeting script.")
             emit({"type": "doing", "id": "run-1", "name": "execute", "arguments": {"command": "echo elelem-ran"}})
+        elif prompt.startswith("Show code"):
+            await stream(emit, "saying", "Here is a greeting:\n\n```python\ndef greet(name):\n    return f\"Hello, {name}!\"\n```\n")
+        elif prompt.startswith("Create notes"):
+            await stream(emit, "saying", "Writing the notes.")
+            emit({"type": "doing", "id": "notes-1", "name": "write",
+                  "arguments": {"path": "notes.txt", "content": "Notes from elelem\nSecond line\n"}})
         elif prompt.startswith("Tell me slowly"):
             for count in range(300):
                 emit({"type": "saying", "text": f"word{count} "})

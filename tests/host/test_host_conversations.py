@@ -1,0 +1,270 @@
+"""Stored conversations through the host: a turn is written as it ends (a cancelled one as it is
+cancelled), a new host continues where the last stopped, resume/delete/transcript and their
+refusals, ``history: false``, keys never written, and compaction by the provider."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from scaffold import add_plugin, wait_until, write_script
+
+from elelem_lsp.agent.session import CANCELLED_EMPTY_MARK, CANCELLED_MARK, SUMMARY_MARK
+from elelem_lsp.host.conversations import ConversationStore, conversations_dir
+from elelem_lsp.host.frontend import BadRequest, Refused
+from elelem_lsp.host.host import Host
+
+from .memory_frontend import MemoryFrontend
+
+SCRIPTED = {"workspacePlugins": True, "provider": "scripted"}
+READ_THEN_ANSWER = [
+    [{"type": "saying", "text": "Reading."}, {"type": "doing", "id": "r1", "name": "read", "arguments": {"path": "README.md"}},
+     {"type": "doing", "id": "r2", "name": "read", "arguments": {"path": "missing.md"}}],
+    [{"type": "saying", "text": "It says hello."}],
+]
+
+
+def started_host(root: Path, settings=None) -> tuple[Host, MemoryFrontend]:
+    """A host as a server starts one: the folder synced, nothing else done yet."""
+    frontend = MemoryFrontend(settings_by_folder={root.as_uri(): settings if settings is not None else SCRIPTED})
+    host = Host(frontend)
+    host.sync_folders({root.as_uri(): root})
+    return host, frontend
+
+
+def folder_of(host: Host, root: Path):
+    return host.folders[root.as_uri()]
+
+
+async def start_turn(host: Host, root: Path, prompt: str) -> asyncio.Future:
+    folder = folder_of(host, root)
+    turn = asyncio.ensure_future(host.turn(folder, prompt))
+    await wait_until(lambda: folder.turn is not None and not folder.turn.done(), "the turn to start")
+    return turn
+
+
+async def test_a_turn_is_stored_with_its_tools_and_a_new_host_continues_it(project):
+    add_plugin(project, "scripted")
+    write_script(project, READ_THEN_ANSWER)
+    host, _ = started_host(project)
+    folder = folder_of(host, project)
+    await host.turn(folder, "what is in it?")
+    await host.turn(folder, "and now?")  # the script has run out: "done."
+    history = list(folder.session.history)
+
+    [listed] = await host.conversations(folder)
+    assert (listed["title"], listed["turns"], listed["provider"]) == ("what is in it?", 2, "scripted")
+    transcript = await host.transcript(folder)
+    assert transcript["id"] == listed["id"] == folder.conversation
+    first, second = transcript["entries"]
+    assert (first["prompt"], first["reply"], first["cancelled"], first["error"]) == ("what is in it?", "It says hello.", False, None)
+    assert first["tools"] == [
+        {"id": "r1", "name": "read", "arguments": {"path": "README.md"}, "ok": True, "summary": first["tools"][0]["summary"], "error": None},
+        {"id": "r2", "name": "read", "arguments": {"path": "missing.md"}, "ok": False, "summary": None, "error": first["tools"][1]["error"]},
+    ]
+    assert first["tools"][0]["summary"] and "missing.md" in first["tools"][1]["error"]
+    assert first["started"] <= first["ended"] <= second["started"] and first["ended"].endswith("Z")
+    assert "thinking" not in json.dumps(transcript)
+
+    restarted, _ = started_host(project)
+    await restarted.prepare()
+    again = folder_of(restarted, project)
+    assert again.conversation == folder.conversation
+    assert (await restarted.context(again))["messages"][1:] == history
+    write_script(project, [[{"type": "record"}]])
+    await restarted.turn(again, "third")
+    [fetch] = [json.loads(line) for line in (project / ".agents/fetches.jsonl").read_text().splitlines()]
+    assert [m["content"] for m in fetch["messages"][1:]] == ["what is in it?", "It says hello.", "and now?", "done.", "third"]
+
+
+async def test_cancelled_turns_are_stored_as_cancelled_and_an_empty_one_adds_no_reply(project):
+    add_plugin(project, "scripted")
+    host, _ = started_host(project)
+    folder = folder_of(host, project)
+    for script in ([[{"type": "saying", "text": "half"}, {"type": "sleep", "seconds": 30}]],
+                   [[{"type": "sleep", "seconds": 30}]]):
+        write_script(project, script)
+        turn = await start_turn(host, project, "long job")
+        await asyncio.sleep(0.2)  # let the scripted fetch begin
+        folder.cancel()
+        assert (await asyncio.wait_for(turn, 10))["cancelled"] is True
+    entries = (await host.transcript(folder))["entries"]
+    assert [(e["reply"], e["cancelled"]) for e in entries] == [("half", True), ("", True)]
+    expected = [
+        {"role": "user", "content": "long job"},
+        {"role": "assistant", "content": f"half\n\n{CANCELLED_MARK}"},
+        {"role": "user", "content": f"long job\n\n{CANCELLED_EMPTY_MARK}"},
+    ]
+    assert folder.session.history == expected
+    restarted, _ = started_host(project)
+    assert (await restarted.context(folder_of(restarted, project)))["messages"][1:] == expected
+
+
+async def test_resume_transcript_and_delete_and_what_they_refuse(project):
+    add_plugin(project, "scripted")
+    host, _ = started_host(project)
+    folder = folder_of(host, project)
+    await host.turn(folder, "in the first")
+    first = folder.conversation
+    new = await host.new_conversation(folder)
+    assert new["reset"] is True and new["id"] != first and folder.session.history == []
+    await host.turn(folder, "in the second")
+    second = folder.conversation
+    assert [c["id"] for c in await host.conversations(folder)] == [second, first]
+
+    resumed = await host.resume(folder, first)
+    assert resumed["id"] == first and resumed["title"] == "in the first"
+    assert [e["prompt"] for e in resumed["entries"]] == ["in the first"]
+    assert [m["content"] for m in folder.session.history] == ["in the first", "done."]
+    assert (await host.transcript(folder, second))["entries"][0]["prompt"] == "in the second"
+
+    restarted, _ = started_host(project)  # the resumed one is what a restart continues
+    assert (await restarted.transcript(folder_of(restarted, project)))["id"] == first
+
+    for call in (lambda: host.resume(folder, "20990101T000000-00000000"),
+                 lambda: host.transcript(folder, "20990101T000000-00000000"),
+                 lambda: host.delete_conversation(folder, "20990101T000000-00000000")):
+        with pytest.raises(BadRequest, match="^id: no conversation '20990101T000000-00000000'"):
+            await call()
+
+    write_script(project, [[{"type": "sleep", "seconds": 30}]])
+    turn = await start_turn(host, project, "busy")
+    for call in (lambda: host.resume(folder, second), lambda: host.delete_conversation(folder, first),
+                 lambda: host.new_conversation(folder), lambda: host.compact(folder)):
+        with pytest.raises(Refused, match="turn is"):
+            await call()
+    assert await host.delete_conversation(folder, second) == {"deleted": second}  # not the current one: fine
+    folder.cancel()
+    await asyncio.wait_for(turn, 10)
+    assert folder.conversation == first
+
+    assert await host.delete_conversation(folder, first) == {"deleted": first}
+    assert folder.conversation not in (first, second) and folder.session.history == []
+    assert await host.conversations(folder) == []
+
+
+async def test_with_history_off_nothing_is_written_and_nothing_continued(project):
+    add_plugin(project, "scripted")
+    host, _ = started_host(project, {**SCRIPTED, "history": False})
+    folder = folder_of(host, project)
+    await host.turn(folder, "private")
+    await host.new_conversation(folder)
+    assert not conversations_dir().exists() or list(conversations_dir().rglob("*")) == []
+    restarted, _ = started_host(project, {**SCRIPTED, "history": False})
+    assert (await restarted.context(folder_of(restarted, project)))["messages"][1:] == []
+
+
+async def test_no_key_from_the_environment_reaches_the_files(project, monkeypatch):
+    secret = "sk-test-SECRET-do-not-store-4242"
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OFFICE_KEY"):
+        monkeypatch.setenv(name, secret)
+    add_plugin(project, "scripted")
+    write_script(project, READ_THEN_ANSWER)
+    settings = {**SCRIPTED, "providers": [{"name": "office", "type": "openai-chat", "model": "m",
+                                           "endpoint": "http://127.0.0.1:9/v1", "apiKeyEnv": "OFFICE_KEY"}]}
+    host, _ = started_host(project, settings)
+    await host.turn(folder_of(host, project), "hello")
+    files = [p for p in conversations_dir().rglob("*") if p.is_file()]
+    assert any(p.suffix == ".jsonl" for p in files)
+    assert all(secret not in p.read_text() for p in files)
+
+
+async def test_a_store_that_cannot_be_written_is_reported_and_the_turn_goes_on(project, tmp_path):
+    add_plugin(project, "scripted")
+    conversations_dir().parent.mkdir(parents=True)
+    conversations_dir().symlink_to(tmp_path)  # planted
+    host, frontend = started_host(project)
+    result = await host.turn(folder_of(host, project), "hello")
+    assert result["reply"] == "done." and result["error"] is None
+    assert any(level == "warning" and "is not stored" in text and "symlink" in text for level, text in frontend.messages)
+    assert not any(tmp_path.glob("*/*.jsonl"))
+
+
+async def test_compaction_asks_the_provider_and_keeps_the_last_two_turns(project):
+    add_plugin(project, "scripted")
+    host, _ = started_host(project)
+    folder = folder_of(host, project)
+    assert (await host.compact(folder))["turns"] == 0  # nothing yet
+    for n in range(5):
+        await host.turn(folder, f"turn {n} " + "words " * 200)
+    write_script(project, [[{"type": "record"}, {"type": "saying", "text": "Edited a.py; decided on X; open: tests."}]])
+    report = await host.compact(folder)
+    assert report["turns"] == 3 and report["tokensAfter"] < report["tokensBefore"]
+    [fetch] = [json.loads(line) for line in (project / ".agents/fetches.jsonl").read_text().splitlines()]
+    assert fetch["tools"] == [] and "file name" in fetch["messages"][0]["content"]
+    assert [m["content"][:6] for m in fetch["messages"][1:-1]] == ["turn 0", "done.", "turn 1", "done.", "turn 2", "done."]
+
+    summary = f"{SUMMARY_MARK}\n\nEdited a.py; decided on X; open: tests."
+    expected = [summary, "turn 3", "done.", "turn 4", "done."]
+    assert [m["content"][:6] if m["content"].startswith("turn") else m["content"] for m in folder.session.history] == expected
+    entries = (await host.transcript(folder))["entries"]
+    assert [e["kind"] for e in entries] == ["turn"] * 5 + ["compaction"]
+    assert entries[-1]["turns"] == 3 and entries[-1]["summary"] == "Edited a.py; decided on X; open: tests."
+    restarted, _ = started_host(project)
+    again = (await restarted.context(folder_of(restarted, project)))["messages"][1:]
+    assert again == folder.session.history
+
+    write_script(project, [[{"type": "raise", "message": "model overloaded"}]])
+    await host.turn(folder, "turn 5")  # fetch 1 of the script raises: the turn's own error
+    before = list(folder.session.history)
+    write_script(project, [[{"type": "raise", "message": "model overloaded"}], []])  # a changed script starts again
+    with pytest.raises(Refused, match="could not compact the conversation: model overloaded"):
+        await host.compact(folder)
+    assert folder.session.history == before
+
+
+async def test_over_budget_a_summarize_folder_compacts_before_the_turn(project):
+    add_plugin(project, "scripted")
+    settings = {**SCRIPTED, "compaction": "summarize", "contextTokens": 4000}
+    host, frontend = started_host(project, settings)
+    folder = folder_of(host, project)
+    for n in range(6):  # about 700 tokens a turn, 900 for the tools: the fifth is over
+        await host.turn(folder, f"turn {n} " + "x" * 2000)
+    kinds = [e["type"] for p in frontend.progress for e in p.events]
+    assert "compacted" in kinds
+    [compacted] = [e for p in frontend.progress for e in p.events if e["type"] == "compacted"]
+    assert compacted["turns"] >= 1 and compacted["tokensAfter"] < compacted["tokensBefore"]
+    assert folder.session.history[0]["content"].startswith(SUMMARY_MARK)
+    kinds = [e["kind"] for e in ConversationStore(project.resolve()).entries(folder.conversation)]
+    assert kinds == ["turn"] * 4 + ["compaction", "turn", "turn"]  # the fifth turn compacted first
+    restarted, _ = started_host(project, settings)
+    assert (await restarted.context(folder_of(restarted, project)))["messages"][1:] == folder.session.history
+
+
+async def test_when_the_summary_fails_the_turn_goes_on_leaving_the_oldest_out(project):
+    add_plugin(project, "scripted")
+    settings = {**SCRIPTED, "compaction": "summarize", "contextTokens": 4000}
+    host, frontend = started_host(project, {**settings, "compaction": "drop"})
+    folder = folder_of(host, project)
+    for n in range(5):
+        await host.turn(folder, f"turn {n} " + "x" * 2000)
+    frontend.settings_by_folder[project.as_uri()] = settings
+    write_script(project, [[{"type": "raise", "message": "no summary today"}], [{"type": "saying", "text": "answered anyway"}]])
+    result = await host.turn(folder, "one more " + "x" * 2000)
+    assert result["reply"] == "answered anyway" and result["error"] is None
+    assert any(level == "warning" and "could not compact the conversation (no summary today)" in text
+               for level, text in frontend.messages)
+    events = frontend.progress[-1].events
+    assert [e["type"] for e in events] == ["context", "saying"] and events[0]["leftOut"] >= 1
+    assert not any(m["content"].startswith(SUMMARY_MARK) for m in folder.session.history)
+    assert "compaction" not in [e["kind"] for e in (await host.transcript(folder))["entries"]]
+
+
+async def test_a_storm_of_cancelled_turns_adds_no_empty_replies_and_the_store_matches(project):
+    add_plugin(project, "scripted")
+    write_script(project, [[{"type": "sleep", "seconds": 30}]] * 30)
+    host, _ = started_host(project)
+    folder = folder_of(host, project)
+    for n in range(20):
+        turn = asyncio.ensure_future(host.turn(folder, f"stop {n}"))
+        await wait_until(lambda: folder.turn is not None and not folder.turn.done(), "the turn to start")
+        if n % 2:  # half cancelled once the fetch is under way, half as soon as the turn exists
+            await asyncio.sleep(0.05)
+        folder.cancel()
+        assert (await asyncio.wait_for(turn, 10))["cancelled"] is True
+    assert all(m["role"] == "user" and m["content"].endswith(CANCELLED_EMPTY_MARK) for m in folder.session.history)
+    restarted, _ = started_host(project)
+    assert (await restarted.context(folder_of(restarted, project)))["messages"][1:] == folder.session.history

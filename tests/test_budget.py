@@ -1,0 +1,192 @@
+"""The context budget: what one fetch sends fits ``contextTokens``; the oldest turns go first, the
+system prompt and the current turn stay, a tool result over a quarter of the budget is cut with a
+marker, the provider's own tokenizer is used when it has one, and the client is told."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from elelem_lsp.agent.budget import (
+    CHARS_PER_TOKEN,
+    DEFAULT_CONTEXT_TOKENS,
+    estimate_tokens,
+    fit,
+    split_turns,
+    total_tokens,
+)
+from elelem_lsp.agent.messages import assistant, system, tool_result, user
+from elelem_lsp.agent.session import Session, exchange
+from elelem_lsp.agent.workspace import Workspace
+from elelem_lsp.providers.windows import model_window
+
+
+class Recording:
+    """Says one reply per fetch (reading a file when asked) and keeps what each fetch was sent."""
+
+    def __init__(self, reads: dict[int, str] | None = None) -> None:
+        self.sent: list[tuple[list, list]] = []
+        self.reads = reads or {}
+
+    async def fetch(self, messages, tools, emit):
+        self.sent.append(([dict(m) for m in messages], tools))
+        turn = sum(m["role"] == "user" for m in messages)
+        if messages[-1]["role"] != "tool" and len(self.sent) in self.reads:
+            emit({"type": "doing", "id": "c1", "name": "read", "arguments": {"path": self.reads[len(self.sent)]}})
+        else:
+            emit({"type": "saying", "text": f"reply {turn} " + "r" * 300})
+
+
+@pytest.fixture
+def ws(tmp_path):
+    (tmp_path / "README.md").write_text("# readme\n")
+    return Workspace(tmp_path)
+
+
+def sent_tokens(messages, tools) -> int:
+    return total_tokens(messages, estimate_tokens) + total_tokens([system(json.dumps(tools, ensure_ascii=False))], estimate_tokens)
+
+
+async def test_a_300_turn_conversation_never_sends_more_than_the_budget_and_drops_the_oldest(ws):
+    provider = Recording()
+    session = Session(provider, ws)
+    session.context_setting = 8000
+    events = []
+    for n in range(300):
+        await session.turn(f"prompt {n} " + "p" * 600, events.append)
+    assert len(session.history) == 600  # the history keeps everything; only what is sent is cut
+    for messages, tools in provider.sent:
+        assert sent_tokens(messages, tools) <= 8000
+    last, _ = provider.sent[-1]
+    assert last[0]["role"] == "system" and last[-1]["content"].startswith("prompt 299 ")
+    prompts = [m["content"].split()[1] for m in last if m["role"] == "user"]
+    first_kept = int(prompts[0])
+    assert prompts == [str(n) for n in range(first_kept, 300)]  # the newest kept, in order, none skipped
+    assert 250 < first_kept < 295
+    # and it is as full as it may be: one turn more would not have fitted
+    assert sent_tokens(last, provider.sent[-1][1]) + total_tokens(session.history[2 * first_kept - 2: 2 * first_kept], estimate_tokens) > 8000
+    context = [e for e in events if e["type"] == "context"]
+    assert context[-1] == {"type": "context", "tokens": context[-1]["tokens"], "budget": 8000,
+                           "leftOut": first_kept, "shortened": 0}
+    assert context[-1]["tokens"] <= 8000
+    assert len(context) < 300  # told only for turns that left some out, once each
+
+
+async def test_under_budget_nothing_is_left_out_and_nothing_is_said(ws):
+    provider = Recording()
+    session = Session(provider, ws)
+    events = []
+    for n in range(3):
+        await session.turn(f"prompt {n}", events.append)
+    assert [e["type"] for e in events] == ["saying"] * 3
+    assert [m["content"] for m in provider.sent[-1][0][1:]] == [m["content"] for m in session.history[:4]] + ["prompt 2"]
+
+
+async def test_a_large_tool_result_is_cut_with_a_marker_and_the_model_told(ws, tmp_path):
+    (tmp_path / "big.txt").write_text("line of text\n" * 4000)  # 52,000 characters
+    provider = Recording(reads={1: "big.txt"})
+    session = Session(provider, ws)
+    session.context_setting = 8000
+    events = []
+    await session.turn("read the big file", events.append)
+    messages, tools = provider.sent[-1]
+    result = messages[-1]
+    assert result["role"] == "tool"
+    assert estimate_tokens(result["content"]) <= 8000 // 4
+    assert "characters cut to fit the context window]" in result["content"]
+    answer = json.loads(result["content"])  # still the tool's JSON: the file's text is what was cut
+    assert answer["ok"] is True and answer["content"].startswith("line of text\nline of text")
+    assert answer["content"].endswith(" of 52,000 characters cut to fit the context window]")
+    [context] = [e for e in events if e["type"] == "context"]
+    assert (context["leftOut"], context["shortened"]) == (0, 1)
+    assert sent_tokens(messages, tools) <= 8000
+
+
+async def test_the_current_turn_stays_even_when_it_alone_is_over(ws):
+    provider = Recording()
+    session = Session(provider, ws)
+    session.context_setting = 2000
+    await session.turn("small one")
+    await session.turn("huge " + "h" * 20000)
+    last, _ = provider.sent[-1]
+    assert [m["role"] for m in last] == ["system", "user"] and last[-1]["content"].startswith("huge")
+
+
+async def test_the_providers_tokenizer_is_used_when_it_has_one(ws):
+    class Counting(Recording):
+        def count_tokens(self, text: str) -> int:
+            return len(text.split())  # one token a word: far fewer than the estimate
+
+    provider = Counting()
+    session = Session(provider, ws)
+    session.context_setting = 3000
+    for n in range(20):
+        await session.turn(f"prompt {n} " + "p " * 100)
+    # by the estimate (3 characters a token) 20 turns are far over; by words they fit
+    assert total_tokens(session.history, estimate_tokens) > 3000
+    assert len(provider.sent[-1][0]) == 1 + 2 * 19 + 1
+
+
+def test_fit_leaves_out_whole_turns_oldest_first():
+    head = [system("s" * 30)]
+    history = [*exchange("a" * 300, "b" * 300), *exchange("c" * 300, "", cancelled=True), *exchange("d" * 300, "e" * 300)]
+    current = [user("now"), assistant("", [{"id": "1", "name": "read", "arguments": {}}]), tool_result("1", "x" * 30)]
+    everything = total_tokens(head + history + current, estimate_tokens)
+    assert fit(head, history, current, everything, estimate_tokens).left_out == 0
+    fitted = fit(head, history, current, everything - 1, estimate_tokens)
+    assert fitted.left_out == 1 and fitted.messages == head + history[2:] + current
+    fitted = fit(head, history, current, everything - 250, estimate_tokens)
+    assert fitted.left_out == 2 and fitted.messages == head + history[3:] + current  # the cancelled turn is one message
+    assert fit(head, history, current, 10, estimate_tokens).messages == head + current
+    assert [len(turn) for turn in split_turns(history)] == [2, 1, 2]
+
+
+def test_a_result_that_is_not_json_is_cut_as_text_and_a_small_one_is_left_alone():
+    plain = tool_result("1", "x" * 9000)
+    cut = fit([], [], [plain], 4000, estimate_tokens).messages[0]["content"]
+    assert cut.startswith("xxx") and cut.endswith("of 9,000 characters cut to fit the context window]")
+    assert estimate_tokens(cut) <= 1000
+    many_fields = tool_result("2", json.dumps({f"k{n}": "v" * 40 for n in range(200)}))  # no one text is the bulk
+    cut = fit([], [], [many_fields], 4000, estimate_tokens).messages[0]["content"]
+    assert estimate_tokens(cut) <= 1000 and cut.endswith("characters cut to fit the context window]")
+    matches = [{"path": "big.txt", "line": n, "text": "lorem ipsum " * 40} for n in range(200)]
+    listing = tool_result("4", json.dumps({"ok": True, "matches": matches, "matches_found": 200}))
+    cut = json.loads(fit([], [], [listing], 8000, estimate_tokens).messages[0]["content"])
+    assert cut["matches"] == matches[: len(cut["matches"])] and 0 < len(cut["matches"]) < 200
+    assert cut["shortened"] == f"[… {200 - len(cut['matches'])} of 200 matches cut to fit the context window]"
+    assert cut["matches_found"] == 200
+    small = tool_result("3", "y" * 100)
+    assert fit([], [], [small], 4000, estimate_tokens).messages == [small]
+
+
+def test_the_estimate_is_characters_over_the_measured_ratio():
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("x" * 300) == round(300 / CHARS_PER_TOKEN)
+
+
+def test_the_budget_is_the_setting_else_the_provider_else_the_models_window_else_32000(ws):
+    class Plain(Recording):
+        pass
+
+    class Windowed(Recording):
+        context_tokens = 2048
+
+    session = Session(Plain(), ws)
+    assert session.context_tokens == DEFAULT_CONTEXT_TOKENS == 32000
+    session.model_window = 128_000
+    assert session.context_tokens == 128_000
+    session.provider = Windowed()
+    assert session.context_tokens == 2048
+    session.context_setting = 5000
+    assert session.context_tokens == 5000
+
+
+@pytest.mark.parametrize("model, window", [
+    ("gpt-4o", 128_000), ("gpt-4o-mini-2024-07-18", 128_000), ("gpt-4.1", 1_047_576), ("gpt-4", 8_192),
+    ("claude-sonnet-4-5", 200_000), ("claude-sonnet-4-5@20250929", 200_000), ("anthropic/claude-3.5-sonnet", 200_000),
+    ("gemini-2.5-flash", 1_048_576), ("llama3.2:3b", 8_192), ("meta-llama/Llama-3.3-70B-Instruct-Turbo", 8_192),
+    ("gpt-oss:latest", 131_072), ("my-finetune", None), ("", None), (None, None), ("xclaude", None),
+])
+def test_known_model_windows(model, window):
+    assert model_window(model) == window

@@ -1,0 +1,78 @@
+/**
+ * The chat input's logic, apart from the page: recalling earlier prompts with ↑/↓ the way a
+ * shell does (the draft kept while browsing), and finding the `#file` query the caret is in.
+ * Pure: no DOM, so unit tests can load it.
+ */
+
+/** The most prompts kept for ↑. */
+const HISTORY_LIMIT = 50;
+
+export class PromptHistory {
+  /** Where ↑/↓ are: prompts.length is "not browsing". */
+  private position: number;
+  private draft = "";
+
+  constructor(private readonly prompts: string[] = []) {
+    this.position = prompts.length;
+  }
+
+  /** The prompts, oldest first (kept in the page's state). */
+  get entries(): string[] {
+    return [...this.prompts];
+  }
+
+  /** Records a sent prompt (not twice in a row) and stops browsing. */
+  add(prompt: string): void {
+    if (prompt && this.prompts.at(-1) !== prompt) {
+      this.prompts.push(prompt);
+      this.prompts.splice(0, Math.max(0, this.prompts.length - HISTORY_LIMIT));
+    }
+    this.position = this.prompts.length;
+  }
+
+  /** The earlier prompt to show for ↑ with `current` in the input, or undefined at the oldest. */
+  previous(current: string): string | undefined {
+    if (this.position === 0) {
+      return undefined;
+    }
+    if (this.position === this.prompts.length) {
+      this.draft = current;
+    }
+    this.position -= 1;
+    return this.prompts[this.position];
+  }
+
+  /** The later prompt for ↓ (the draft after the newest), or undefined when not browsing. */
+  next(): string | undefined {
+    if (this.position >= this.prompts.length) {
+      return undefined;
+    }
+    this.position += 1;
+    return this.position === this.prompts.length ? this.draft : this.prompts[this.position];
+  }
+}
+
+/** A `#query` being typed: where it starts in the text and what follows the `#`. */
+export interface FileQuery {
+  start: number;
+  query: string;
+}
+
+/**
+ * The `#file` query that ends at the caret: a `#` at the start or after a space, then path
+ * characters. `issue #12` right after a word is not one.
+ */
+export function fileQueryAt(text: string, caret: number): FileQuery | undefined {
+  const match = /(^|\s)#([\w./-]*)$/.exec(text.slice(0, caret));
+  if (!match) {
+    return undefined;
+  }
+  return { start: match.index + match[1].length, query: match[2] };
+}
+
+/** The text with the `#query` at `query` taken out (the file became a chip). */
+export function withoutQuery(text: string, query: FileQuery, caret: number): { text: string; caret: number } {
+  const rest = text.slice(caret).replace(/^ /, "");
+  const before = text.slice(0, query.start);
+  return { text: before + rest, caret: before.length };
+}

@@ -1,0 +1,1 @@
+# scratch space for the code the agent suggests
