@@ -4,7 +4,8 @@
 ;; JSON), `drive-server' (the server command), `drive-client' (clients/emacs), `drive-scenario'.
 ;; Opens a.txt and plays the scenario, recording what the buffer and transcript show after each
 ;; step: "edits" asks, switches provider, creates a file, undoes, fixes a flymake diagnostic;
-;; "conversations" asks in three conversations, lists, resumes, continues, is refused mid-turn.
+;; "conversations" asks in three conversations, lists, resumes, continues, reopens the transcript,
+;; is refused mid-turn, deletes one.
 
 (require 'json)
 (add-to-list 'load-path drive-client)
@@ -92,8 +93,8 @@
     (push (cons "fixed" (drive-snapshot buffer)) seen)
     seen))
 
-(defun drive-pick (wanted)
-  "Call `elelem-conversations' interactively, picking the candidate containing WANTED.
+(defun drive-pick (command wanted)
+  "Call COMMAND interactively, picking the candidate containing WANTED.
 Returns the candidates offered, in the order the completion UI shows them."
   (let (offered)
     (cl-letf (((symbol-function 'completing-read)
@@ -103,7 +104,7 @@ Returns the candidates offered, in the order the completion UI shows them."
                                                        'display-sort-function)))
                    (setq offered (if sort (funcall sort all) all))
                    (or (seq-find (lambda (label) (string-search wanted label)) offered) "")))))
-      (call-interactively #'elelem-conversations))
+      (call-interactively command))
     offered))
 
 (defun drive-conversations (buffer)
@@ -117,7 +118,7 @@ Returns the candidates offered, in the order the completion UI shows them."
     (elelem-ask "note three")
     (drive-wait-turns 3)
     (push (cons "three" (drive-snapshot buffer)) seen)
-    (push (list "offered" :labels (vconcat (drive-pick "note one"))) seen)
+    (push (list "offered" :labels (vconcat (drive-pick #'elelem-conversations "note one"))) seen)
     (push (cons "resumed" (drive-snapshot buffer)) seen)
     (elelem-ask "recall")
     (drive-wait-turns 4)
@@ -132,10 +133,14 @@ Returns the candidates offered, in the order the completion UI shows them."
         (accept-process-output nil 0.05)))
     (let ((before (drive-snapshot buffer)))
       (push (list "refused"
-                  :message (condition-case err (progn (drive-pick "note two") "no refusal")
+                  :message (condition-case err (progn (drive-pick #'elelem-conversations "note two") "no refusal")
                              (user-error (error-message-string err)))
                   :unchanged (if (equal before (drive-snapshot buffer)) t :json-false))
             seen))
+    (drive-pick #'elelem-delete-conversation "note two")  ; not the current one: allowed mid-turn
+    (push (list "deleted" :titles (vconcat (mapcar (lambda (c) (plist-get c :title))
+                                                   (elelem--execute 'elelem.conversations nil))))
+          seen)
     seen))  ; the turn still waits: shutting the server down ends it
 
 (let* ((buffer (find-file-noselect (expand-file-name "a.txt" drive-root)))

@@ -99,3 +99,4 @@ def test_conversations_are_listed_resumed_continued_and_refused_mid_turn(
     refused = seen["refused"]
     assert refused["message"] == "elelem: a turn is running in work; cancel it before resuming another conversation"
     assert refused["unchanged"] is True
+    assert [title.split()[:2] for title in seen["deleted"]["titles"]] == [["note", "one"], ["note", "three"]]
