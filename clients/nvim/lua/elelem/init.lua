@@ -252,7 +252,7 @@ function M.describe_conversation(conversation)
   return table.concat({
     title:gsub('\n', ' '),
     short_time(conversation.updated),
-    ('%d turn%s'):format(turns_count, turns_count == 1 and '' or 's'),
+    transcript.counted(turns_count, 'turn'),
     by,
   }, ' · ')
 end

@@ -189,9 +189,14 @@ local function thousands(number)
 end
 
 --- `count` with `noun`, plural when it is not one: "3 earlier turns".
-local function counted(count, noun)
+--- @param count integer
+--- @param noun string
+--- @return string
+function M.counted(count, noun)
   return ('%d %s%s'):format(count, noun, count == 1 and '' or 's')
 end
+
+local counted = M.counted
 
 --- The one dim line of a `context` event (turns left out, tool results shortened to fit the
 --- budget) or a `compacted` event / compaction entry; nil when it says nothing.
