@@ -150,6 +150,12 @@ def test_a_result_that_is_not_json_is_cut_as_text_and_a_small_one_is_left_alone(
     many_fields = tool_result("2", json.dumps({f"k{n}": "v" * 40 for n in range(200)}))  # no one text is the bulk
     cut = fit([], [], [many_fields], 4000, estimate_tokens).messages[0]["content"]
     assert estimate_tokens(cut) <= 1000 and cut.endswith("characters cut to fit the context window]")
+    matches = [{"path": "big.txt", "line": n, "text": "lorem ipsum " * 40} for n in range(200)]
+    listing = tool_result("4", json.dumps({"ok": True, "matches": matches, "matches_found": 200}))
+    cut = json.loads(fit([], [], [listing], 8000, estimate_tokens).messages[0]["content"])
+    assert cut["matches"] == matches[: len(cut["matches"])] and 0 < len(cut["matches"]) < 200
+    assert cut["shortened"] == f"[… {200 - len(cut['matches'])} of 200 matches cut to fit the context window]"
+    assert cut["matches_found"] == 200
     small = tool_result("3", "y" * 100)
     assert fit([], [], [small], 4000, estimate_tokens).messages == [small]
 

@@ -70,45 +70,69 @@ class Fitted:
 def shorten(message: Message, limit: int, count: Counter) -> Message | None:
     """A tool result cut to about ``limit`` tokens with a marker, or None when it fits.
 
-    A result is the JSON of the tool's answer: its longest text (a file's content, a command's
-    output) is what is cut, so the result stays JSON a provider or plugin can parse; a result
-    that is not, or whose other fields alone are over, is cut as plain text."""
+    A result is the JSON of the tool's answer; its bulkiest part is what is cut, so it stays JSON
+    a provider or plugin can parse: a text (a file's content, a command's output) keeps its start
+    and ends with the marker, a list (grep's matches) keeps its first items and the object gains
+    ``shortened`` saying how many went. A result that is not JSON, or whose other fields alone
+    are over, is cut as plain text."""
     content = message.get("content") or ""
-    if message["role"] != "tool" or count(content) <= limit:
+    tokens = count(content)
+    if message["role"] != "tool" or tokens <= limit:
         return None
     try:
         value = json.loads(content)
     except ValueError:
         value = None
-    field = longest_text(value)
-    cut = None
-    if field is not None:
-        cut = cut_to_fit(value[field], lambda text: encode({**value, field: text}), limit, count)
+    field = bulkiest_part(value)
+    cut = None if field is None else cut_to_fit(len(value[field]), part_cutter(value, field), tokens, limit, count)
     if cut is None:
-        cut = cut_to_fit(content, lambda text: text, limit, count)
+        cut = cut_to_fit(len(content), text_cutter(content), tokens, limit, count)
     if cut is None or len(cut) >= len(content):
         return None  # so small a result would only grow by its marker
     return {**message, "content": cut}
 
 
-def cut_to_fit(text: str, render: Callable[[str], str], limit: int, count: Counter) -> str | None:
-    """``render`` of the start of ``text`` and a marker, within ``limit`` tokens; None if no cut fits."""
-    keep, rendered = len(text), render(text)
+def bulkiest_part(value: Any) -> str | None:
+    """The key of a JSON object's longest text or list, None when it has neither."""
+    if not isinstance(value, dict):
+        return None
+    parts = {key: len(encode(item)) for key, item in value.items() if isinstance(item, (str, list))}
+    return max(parts, key=parts.__getitem__, default=None)
+
+
+def part_cutter(value: dict[str, Any], field: str) -> Callable[[int], str]:
+    """The object's JSON with the first ``keep`` of its text or list ``field`` and a marker."""
+    part = value[field]
+
+    def render(keep: int) -> str:
+        marker = cut_marker(len(part) - keep, len(part), "characters" if isinstance(part, str) else field)
+        if isinstance(part, str):
+            return encode({**value, field: f"{part[:keep]}\n{marker}"})
+        return encode({**value, field: part[:keep], "shortened": marker})
+
+    return render
+
+
+def text_cutter(text: str) -> Callable[[int], str]:
+    """The first ``keep`` characters of ``text`` and a marker."""
+    return lambda keep: f"{text[:keep]}\n{cut_marker(len(text) - keep, len(text), 'characters')}"
+
+
+def cut_to_fit(size: int, render: Callable[[int], str], tokens: int, limit: int, count: Counter) -> str | None:
+    """``render(keep)`` for the largest ``keep`` of ``size`` found that is within ``limit`` tokens
+    (``tokens`` is what the whole came to); None when no cut fits."""
+    keep = size
     for _ in range(MAX_CUTS):  # in proportion to what is over, until the count agrees
-        keep = int(keep * limit / max(count(rendered), 1) * 0.9)
-        marker = f"\n[… {len(text) - keep:,} of {len(text):,} characters cut to fit the context window]"
-        rendered = render(text[:keep] + marker)
-        if count(rendered) <= limit:
+        keep = int(keep * limit / max(tokens, 1) * 0.9)
+        rendered = render(keep)
+        tokens = count(rendered)
+        if tokens <= limit:
             return rendered
     return None
 
 
-def longest_text(value: Any) -> str | None:
-    """The key of the longest string in a JSON object, None when there is none."""
-    if not isinstance(value, dict):
-        return None
-    texts = [key for key, item in value.items() if isinstance(item, str)]
-    return max(texts, key=lambda key: len(value[key]), default=None)
+def cut_marker(cut: int, whole: int, unit: str) -> str:
+    return f"[… {cut:,} of {whole:,} {unit} cut to fit the context window]"
 
 
 def fit(
