@@ -36,21 +36,25 @@
 (defcustom elelem-settings nil
   "The `elelem' settings section, a plist.
 Keys: :provider :model :providers :execute :allowCommands :confirmEdits
-:workspacePlugins :maxSteps :temperature :maxTokens.  Set it per folder in
+:workspacePlugins :maxSteps :temperature :maxTokens :mcpServers :allowMcpTools :mcp.  Set it per folder in
 .dir-locals.el to give folders different providers."
   :type 'plist)
 
 ;;;###autoload
 (defun elelem-safe-settings-p (value)
   "Non-nil when settings VALUE loosen nothing, so a .dir-locals.el may set them unasked.
-A project's own files choosing :workspacePlugins, :allowCommands, :providers or
-:execute \"allow\" is a question Emacs asks first (answer ! to trust that project)."
+A project's own files choosing :workspacePlugins, :allowCommands, :providers,
+:mcpServers, :allowMcpTools, :execute \"allow\" or :mcp \"allow\" is a question
+Emacs asks first (answer ! to trust that project)."
   (and (proper-list-p value)
        (ignore-errors
          (not (or (plist-get value :workspacePlugins)
                   (plist-get value :allowCommands)
                   (plist-get value :providers)
-                  (equal (plist-get value :execute) "allow"))))))
+                  (plist-get value :mcpServers)
+                  (plist-get value :allowMcpTools)
+                  (equal (plist-get value :execute) "allow")
+                  (equal (plist-get value :mcp) "allow"))))))
 ;;;###autoload
 (put 'elelem-settings 'safe-local-variable #'elelem-safe-settings-p)
 

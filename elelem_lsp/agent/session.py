@@ -207,13 +207,13 @@ class Session:
         """Run one turn. Cancelling the task keeps the prompt and the reply so far."""
         messages = [*await self.messages(), user(prompt)]
         history_length = len(self.history)
-        tools = self.toolbox.definitions()
         fetched = Fetched()
         steps = 0
         told = (0, 0)  # the turns left out and results shortened the observers were told of
         token = current_workspace.set(self.workspace)
         self.cancelled_turn = None
         try:
+            tools = await self.toolbox.offered()  # may start the servers of outside tools
             while True:
                 if steps == self.max_steps:
                     raise ProviderError(
@@ -233,6 +233,7 @@ class Session:
                     if problem:
                         result = failure(f'invalid arguments for {call["name"]}: {problem}')
                     else:
+                        self.workspace.tool_starting(call["id"], call["name"])
                         result = await self.toolbox.call(call["name"], call["arguments"], self.workspace)
                     outcome = {"type": "result", "id": call["id"], "name": call["name"], "ok": result["ok"]}
                     if result["ok"]:

@@ -17,15 +17,17 @@ import logging
 from pathlib import Path
 from typing import Any, Callable
 
+from pydantic import ValidationError
+
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS, split_turns
 from ..agent.messages import ProviderError, user
 from ..agent.session import Session, TurnResult, is_summary, summary_message
-from ..agent.toolbox import Toolbox
+from ..agent.toolbox import Toolbox, describe
 from ..providers.windows import model_window
 from .conversations import ConversationStore, ToolLog, history_from, new_id, now, title, turn_entry
 from .folders import Busy, Choice, Folder
 from .frontend import BadRequest, Frontend, Refused
-from .settings import parse_settings, within_trust
+from .settings import Settings, parse_settings, within_trust
 from .transcript import TurnRecord, preview, write_transcript
 
 log = logging.getLogger(__name__)
@@ -50,7 +52,7 @@ class Host:
             if uri not in self.folders:
                 self.folders[uri] = Folder(root.resolve(), uri, self.frontend, self.toolbox)
         for uri in set(self.folders) - set(roots):
-            self.folders.pop(uri).cancel()
+            self.folders.pop(uri).close()
 
     def folder_for(self, path: Path | None, named: str = "") -> Folder:
         """The innermost folder containing ``path``; the first folder for None."""
@@ -365,13 +367,45 @@ class Host:
         return {"deleted": conversation}
 
     def tools(self) -> dict[str, Any]:
-        return {"tools": [d["function"] for d in self.toolbox.definitions()]}
+        """The built-in tools, then each running MCP server's (with its ``server``)."""
+        listed = [d["function"] for d in self.toolbox.definitions()]
+        seen = {tool["name"] for tool in listed}
+        for folder in self.folders.values():
+            for connection in folder.mcp.connections.values():
+                for definition in connection.definitions() if connection.state == "ready" else []:
+                    if definition["function"]["name"] not in seen:
+                        seen.add(definition["function"]["name"])
+                        listed.append({**definition["function"], "server": connection.name})
+        return {"tools": listed}
 
     def reload(self) -> dict[str, Any]:
+        """Load plugin files again and restart the MCP servers (each when a turn next needs it)."""
         failures: list[str] = []
         for folder in self.folders.values():
             failures += folder.reload()
+            folder.mcp.stop_soon()
         return {"pluginErrors": failures}
+
+    # -- MCP servers -------------------------------------------------------------
+    async def mcp(self, folder: Folder) -> dict[str, Any]:
+        """Each MCP server of the folder: stopped (not needed yet), starting, ready with its tools, or failed and why."""
+        await self.refresh_settings(folder)
+        folder.mcp.sync()  # a server no longer configured is stopped, not reported
+        return {"servers": folder.mcp.status()}
+
+    def attach_mcp_servers(self, folder: Folder, servers: dict[str, Any]) -> None:
+        """Servers a front end got from its protocol, in the ``mcpServers`` settings' shape."""
+        try:
+            configs = Settings.model_validate({"mcpServers": servers}).mcp_servers
+        except ValidationError as error:
+            raise BadRequest(f"mcpServers: {describe(error)}") from None
+        folder.mcp.attach(configs)
+
+    async def shutdown(self) -> None:
+        """The front end is going away: stop every folder's MCP servers and wait for them."""
+        for folder in list(self.folders.values()):
+            folder.cancel()
+        await asyncio.gather(*(folder.mcp.stop() for folder in self.folders.values()))
 
 
 def turn_result(choice: Choice, result: TurnResult) -> dict[str, Any]:
