@@ -2,7 +2,9 @@
 
 A turn calls ``fetch``, runs the tool calls it emitted in order, and calls it
 again until a fetch asks for none. Afterwards the history keeps only the prompt
-and the final reply. Observers see every event as it happens, plus a ``result``
+and the final reply (``exchange``: a cancelled turn marked so). Before each fetch
+the messages are fitted to the context budget (``budget``), and observers get a
+``context`` event when turns were left out or results shortened. Observers see every event as it happens, plus a ``result``
 event after each tool call (``summary`` or ``error``). A call whose arguments are malformed is answered
 with an ``ok: false`` result saying what was wrong, and the model tries again.
 The emit a fetch is given stops working when that fetch ends: nothing a
@@ -205,13 +207,13 @@ class Session:
         """Run one turn. Cancelling the task keeps the prompt and the reply so far."""
         messages = [*await self.messages(), user(prompt)]
         history_length = len(self.history)
-        tools = self.toolbox.definitions()
         fetched = Fetched()
         steps = 0
         told = (0, 0)  # the turns left out and results shortened the observers were told of
         token = current_workspace.set(self.workspace)
         self.cancelled_turn = None
         try:
+            tools = await self.toolbox.offered()  # may start the servers of outside tools
             while True:
                 if steps == self.max_steps:
                     raise ProviderError(
@@ -231,6 +233,7 @@ class Session:
                     if problem:
                         result = failure(f'invalid arguments for {call["name"]}: {problem}')
                     else:
+                        self.workspace.tool_starting(call["id"], call["name"])
                         result = await self.toolbox.call(call["name"], call["arguments"], self.workspace)
                     outcome = {"type": "result", "id": call["id"], "name": call["name"], "ok": result["ok"]}
                     if result["ok"]:

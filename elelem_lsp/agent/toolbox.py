@@ -1,13 +1,17 @@
 """Toolbox: the tools a session offers, their definitions, and running one call.
 
-Every outcome is a dict with ``ok``; a bad argument, an unknown tool or an
-exception becomes ``ok: false`` with an error the model can read, never a crash.
+Beside the built-in tools a toolbox may offer a ``ToolSource``'s (a folder's MCP servers, say):
+the agent knows them only through that small interface. Every outcome is a dict with ``ok``;
+a bad argument, an unknown tool or an exception becomes ``ok: false`` with an error the model
+can read, never a crash.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
+from abc import ABC, abstractmethod
 from typing import Any, Callable, Iterable
 
 from pydantic import ValidationError
@@ -19,28 +23,72 @@ from .workspace import Workspace, WorkspaceError
 log = logging.getLogger(__name__)
 
 
+class ToolSource(ABC):
+    """Tools served from outside the agent, offered beside the built-in ones."""
+
+    @abstractmethod
+    async def definitions(self) -> list[ToolDefinition]:
+        """The tools it offers for this turn, readying whatever serves them."""
+
+    @abstractmethod
+    def serves(self, name: str) -> bool:
+        """Whether a call of ``name`` is this source's to answer."""
+
+    @abstractmethod
+    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The outcome of one call, a dict with ``ok``."""
+
+    def summary(self, name: str, result: dict[str, Any]) -> str:
+        return "done"
+
+
 class Toolbox:
     def __init__(self, tools: Iterable[Tool] = BUILTIN_TOOLS) -> None:
         self.tools = {tool.name: tool for tool in tools}
         self.aliases = {alias: tool.name for tool in self.tools.values() for alias in tool.aliases}
-        self._definitions: list[ToolDefinition] | None = None
+        self._derived: list[list[ToolDefinition]] = []  # the definitions once derived; views share this list
+        self.sources: tuple[ToolSource, ...] = ()
+
+    def with_sources(self, *sources: ToolSource) -> "Toolbox":
+        """This toolbox's tools plus the sources' (a view: the built-in definitions are shared)."""
+        view = copy.copy(self)
+        view.sources = sources
+        return view
+
+    async def offered(self) -> list[ToolDefinition]:
+        """What a turn offers the provider: the built-in definitions, then each source's."""
+        extra = [definition for source in self.sources for definition in await source.definitions()]
+        return [*self.definitions(), *extra] if extra else self.definitions()
+
+    def _source(self, name: str) -> ToolSource | None:
+        return next((source for source in self.sources if source.serves(name)), None)
 
     def definitions(self) -> list[ToolDefinition]:
         """The tools' function definitions, derived once: the same list every turn (do not change it)."""
-        if self._definitions is None:
-            self._definitions = [tool.definition() for tool in self.tools.values()]  # type: ignore[misc]
-        return self._definitions
+        if not self._derived:
+            self._derived.append([tool.definition() for tool in self.tools.values()])  # type: ignore[misc]
+        return self._derived[0]
 
     def find(self, name: str) -> Tool | None:
         return self.tools.get(self.aliases.get(name, name))
 
     def summary(self, name: str, result: dict[str, Any]) -> str:
         """One short line on a successful call, for a person: ``132 lines``, ``exit 0, 4 lines of output``."""
+        source = self._source(name)
+        if source is not None:
+            return source.summary(name, result)
         tool = self.find(name)
         describe_result = SUMMARIES.get(tool.name if tool else name)
         return describe_result(result) if describe_result else "done"
 
     async def call(self, name: str, arguments: dict[str, Any], workspace: Workspace) -> dict[str, Any]:
+        source = self._source(name)
+        if source is not None:
+            try:
+                return await source.call(name, arguments)
+            except Exception as error:  # a source's bug must not end the turn either
+                log.exception("tool %s failed", name)
+                return failure(f"{type(error).__name__}: {error}")
         tool = self.find(name)
         if tool is None:
             return failure(f'unknown tool: "{name}". Available: {", ".join(self.tools)}')

@@ -22,6 +22,7 @@ from ..agent.toolbox import Toolbox
 from ..providers import build_declared, implementation
 from ..providers import register as register_builtins
 from .frontend import Frontend
+from .mcp import McpServers
 from .settings import DeclaredProvider, Settings, provider_from_environment
 from .workspace import FrontendWorkspace
 
@@ -57,10 +58,12 @@ class Folder:
     history: list[Message] = field(default_factory=list)  # what a new session starts from
     config: Config = field(init=False)
     workspace: FrontendWorkspace = field(init=False)
+    mcp: McpServers = field(init=False)
 
     def __post_init__(self) -> None:
         self.config = self._new_config()
         self.workspace = FrontendWorkspace(self.frontend, self.root, lambda: self.settings)
+        self.mcp = McpServers(self.frontend, self.root, lambda: self.settings)
 
     def _new_config(self) -> Config:
         return Config(
@@ -81,6 +84,8 @@ class Folder:
         if (old.workspace_plugins, old.providers) != (settings.workspace_plugins, settings.providers):
             self.config = self._new_config()
             self.built = None
+        if old.mcp_servers != settings.mcp_servers:
+            self.mcp.sync()  # servers no longer wanted stop now, not at the next turn
 
     def choice(self) -> Choice:
         if self.selected:
@@ -113,7 +118,8 @@ class Folder:
         options = self._options(choice)
         provider = self.config.build(choice.name, **options)
         if self.session is None:
-            self.session = Session(provider, self.workspace, toolbox=self.toolbox, max_steps=self.settings.max_steps)
+            toolbox = self.toolbox.with_sources(self.mcp)
+            self.session = Session(provider, self.workspace, toolbox=toolbox, max_steps=self.settings.max_steps)
             self.session.history = list(self.history)
         self.session.provider = provider
         self.built = (choice.name, sorted(options.items()))
@@ -142,6 +148,7 @@ class Folder:
                 await asyncio.to_thread(importlib.import_module, module)
             session = self.ready_session()
             await asyncio.to_thread(session.toolbox.definitions)  # pydantic derives the schemas once
+            await self.mcp.prepare()
             prepare = getattr(session.provider, "prepare", None)
             if callable(prepare):
                 await asyncio.to_thread(prepare)
@@ -161,6 +168,11 @@ class Folder:
             self.turn.cancel()
             return True
         return False
+
+    def close(self) -> None:
+        """The folder left: its turn is cancelled and its MCP servers stopped."""
+        self.cancel()
+        self.mcp.stop_soon()
 
     def continue_conversation(self, conversation: str, history: list[Message]) -> None:
         """Make ``conversation`` current, with the history its provider will see."""

@@ -4,7 +4,9 @@ It keeps the folders and their sessions, resolves each folder's settings from wh
 front end supplies (reporting bad values once, limiting an untrusted folder), picks the
 provider and says once where the pick came from, runs one turn at a time per folder,
 tracks running turns so any cancellation the front end receives stops them, and shows a
-plain client the turn it cannot see. A front end answers ``BadRequest`` and ``Refused``
+plain client the turn it cannot see. Each folder's conversation is stored as its turns end
+(``conversations``) and continued when the host starts; the host lists, resumes, deletes and
+compacts them. A front end answers ``BadRequest`` and ``Refused``
 (``frontend``) with its protocol's errors.
 """
 
@@ -15,15 +17,17 @@ import logging
 from pathlib import Path
 from typing import Any, Callable
 
+from pydantic import ValidationError
+
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS, split_turns
-from ..agent.messages import ProviderError
+from ..agent.messages import ProviderError, user
 from ..agent.session import Session, TurnResult, is_summary, summary_message
+from ..agent.toolbox import Toolbox, describe
 from ..providers.windows import model_window
-from ..agent.toolbox import Toolbox
 from .conversations import ConversationStore, ToolLog, history_from, new_id, now, title, turn_entry
 from .folders import Busy, Choice, Folder
 from .frontend import BadRequest, Frontend, Refused
-from .settings import parse_settings, within_trust
+from .settings import Settings, parse_settings, within_trust
 from .transcript import TurnRecord, preview, write_transcript
 
 log = logging.getLogger(__name__)
@@ -48,7 +52,7 @@ class Host:
             if uri not in self.folders:
                 self.folders[uri] = Folder(root.resolve(), uri, self.frontend, self.toolbox)
         for uri in set(self.folders) - set(roots):
-            self.folders.pop(uri).cancel()
+            self.folders.pop(uri).close()
 
     def folder_for(self, path: Path | None, named: str = "") -> Folder:
         """The innermost folder containing ``path``; the first folder for None."""
@@ -131,6 +135,7 @@ class Host:
         except Busy as error:
             progress.end(f"Error: {error}")
             raise Refused(str(error)) from None
+        session.cancelled_turn = None  # set by the session's turn once it began and was cancelled
         self.turns_by_request[request] = folder
         if progress.token is not None:
             self.turns_by_token[progress.token] = folder
@@ -140,6 +145,7 @@ class Host:
             for table in (self.turns_by_request, self.turns_by_token):
                 for key in [k for k, f in table.items() if f is folder]:
                     del table[key]
+        began = not task.cancelled() or session.cancelled_turn is not None
         if task.cancelled():
             result = session.cancelled_turn or TurnResult("", 0)
             result.cancelled = True
@@ -148,29 +154,34 @@ class Host:
             result = task.result()
             progress.end(result.reply if result.error else "done")
         answer = turn_result(choice, result)
-        self._store_entry(folder, turn_entry(prompt, answer, started, tools.calls))
+        if began:  # a turn cancelled before it began left nothing in the history: nothing to store
+            self._store_entry(folder, turn_entry(prompt, answer, started, tools.calls))
         return answer
 
     async def _compacting_turn(
         self, folder: Folder, session: Session, prompt: str, add: Callable[[dict[str, Any]], None]
     ) -> TurnResult:
         """The turn, after compacting the older turns when they would not fit and the folder asks to."""
-        session.cancelled_turn = None
         self._set_budget(folder, session)
         if folder.settings.compaction == "summarize":
-            messages = [*await session.messages(), {"role": "user", "content": prompt}]
+            messages = [*await session.messages(), user(prompt)]
             if session.fitted(messages, len(session.history), session.toolbox.definitions()).left_out:
-                try:
-                    report = await self._compact(folder, session)
-                except Exception as error:  # the turn goes on; the oldest turns are left out instead
-                    log.warning("could not compact the conversation of %s: %s", folder.root, error)
-                    self.frontend.show_message(
-                        "warning", f"elelem: could not compact the conversation ({error}); older turns are left out"
-                    )
-                else:
-                    if report["turns"]:
-                        add({"type": "compacted", **report})
+                await self._compact_for_turn(folder, session, add)
         return await session.turn(prompt, add)
+
+    async def _compact_for_turn(self, folder: Folder, session: Session, add: Callable[[dict[str, Any]], None]) -> None:
+        """Compact ahead of a turn, telling its progress; a failure is said, and the turn goes on
+        with the oldest turns left out instead."""
+        try:
+            report = await self._compact(folder, session)
+        except Exception as error:  # the provider's own failure, whatever it raised
+            log.warning("could not compact the conversation of %s: %s", folder.root, error)
+            self.frontend.show_message(
+                "warning", f"elelem: could not compact the conversation ({error}); older turns are left out"
+            )
+            return
+        if report["turns"]:
+            add({"type": "compacted", **report})
 
     def _set_budget(self, folder: Folder, session: Session) -> None:
         """What the session's budget comes from: the folder's setting and the model's known window."""
@@ -356,13 +367,45 @@ class Host:
         return {"deleted": conversation}
 
     def tools(self) -> dict[str, Any]:
-        return {"tools": [d["function"] for d in self.toolbox.definitions()]}
+        """The built-in tools, then each running MCP server's (with its ``server``)."""
+        listed = [d["function"] for d in self.toolbox.definitions()]
+        seen = {tool["name"] for tool in listed}
+        for folder in self.folders.values():
+            for connection in folder.mcp.connections.values():
+                for definition in connection.definitions() if connection.state == "ready" else []:
+                    if definition["function"]["name"] not in seen:
+                        seen.add(definition["function"]["name"])
+                        listed.append({**definition["function"], "server": connection.name})
+        return {"tools": listed}
 
     def reload(self) -> dict[str, Any]:
+        """Load plugin files again and restart the MCP servers (each when a turn next needs it)."""
         failures: list[str] = []
         for folder in self.folders.values():
             failures += folder.reload()
+            folder.mcp.stop_soon()
         return {"pluginErrors": failures}
+
+    # -- MCP servers -------------------------------------------------------------
+    async def mcp(self, folder: Folder) -> dict[str, Any]:
+        """Each MCP server of the folder: stopped (not needed yet), starting, ready with its tools, or failed and why."""
+        await self.refresh_settings(folder)
+        folder.mcp.sync()  # a server no longer configured is stopped, not reported
+        return {"servers": folder.mcp.status()}
+
+    def attach_mcp_servers(self, folder: Folder, servers: dict[str, Any]) -> None:
+        """Servers a front end got from its protocol, in the ``mcpServers`` settings' shape."""
+        try:
+            configs = Settings.model_validate({"mcpServers": servers}).mcp_servers
+        except ValidationError as error:
+            raise BadRequest(f"mcpServers: {describe(error)}") from None
+        folder.mcp.attach(configs)
+
+    async def shutdown(self) -> None:
+        """The front end is going away: stop every folder's MCP servers and wait for them."""
+        for folder in list(self.folders.values()):
+            folder.cancel()
+        await asyncio.gather(*(folder.mcp.stop() for folder in self.folders.values()))
 
 
 def turn_result(choice: Choice, result: TurnResult) -> dict[str, Any]:

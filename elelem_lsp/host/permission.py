@@ -1,6 +1,10 @@
-"""The permission policy for ``execute``: the ``elelem.execute`` setting (ask|allow|deny),
-``allowCommands``, what the person allowed for this session, and otherwise the person,
-asked through the front end."""
+"""The permission policy for ``execute`` and for MCP tools.
+
+``execute``: the ``elelem.execute`` setting (ask|allow|deny), ``allowCommands``, what the
+person allowed for this session, and otherwise the person, asked through the front end.
+An MCP tool: the ``elelem.mcp`` setting (ask|allow|deny), ``allowMcpTools`` (a server's
+``NAME`` or one ``NAME__tool``), what the person allowed for this session, then the person.
+"""
 
 from __future__ import annotations
 
@@ -17,14 +21,31 @@ async def allow_command(command: str, settings: Settings, session: set[str], fro
         return True, ""
     if settings.execute == "deny":
         return False, "denied by the elelem.execute setting (and not allowed by elelem.allowCommands)"
-    if command in session:
+    return await ask_person(f"elelem wants to run: {command}", command, session, frontend)
+
+
+async def allow_mcp_tool(
+    server: str, tool: str, call: str, settings: Settings, session: set[str], frontend: Frontend
+) -> tuple[bool, str]:
+    """Whether the MCP ``tool`` of ``server`` may be called (``call``: the call as the person reads it)."""
+    name = f"{server}__{tool}"
+    if settings.mcp == "allow" or server in settings.allow_mcp_tools or name in settings.allow_mcp_tools:
+        return True, ""
+    if settings.mcp == "deny":
+        return False, "denied by the elelem.mcp setting (and not allowed by elelem.allowMcpTools)"
+    return await ask_person(f"elelem wants to call {call} (MCP server {server})", name, session, frontend)
+
+
+async def ask_person(question: str, key: str, session: set[str], frontend: Frontend) -> tuple[bool, str]:
+    """Allow once, for this session (``session`` remembers ``key``) or deny: the person's answer."""
+    if key in session:
         return True, ""
     try:
-        answer = await frontend.ask_permission(f"elelem wants to run: {command}", [ALLOW_ONCE, ALLOW_SESSION, DENY])
+        answer = await frontend.ask_permission(question, [ALLOW_ONCE, ALLOW_SESSION, DENY])
     except Unanswered as error:
         return False, str(error)
     if answer == ALLOW_SESSION:
-        session.add(command)
+        session.add(key)
     if answer in (ALLOW_ONCE, ALLOW_SESSION):
         return True, ""
     return False, "the person denied it" if answer == DENY else "the prompt was dismissed"

@@ -7,9 +7,9 @@ reported by name, with the value used instead.
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, ValidationError
 
 
 class DeclaredProvider(BaseModel):
@@ -24,6 +24,42 @@ class DeclaredProvider(BaseModel):
     api_key_env: str | None = Field(default=None, alias="apiKeyEnv")
     temperature: float | None = None
     max_tokens: int | None = Field(default=None, alias="maxTokens", gt=0)
+
+
+SERVER_NAME = r"^[A-Za-z0-9_-]+$"
+
+
+class StdioServer(BaseModel):
+    """An MCP server run as a process, spoken to over its stdin and stdout."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    command: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    start_timeout: float = Field(default=30, alias="startTimeout", gt=0, le=600)
+    call_timeout: float = Field(default=120, alias="callTimeout", gt=0, le=3600)
+
+
+class HttpServer(BaseModel):
+    """An MCP server reached over streamable HTTP."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    url: str = Field(pattern=r"^https?://")
+    headers: dict[str, str] = Field(default_factory=dict)
+    start_timeout: float = Field(default=30, alias="startTimeout", gt=0, le=600)
+    call_timeout: float = Field(default=120, alias="callTimeout", gt=0, le=3600)
+
+
+def _transport(config: Any) -> str:
+    return "http" if isinstance(config, dict) and "url" in config else "stdio"
+
+
+# A server with a ``url`` is an HTTP one, any other a process: errors then name one shape's fields.
+McpServerConfig = Annotated[
+    Annotated[StdioServer, Tag("stdio")] | Annotated[HttpServer, Tag("http")], Discriminator(_transport)
+]
 
 
 class Settings(BaseModel):
@@ -43,6 +79,11 @@ class Settings(BaseModel):
     history: bool = True  # store the folder's conversations on disk (host/conversations.py)
     context_tokens: int | None = Field(default=None, alias="contextTokens", ge=1000)
     compaction: Literal["drop", "summarize"] = "drop"
+    mcp_servers: dict[Annotated[str, StringConstraints(pattern=SERVER_NAME)], McpServerConfig] = Field(
+        default_factory=dict, alias="mcpServers"
+    )
+    allow_mcp_tools: list[str] = Field(default_factory=list, alias="allowMcpTools")
+    mcp: Literal["ask", "allow", "deny"] = "ask"
 
     def provider_options(self) -> dict[str, Any]:
         return {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens}
@@ -55,7 +96,7 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
     if not isinstance(raw, dict):
         return Settings(), [f"elelem settings must be an object, got {type(raw).__name__}; using defaults"]
     values = {key: value for key, value in raw.items() if value is not None}
-    problems: list[str] = []
+    problems: list[str] = _drop_bad_servers(values)
     while True:
         try:
             return Settings.model_validate(values), problems
@@ -68,28 +109,61 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
                 problems.append(f"invalid value for elelem.{key}: {values.pop(key)!r}; using {default!r}")
 
 
+def _drop_bad_servers(values: dict[str, Any]) -> list[str]:
+    """Leave out each MCP server that is not right, one line each, so one typo stops no other server."""
+    servers = values.get("mcpServers")
+    if not isinstance(servers, dict):
+        return []  # not an object at all: reported as any invalid value is
+    problems = []
+    for name, config in list(servers.items()):
+        try:
+            Settings.model_validate({"mcpServers": {name: config}})
+        except ValidationError as error:
+            details = "; ".join(f"{_server_field(item['loc'][2:])}: {item['msg']}" for item in error.errors())
+            problems.append(f"elelem.mcpServers.{name} is left out: {details}")
+            servers = {key: value for key, value in servers.items() if key != name}
+    values["mcpServers"] = servers
+    return problems
+
+
+def _server_field(where: tuple[Any, ...]) -> str:
+    """The part of one server an error is about: ``name``, a field (``env.A``) or the whole ``server``."""
+    if where == ("[key]",):
+        return "name"
+    return ".".join(str(part) for part in where[1:]) or "server"  # where[0] is the shape's tag
+
+
 def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
     """What an untrusted folder's settings may do, and what was ignored.
 
     Settings can come from files in the project, so in a folder the editor does not trust
     nothing in them may loosen anything: no workspace plugins, commands asked about at
     least (``allow`` becomes ``ask``, ``allowCommands`` is ignored), and no declared
-    providers (one could send the key its ``apiKeyEnv`` names to any endpoint). ``provider``
+    providers (one could send the key its ``apiKeyEnv`` names to any endpoint), no MCP servers
+    (each is a command to run or an address to send headers to) and MCP tools asked about at
+    least, as commands are. ``provider``
     stays: without those it can only name a built-in, a user plugin or an installed package.
     """
     if settings.trusted:
         return settings, []
     ignored = [key for key, value in (("workspacePlugins", settings.workspace_plugins),
                                       ("allowCommands", settings.allow_commands),
-                                      ("providers", settings.providers)) if value]
+                                      ("providers", settings.providers),
+                                      ("mcpServers", settings.mcp_servers),
+                                      ("allowMcpTools", settings.allow_mcp_tools)) if value]
     if settings.execute == "allow":
         ignored.insert(0, "execute 'allow' (using 'ask')")
+    if settings.mcp == "allow":
+        ignored.append("mcp 'allow' (using 'ask')")
     limited = settings.model_copy(
         update={
             "workspace_plugins": False,
             "execute": "ask" if settings.execute == "allow" else settings.execute,
             "allow_commands": [],
             "providers": [],
+            "mcp_servers": {},
+            "allow_mcp_tools": [],
+            "mcp": "ask" if settings.mcp == "allow" else settings.mcp,
         }
     )
     return limited, ignored

@@ -183,6 +183,10 @@ async def reload(face: LspFrontend, args: NoArguments) -> dict[str, Any]:
     return face.host.reload()
 
 
+async def mcp(face: LspFrontend, args: FolderArguments) -> dict[str, Any]:
+    return await face.host.mcp(face.folder_for(args.uri))
+
+
 Handler = Callable[[LspFrontend, Any], Awaitable[Any]]
 COMMANDS: dict[str, tuple[type[Arguments], Handler]] = {
     "elelem.ask": (AskArguments, ask),
@@ -199,6 +203,7 @@ COMMANDS: dict[str, tuple[type[Arguments], Handler]] = {
     "elelem.compact": (FolderArguments, compact),
     "elelem.tools": (NoArguments, tools),
     "elelem.reload": (NoArguments, reload),
+    "elelem.mcp": (FolderArguments, mcp),
 }
 
 

@@ -65,6 +65,11 @@ class LspFrontend(Frontend):
     def host_loaded(self) -> bool:
         return self._host is not None
 
+    async def stop_host(self) -> None:
+        """Stop what the host runs outside this process (MCP servers) before the server exits."""
+        if self.host_loaded:
+            await self.host.shutdown()
+
     # -- what the client negotiated -------------------------------------------
     @property
     def _capabilities(self) -> lsp.ClientCapabilities:

@@ -43,6 +43,7 @@ COMMAND_NAMES = (
     "elelem.compact",
     "elelem.tools",
     "elelem.reload",
+    "elelem.mcp",
 )
 
 log = logging.getLogger(__name__)
@@ -88,8 +89,14 @@ class ElelemServer(LanguageServer):
         self._run(listen())
 
     def _run(self, main: Any) -> None:
+        async def serve_then_stop() -> None:
+            try:
+                await main
+            finally:  # the editor left without a shutdown request: stop the MCP servers all the same
+                await self.face.stop_host()
+
         try:
-            asyncio.run(main)
+            asyncio.run(serve_then_stop())
         except framing.StreamLost as lost:
             sys.stderr.write(f"elelem-lsp: {lost}; exiting so the editor can restart the server\n")
             raise SystemExit(1) from None
@@ -113,6 +120,10 @@ def create_server() -> ElelemServer:
         if params.client_info:
             ls.face.client_name = f"{params.client_info.name} {params.client_info.version or ''}".strip()
         ls.face.initialization_options = params.initialization_options
+
+    @server.feature(lsp.SHUTDOWN)
+    async def shutdown(ls: ElelemServer, params: None) -> None:
+        await ls.face.stop_host()
 
     @server.feature(lsp.INITIALIZED)
     def initialized(ls: ElelemServer, params: lsp.InitializedParams) -> None:

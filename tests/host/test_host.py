@@ -167,13 +167,16 @@ async def test_a_plain_client_that_cannot_open_files_gets_only_the_message(proje
 
 
 async def test_every_session_shares_the_hosts_one_toolbox(tmp_path, home):
+    """One set of built-in tools and definitions for all; each folder's view adds only its MCP servers."""
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir(), b.mkdir()
     host = Host(MemoryFrontend())
     host.sync_folders({a.as_uri(): a, b.as_uri(): b})
     for folder in host.folders.values():
         await host.turn(folder, "hi")
-    assert {id(f.session.toolbox) for f in host.folders.values()} == {id(host.toolbox)}
+    assert {id(f.session.toolbox.tools) for f in host.folders.values()} == {id(host.toolbox.tools)}
+    assert {id(f.session.toolbox.definitions()) for f in host.folders.values()} == {id(host.toolbox.definitions())}
+    assert [f.session.toolbox.sources for f in host.folders.values()] == [(f.mcp,) for f in host.folders.values()]
     assert {t["name"] for t in host.tools()["tools"]} >= {"read", "write", "edit", "execute", "list", "grep"}
 
 

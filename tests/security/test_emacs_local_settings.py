@@ -27,6 +27,10 @@ CASES = {
     '"not a plist"': False,
     "(:provider . dotted)": False,
     "(:workspacePlugins . t)": False,
+    '(:mcpServers (:fs (:command "npx")))': False,
+    '(:allowMcpTools ["fs"])': False,
+    '(:mcp "allow")': False,
+    '(:mcp "deny" :provider "x")': True,
 }
 
 

@@ -162,6 +162,9 @@ const SERVER_SETTING_KEYS = [
   "history",
   "contextTokens",
   "compaction",
+  "mcpServers",
+  "allowMcpTools",
+  "mcp",
 ] as const;
 
 /**

@@ -108,6 +108,15 @@ test("an untrusted workspace never loads its plugins and says it is untrusted, w
   assert.equal(sent.execute, "allow", "the server caps it: it knows the folder is untrusted");
 });
 
+test("MCP servers and their permission settings reach the server as written", () => {
+  const mcpServers = { fs: { command: "npx", args: ["-y", "server"] }, web: { url: "https://example.test/mcp", headers: { A: "b" } } };
+  const sent = serverSettings({ mcpServers, allowMcpTools: ["fs", "web__search"], mcp: "deny" }, true);
+  assert.deepEqual(sent.mcpServers, mcpServers);
+  assert.deepEqual(sent.allowMcpTools, ["fs", "web__search"]);
+  assert.equal(sent.mcp, "deny");
+  assert.equal(serverSettings({ mcpServers }, false).trusted, false, "the server ignores them in an untrusted folder");
+});
+
 test("a trusted workspace can still turn its plugins off", () => {
   assert.equal(serverSettings({ workspacePlugins: false }, true).workspacePlugins, false);
   assert.equal(serverSettings({ workspacePlugins: true }, true).workspacePlugins, true);

@@ -1,0 +1,448 @@
+"""MCP servers: a folder's Model Context Protocol servers, as tools its session can call.
+
+This bridges the official ``mcp`` SDK's client (a process over stdio, or streamable HTTP)
+and the agent's ``ToolSource``. Servers start when a turn first needs the folder's tools,
+in parallel, each within its start timeout; each keeps its SDK session open in a task of
+its own until it is stopped. A server's tools are offered as ``NAME__tool`` with the
+server's JSON schema as it is; arguments are checked against it (``jsonschema``) and the
+person asked (``permission``) before a call goes out, and every call has a timeout. A
+server that fails to start, stops mid-call, hangs or sends garbage gives the model an
+``ok: false`` result and the person one message naming the server, what happened and
+the end of its stderr; a server that stopped is started again on its next use.
+Cancelling the turn cancels the call in flight (the SDK sends ``notifications/cancelled``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import logging
+import os
+import re
+import tempfile
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..agent.messages import ToolDefinition
+from ..agent.tools.execute import OUTPUT_CAP
+from ..agent.toolbox import ToolSource, brief, count, failure, line_count
+from .frontend import Frontend
+from .permission import allow_mcp_tool
+from .settings import McpServerConfig, Settings, StdioServer
+
+log = logging.getLogger(__name__)
+
+SEPARATOR = "__"
+STDERR_TAIL = 1500  # bytes of a failed server's stderr shown to the person
+STOP_TIMEOUT = 10.0  # seconds a server is given to stop (the SDK closes stdin, then terminates, then kills)
+CONNECTION_CLOSED = -32000  # the SDK's error code for a connection that ended
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # what the model APIs accept as a function's name
+
+
+class ServerGone(Exception):
+    """The server's connection ended or never began; the message says how."""
+
+
+@dataclass
+class Connection:
+    """One configured server: its state, its tools and the task that holds its SDK session."""
+
+    name: str
+    config: McpServerConfig
+    root: Path
+    state: str = "stopped"  # stopped, starting, ready, failed
+    error: str | None = None
+    tools: dict[str, Any] = field(default_factory=dict)  # the SDK's Tool objects, by the server's names
+    unnamed: list[str] = field(default_factory=list)  # tools left out: NAME__tool is no name a model API takes
+    validators: dict[str, Any] = field(default_factory=dict)
+    crashed: bool = False  # failed after it was ready: started again on next use
+    client: Any = None
+    task: asyncio.Task[None] | None = None
+    stop_event: asyncio.Event = field(default_factory=asyncio.Event)
+    stderr: Any = None  # a file the process writes its stderr to
+    garbage: str | None = None  # the last line it sent that is not JSON-RPC (the SDK skips it)
+    on_garbage: Callable[["Connection"], None] | None = None  # told of the first such line of each start
+
+    # -- starting and stopping ---------------------------------------------------
+    async def start(self) -> None:
+        """Connect and list the tools; on failure the state says why (nothing is raised)."""
+        await self.stop()
+        self.state, self.error, self.crashed, self.tools, self.garbage = "starting", None, False, {}, None
+        self.stop_event = asyncio.Event()
+        ready: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        self.task = asyncio.ensure_future(self._serve(ready))
+        timeout = self.config.start_timeout
+        try:
+            async with asyncio.timeout(timeout):
+                tools = await asyncio.shield(ready)
+        except TimeoutError:
+            await self.stop()
+            self._failed(f"did not start within {timeout:g}s")
+            return
+        except asyncio.CancelledError:
+            await self.stop()
+            raise
+        except Exception as error:
+            await self.stop()
+            self._failed(f"could not start: {describe_error(error)}")
+            return
+        offered = {tool.name: tool for tool in tools if TOOL_NAME.match(f"{self.name}{SEPARATOR}{tool.name}")}
+        self.unnamed = sorted(tool.name for tool in tools if tool.name not in offered)
+        if self.unnamed:
+            log.warning("MCP server %s: tools left out, their names do not fit [A-Za-z0-9_-]{1,64}: %s",
+                        self.name, ", ".join(self.unnamed))
+        self.tools, self.validators, self.state = offered, {}, "ready"
+
+    async def _serve(self, ready: asyncio.Future[list[Any]]) -> None:
+        """Hold the SDK session open until stopped; what ends it early is the state's."""
+        try:
+            mcp = await asyncio.to_thread(importlib.import_module, "mcp")  # a second or more: off the loop
+            async with AsyncExitStack() as stack:
+                client = await stack.enter_async_context(
+                    mcp.Client(await self._transport(stack), message_handler=self._incoming)
+                )
+                tools = await list_tools(client)
+                self.client = client
+                ready.set_result(tools)
+                await self.stop_event.wait()
+        except asyncio.CancelledError:
+            ready.cancel()
+            raise
+        except Exception as error:  # an ExceptionGroup from the SDK's task groups, too
+            if not ready.done():
+                ready.set_exception(error)
+            else:
+                log.info("MCP server %s ended: %s", self.name, describe_error(error))
+        finally:
+            self.client = None
+
+    async def _incoming(self, message: Any) -> None:
+        """What the SDK hands on besides answers: a line it could not read arrives as an exception."""
+        if isinstance(message, Exception):
+            first = self.garbage is None
+            self.garbage = unreadable(message)
+            if first and self.on_garbage is not None:
+                self.on_garbage(self)
+
+    async def _transport(self, stack: AsyncExitStack) -> Any:
+        if isinstance(self.config, StdioServer):
+            from mcp import StdioServerParameters
+            from mcp.client.stdio import stdio_client
+
+            self.close_stderr()
+            self.stderr = tempfile.TemporaryFile()  # kept after the process ends, for its tail
+            parameters = StdioServerParameters(
+                command=self.config.command, args=self.config.args, env=self.config.env or None, cwd=self.root
+            )
+            return stdio_client(parameters, errlog=self.stderr)
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        self.close_stderr()
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(headers=self.config.headers, timeout=httpx2.Timeout(30, read=300))
+        )
+        return streamable_http_client(self.config.url, http_client=http)
+
+    async def stop(self) -> None:
+        """End the session: the SDK closes the server's stdin, then terminates, then kills it."""
+        task, self.task = self.task, None
+        if task is None:
+            return
+        self.stop_event.set()
+        done: set[Any] = set()
+        if self.client is not None:  # serving: it leaves its session by itself
+            done, _ = await asyncio.wait({task}, timeout=STOP_TIMEOUT)
+        if not done:  # still in the handshake (or stuck): cancelled, the SDK still stops the process
+            task.cancel()
+            await asyncio.wait({task}, timeout=STOP_TIMEOUT)
+        if self.state in ("ready", "starting"):
+            self.state = "stopped"
+
+    def _failed(self, why: str) -> None:
+        self.state, self.error = "failed", why
+
+    def close_stderr(self) -> None:
+        if self.stderr is not None:
+            self.stderr.close()
+            self.stderr = None
+
+    def stderr_tail(self) -> str:
+        """The end of what the process wrote to stderr (read without moving the writer's offset)."""
+        if self.stderr is None or self.stderr.closed:
+            return ""
+        fd = self.stderr.fileno()
+        size = os.fstat(fd).st_size
+        start = max(0, size - STDERR_TAIL)
+        return os.pread(fd, size - start, start).decode("utf-8", "replace").strip()
+
+    # -- calls -------------------------------------------------------------------
+    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """The SDK's CallToolResult; ServerGone when the connection ended, TimeoutError when it hung."""
+        client = self.client
+        if client is None:  # its session ended without a call seeing it
+            self.crashed = True
+            self._failed("ended its session")
+            raise ServerGone(self.error)
+        from mcp import MCPError
+
+        try:
+            async with asyncio.timeout(self.config.call_timeout):
+                return await client.call_tool(tool, arguments)
+        except MCPError as error:
+            if error.code != CONNECTION_CLOSED:
+                raise  # the server's own answer
+            why = error.error.message
+        except TimeoutError:
+            raise
+        except Exception as error:  # the transport failed under the call (an HTTP server went away)
+            why = describe_error(error)
+        self.crashed = True
+        self._failed(f"ended the connection ({why}) at a call of {tool}")
+        await self.stop()
+        raise ServerGone(self.error)
+
+    def validator(self, tool: str) -> Any:
+        """A jsonschema validator of the tool's input schema (None when the schema itself is broken)."""
+        if tool not in self.validators:
+            import jsonschema
+
+            schema = self.tools[tool].input_schema
+            cls = jsonschema.validators.validator_for(schema)
+            try:
+                cls.check_schema(schema)
+                self.validators[tool] = cls(schema)
+            except jsonschema.SchemaError:
+                self.validators[tool] = None  # the server will judge the arguments itself
+        return self.validators[tool]
+
+    def definitions(self) -> list[ToolDefinition]:
+        return [
+            {
+                "type": "function",
+                "function": {
+                    "name": f"{self.name}{SEPARATOR}{tool.name}",
+                    "description": tool.description or "",
+                    "parameters": tool.input_schema,
+                },
+            }
+            for tool in self.tools.values()
+        ]
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "transport": "stdio" if isinstance(self.config, StdioServer) else "http",
+            "state": self.state,
+            "tools": sorted(self.tools) if self.state == "ready" else [],
+            "error": self.error,
+            **({"leftOut": self.unnamed} if self.unnamed else {}),
+        }
+
+
+async def list_tools(client: Any) -> list[Any]:
+    """Every tool the server lists, page after page."""
+    tools: list[Any] = []
+    cursor = None
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        tools += page.tools
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
+class McpServers(ToolSource):
+    """A folder's MCP servers: those its settings name, plus those a front end attached."""
+
+    def __init__(self, frontend: Frontend, root: Path, settings: Callable[[], Settings]) -> None:
+        self.frontend = frontend
+        self.root = root
+        self.settings = settings
+        self.attached: dict[str, McpServerConfig] = {}
+        self.connections: dict[str, Connection] = {}
+        self.allowed_for_session: set[str] = set()
+        self.stopping: set[asyncio.Task[None]] = set()
+
+    def configured(self) -> dict[str, McpServerConfig]:
+        return {**self.settings().mcp_servers, **self.attached}
+
+    async def prepare(self) -> None:
+        """Import the SDK off the loop ahead of the first turn, when there are servers to start."""
+        if self.configured():
+            await asyncio.to_thread(importlib.import_module, "mcp")
+
+    def sync(self) -> None:
+        """Stop (in the background) the servers no longer configured, or configured otherwise; add the new ones."""
+        wanted = self.configured()
+        stale = [c for name, c in self.connections.items() if wanted.get(name) != c.config]
+        for connection in stale:
+            del self.connections[connection.name]
+        self._stop_soon(stale)
+        for name, config in wanted.items():
+            if name not in self.connections:
+                self.connections[name] = Connection(name, config, self.root, on_garbage=self._tell_garbage)
+
+    async def definitions(self) -> list[ToolDefinition]:
+        self.sync()
+        waiting = [c for c in self.connections.values() if c.state == "stopped" or c.crashed]
+        if waiting:
+            await asyncio.gather(*(self._start(connection) for connection in waiting))
+        return [d for c in self.connections.values() if c.state == "ready" for d in c.definitions()]
+
+    async def _start(self, connection: Connection) -> None:
+        await connection.start()
+        if connection.state == "failed":
+            self._tell(connection)
+
+    def _tell(self, connection: Connection) -> None:
+        tail = connection.stderr_tail()
+        self.frontend.show_message(
+            "error",
+            f"elelem: MCP server {connection.name!r} {connection.error}" + (f"; its stderr ends:\n{tail}" if tail else ""),
+        )
+
+    def _tell_garbage(self, connection: Connection) -> None:
+        self.frontend.show_message(
+            "warning",
+            f"elelem: MCP server {connection.name!r} wrote what is not JSON-RPC where only MCP messages belong "
+            f"({connection.garbage}); such lines are skipped",
+        )
+
+    def serves(self, name: str) -> bool:
+        return self._connection_of(name) is not None
+
+    def _connection_of(self, name: str) -> Connection | None:
+        server, separator, _ = name.partition(SEPARATOR)
+        return self.connections.get(server) if separator else None
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        connection = self._connection_of(name)
+        assert connection is not None  # serves() said so
+        tool = name[len(connection.name) + len(SEPARATOR):]
+        if connection.crashed:
+            await self._start(connection)  # it stopped earlier: start it again for this call
+        if connection.state != "ready":
+            return failure(f'MCP server "{connection.name}" is not available: {connection.error or connection.state}')
+        if tool not in connection.tools:
+            return failure(f'unknown tool: "{name}". {connection.name} offers: {", ".join(connection.tools) or "nothing"}')
+        problem = schema_problem(connection.validator(tool), arguments)
+        if problem:
+            return failure(f"invalid arguments for {name}: {problem}")
+        allowed, why = await allow_mcp_tool(
+            connection.name, tool, brief(tool, arguments), self.settings(), self.allowed_for_session, self.frontend
+        )
+        if not allowed:
+            return failure(f"not allowed to call {name}: {why}")
+        try:
+            result = await connection.call(tool, arguments)
+        except ServerGone as gone:
+            self._tell(connection)
+            return failure(f'MCP server "{connection.name}" {gone}; it is started again on its next use')
+        except TimeoutError:
+            timeout = connection.config.call_timeout
+            why = f" (it wrote what is not JSON-RPC: {connection.garbage})" if connection.garbage else ""
+            return failure(f"{name} did not answer within {timeout:g}s{why}; the call was cancelled")
+        except Exception as error:  # the server answered with a JSON-RPC error
+            return failure(f'MCP server "{connection.name}" refused the call: {describe_error(error)}')
+        return outcome(result)
+
+    def summary(self, name: str, result: dict[str, Any]) -> str:
+        cut = " (cut short)" if result.get("truncated") else ""
+        return count(line_count(result.get("content", "")), "line") + cut
+
+    # -- what a front end asks -------------------------------------------------------
+    def attach(self, servers: dict[str, McpServerConfig]) -> None:
+        """Servers a front end got from its protocol (ACP's ``session/new``), beside the settings'."""
+        self.attached = dict(servers)
+
+    def status(self) -> list[dict[str, Any]]:
+        states = {name: c.status() for name, c in self.connections.items()}
+        for name, config in self.configured().items():  # configured but not yet needed
+            states.setdefault(name, Connection(name, config, self.root).status())
+        return list(states.values())
+
+    def stop_soon(self) -> None:
+        """Stop every server without waiting; each starts again when a turn next needs it."""
+        connections, self.connections = list(self.connections.values()), {}
+        self._stop_soon(connections)
+
+    def _stop_soon(self, connections: list[Connection]) -> None:
+        for connection in connections:
+            task = asyncio.ensure_future(connection.stop())
+            task.add_done_callback(lambda _, connection=connection: connection.close_stderr())
+            self.stopping.add(task)
+            task.add_done_callback(self.stopping.discard)
+
+    async def stop(self) -> None:
+        """Stop every server and wait until each has."""
+        self.stop_soon()
+        await asyncio.gather(*list(self.stopping))
+
+
+def schema_problem(validator: Any, arguments: dict[str, Any]) -> str | None:
+    """``path: problem`` for each way the arguments break the tool's schema, None when they fit."""
+    if validator is None:
+        return None
+    problems = [
+        f"{'.'.join(str(part) for part in error.absolute_path) or 'arguments'}: {error.message}"
+        for error in sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
+    ]
+    return "; ".join(problems) or None
+
+
+def outcome(result: Any) -> dict[str, Any]:
+    """The tool result the model reads: text, a placeholder per image or audio, resources, structured content."""
+    text = "\n".join(filter(None, (content_text(block) for block in result.content)))
+    if result.is_error:
+        return failure(text or "the tool reported an error and said nothing more")
+    answer: dict[str, Any] = {"ok": True, "content": text}
+    if result.structured_content is not None:
+        answer["structured"] = result.structured_content
+    encoded = len(json.dumps(answer, ensure_ascii=False))
+    if encoded > OUTPUT_CAP:
+        answer.pop("structured", None)
+        answer["content"] = text[:OUTPUT_CAP]
+        answer["truncated"] = True
+    return answer
+
+
+def content_text(block: Any) -> str:
+    """One content block as text: images, audio and binary resources as a short placeholder."""
+    kind = getattr(block, "type", "")
+    if kind == "text":
+        return block.text
+    if kind in ("image", "audio"):
+        size = len(block.data) * 3 // 4 - block.data[-2:].count("=")  # base64's length, decoded
+        return f"[{kind}: {block.mime_type}, {size} bytes, not shown]"
+    if kind == "resource_link":
+        return f"[resource: {block.uri}{f' ({block.name})' if block.name else ''}]"
+    if kind == "resource":
+        resource = block.resource
+        body = getattr(resource, "text", None)
+        if body is not None:
+            return f"[resource: {resource.uri}]\n{body}"
+        return f"[resource: {resource.uri}, {resource.mime_type or 'binary'}, not shown]"
+    return f"[{kind or 'unknown'} content, not shown]"
+
+
+def unreadable(error: Exception) -> str:
+    """A line the SDK could not read, in short: what was wrong and the start of the line."""
+    errors = getattr(error, "errors", None)
+    if callable(errors):  # pydantic's ValidationError: the JSON or the message shape was wrong
+        first = errors()[0]
+        return f"{first['msg']}: {str(first.get('input', ''))[:80]!r}"
+    return describe_error(error)
+
+
+def describe_error(error: BaseException) -> str:
+    """What went wrong in one line: the first real error inside the SDK's exception groups."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    if isinstance(error, OSError) and error.strerror:
+        return f"{error.strerror}: {error.filename}" if error.filename else error.strerror
+    message = getattr(getattr(error, "error", None), "message", None) or str(error)
+    return message or type(error).__name__

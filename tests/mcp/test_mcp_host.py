@@ -1,0 +1,377 @@
+"""MCP servers behind the host, with an in-memory front end and the SDK-written tool server:
+tools offered as NAME__tool, results the model reads, schema checks, permission, timeouts,
+cancellation, crashes and restarts, start failures, trust, and no process left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scaffold import add_plugin, wait_until, write_script
+
+from elelem_lsp.host.frontend import BadRequest
+from elelem_lsp.host.host import Host
+from elelem_lsp.host.permission import ALLOW_ONCE, ALLOW_SESSION, DENY
+
+from host.memory_frontend import MemoryFrontend
+from mcp_servers import SAY_RESULT, alive, call, calls_seen, read_log, tool_server
+
+
+def host_for(root: Path, servers: dict[str, Any], script: list, **settings: Any) -> tuple[Host, MemoryFrontend, Any]:
+    add_plugin(root, "scripted")
+    write_script(root, script)
+    raw = {"workspacePlugins": True, "provider": "scripted", "mcpServers": servers, "mcp": "allow", **settings}
+    frontend = MemoryFrontend(settings_by_folder={root.as_uri(): raw})
+    host = Host(frontend)
+    host.sync_folders({root.as_uri(): root})
+    return host, frontend, host.folders[root.as_uri()]
+
+
+def results(frontend: MemoryFrontend, turn: int = -1) -> list[dict[str, Any]]:
+    return [e for e in frontend.progress[turn].events if e["type"] == "result"]
+
+
+def answer(result: dict[str, Any]) -> dict[str, Any]:
+    """The tool result the model read (the scripted provider says it as its reply)."""
+    return json.loads(result["reply"])
+
+
+@pytest.fixture
+async def stopped_hosts():
+    """Hosts to shut down at the end of the test, so no server outlives it."""
+    hosts: list[Host] = []
+    yield hosts
+    for host in hosts:
+        await host.shutdown()
+
+
+async def test_a_tool_answers_as_name__tool_and_the_model_reads_its_result(project, stopped_hosts):
+    host, frontend, folder = host_for(project, {"t": tool_server()}, [call("t__echo", text="héllo"), SAY_RESULT])
+    stopped_hosts.append(host)
+    result = await host.turn(folder, "echo")
+    assert answer(result) == {"ok": True, "content": "héllo", "structured": {"result": "héllo"}}
+    doing = [e for e in frontend.progress[0].events if e["type"] == "doing"]
+    assert doing == [{"type": "doing", "id": "1", "name": "t__echo", "arguments": {"text": "héllo"}}]
+    assert results(frontend) == [{"type": "result", "id": "1", "name": "t__echo", "ok": True, "summary": "1 line"}]
+    assert frontend.messages == [] and frontend.questions == []
+
+
+async def test_the_provider_gets_each_tool_with_the_servers_schema_as_it_is(project, stopped_hosts):
+    host, _, folder = host_for(project, {"t": tool_server()}, [])
+    stopped_hosts.append(host)
+    await host.refresh_settings(folder)
+    definitions = await folder.ready_session().toolbox.offered()
+    by_name = {d["function"]["name"]: d["function"] for d in definitions}
+    assert {"read", "execute", "t__echo", "t__add", "t__hang"} <= set(by_name)
+    assert "t__dotted.name" not in by_name
+    assert by_name["t__add"] == {
+        "name": "t__add",
+        "description": "Add two whole numbers.",
+        "parameters": {
+            "type": "object",
+            "properties": {"a": {"title": "A", "type": "integer"}, "b": {"title": "B", "type": "integer"}},
+            "required": ["a", "b"],
+            "title": "addArguments",
+        },
+    }
+    listed = {t["name"]: t for t in host.tools()["tools"]}
+    assert listed["t__echo"]["server"] == "t" and "server" not in listed["read"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ({"a": "x", "b": 1}, "a: 'x' is not of type 'integer'"),
+        ({"a": 1}, "arguments: 'b' is a required property"),
+        ({"a": 1.5, "b": [2]}, "a: 1.5 is not of type 'integer'; b: [2] is not of type 'integer'"),
+    ],
+)
+async def test_arguments_that_break_the_schema_are_refused_before_the_call(project, stopped_hosts, tmp_path, arguments, problem):
+    log = tmp_path / "calls.log"
+    host, frontend, folder = host_for(project, {"t": tool_server(log)}, [call("t__add", **arguments), SAY_RESULT])
+    stopped_hosts.append(host)
+    result = await host.turn(folder, "add")
+    assert answer(result) == {"ok": False, "error": f"invalid arguments for t__add: {problem}"}
+    assert calls_seen(log) == []  # the server never saw the call
+
+
+async def test_images_resources_and_long_texts_become_text_the_model_can_read(project, stopped_hosts):
+    script = [call("t__picture"), call("t__flood", "2", size=200_000), SAY_RESULT]
+    host, frontend, folder = host_for(project, {"t": tool_server()}, script)
+    stopped_hosts.append(host)
+    result = await host.turn(folder, "look")
+    flooded = answer(result)
+    assert flooded["truncated"] is True and flooded["content"] == "x" * 65536 and "structured" not in flooded
+    assert results(frontend)[1]["summary"] == "1 line (cut short)"
+    write_script(project, [call("t__picture"), SAY_RESULT])
+    result = await host.turn(folder, "again")
+    assert answer(result) == {"ok": True, "content": "a red pixel\n[image: image/png, 70 bytes, not shown]"}
+    write_script(project, [call("t__documents"), SAY_RESULT])
+    result = await host.turn(folder, "documents")
+    assert answer(result)["content"].splitlines() == [
+        "[resource: file:///notes/todo.md (todo)]",
+        "[resource: file:///notes/a.md]",
+        "# A",
+        "",  # the resource's own last line break, kept
+        "[resource: file:///a.bin, application/x-bin, not shown]",
+    ]
+
+
+async def test_a_failing_tool_is_an_error_result_and_the_session_goes_on(project, stopped_hosts):
+    host, frontend, folder = host_for(project, {"t": tool_server()}, [call("t__fail", message="disk full"), SAY_RESULT])
+    stopped_hosts.append(host)
+    result = await host.turn(folder, "fail")
+    assert answer(result) == {"ok": False, "error": "Error executing tool fail"}
+    assert results(frontend)[0]["ok"] is False
+    write_script(project, [call("t__echo", text="still here"), SAY_RESULT])
+    assert answer(await host.turn(folder, "again"))["content"] == "still here"
+
+
+async def test_a_hanging_call_times_out_and_is_cancelled_on_the_server(project, stopped_hosts, tmp_path):
+    log = tmp_path / "calls.log"
+    servers = {"t": tool_server(log, callTimeout=1)}
+    host, frontend, folder = host_for(project, servers, [call("t__hang"), SAY_RESULT])
+    stopped_hosts.append(host)
+    result = await host.turn(folder, "hang")
+    assert answer(result) == {"ok": False, "error": "t__hang did not answer within 1s; the call was cancelled"}
+    await wait_until(lambda: "hang cancelled" in read_log(log), "the server to hear notifications/cancelled")
+    write_script(project, [call("t__echo", text="after"), SAY_RESULT])
+    assert answer(await host.turn(folder, "again"))["content"] == "after"  # the same server goes on
+
+
+async def test_garbage_on_the_wire_ends_in_the_call_timeout(project, stopped_hosts):
+    host, frontend, folder = host_for(project, {"t": tool_server(callTimeout=2)}, [call("t__garbage"), SAY_RESULT])
+    stopped_hosts.append(host)
+    result = await host.turn(folder, "garbage")
+    unreadable = "Invalid JSON: expected ident at line 1 column 2: 'this is not json'"
+    assert answer(result) == {
+        "ok": False, "error": f"t__garbage did not answer within 2s (it wrote what is not JSON-RPC: {unreadable}); the call was cancelled"
+    }
+    assert frontend.messages == [("warning", "elelem: MCP server 't' wrote what is not JSON-RPC where only MCP messages "
+                                             f"belong ({unreadable}); such lines are skipped")]
+    write_script(project, [call("t__echo", text="still fine"), SAY_RESULT])
+    assert answer(await host.turn(folder, "again"))["content"] == "still fine"  # a stray line breaks nothing else
+
+
+async def test_a_banner_before_the_handshake_is_skipped_and_the_server_works(project, stopped_hosts):
+    servers = {"t": tool_server(env={"TOOL_SERVER_START": "banner"})}
+    host, frontend, folder = host_for(project, servers, [call("t__echo", text="after the banner"), SAY_RESULT])
+    stopped_hosts.append(host)
+    assert answer(await host.turn(folder, "echo"))["content"] == "after the banner"
+    [(level, message)] = frontend.messages
+    assert level == "warning" and "'tool_server 1.0 ready'" in message
+
+
+async def test_cancelling_the_turn_cancels_the_call_in_flight(project, stopped_hosts, tmp_path):
+    log = tmp_path / "calls.log"
+    host, frontend, folder = host_for(project, {"t": tool_server(log)}, [call("t__hang"), SAY_RESULT])
+    stopped_hosts.append(host)
+    turn = asyncio.ensure_future(host.turn(folder, "hang"))
+    await wait_until(lambda: "hang started" in read_log(log), "the call to reach the server", timeout=30)
+    assert folder.cancel() is True
+    result = await asyncio.wait_for(turn, 10)
+    assert result["cancelled"] is True and frontend.progress[0].ended == "cancelled"
+    await wait_until(lambda: "hang cancelled" in read_log(log), "the server to hear notifications/cancelled")
+    write_script(project, [call("t__echo", text="next turn"), SAY_RESULT])
+    assert answer(await host.turn(folder, "again"))["content"] == "next turn"
+
+
+async def test_a_server_that_crashes_mid_call_is_reported_once_and_restarted_on_next_use(project, stopped_hosts):
+    script = [call("t__pid"), call("t__crash", "2"), call("t__pid", "3"), SAY_RESULT]
+    host, frontend, folder = host_for(project, {"t": tool_server(), "u": tool_server()}, script)
+    stopped_hosts.append(host)
+    result = await host.turn(folder, "crash")
+    first, crashed, second = results(frontend)
+    assert first["ok"] and second["ok"]
+    assert crashed["ok"] is False
+    assert crashed["error"].startswith('MCP server "t" ended the connection (Connection closed) at a call of crash')
+    assert crashed["error"].endswith("; it is started again on its next use")
+    [(level, message)] = frontend.messages
+    assert level == "error" and message.startswith("elelem: MCP server 't' ended the connection (Connection closed)")
+    assert message.endswith("its stderr ends:\ntool_server: crashing as asked")
+    new_pid = answer(result)["content"]
+    messages = folder.session.history
+    assert messages  # the turn completed
+    assert alive(int(new_pid))
+    status = {s["name"]: s for s in (await host.mcp(folder))["servers"]}
+    assert status["t"]["state"] == "ready" and status["u"]["state"] == "ready"
+
+
+async def test_a_server_that_cannot_start_is_reported_and_the_others_go_on(project, stopped_hosts):
+    servers = {"broken": tool_server(env={"TOOL_SERVER_START": "fail"}), "t": tool_server()}
+    script = [call("broken__echo", text="x"), call("t__echo", "2", text="fine"), SAY_RESULT]
+    host, frontend, folder = host_for(project, servers, script)
+    stopped_hosts.append(host)
+    result = await host.turn(folder, "go")
+    assert answer(result)["content"] == "fine"
+    broken = results(frontend)[0]
+    assert broken["ok"] is False and broken["error"].startswith('MCP server "broken" is not available: could not start: ')
+    [(level, message)] = frontend.messages
+    assert level == "error" and message.startswith("elelem: MCP server 'broken' could not start: ")
+    assert message.endswith("its stderr ends:\ntool_server: cannot start, the database is missing")
+    status = {s["name"]: s for s in (await host.mcp(folder))["servers"]}
+    assert status["broken"]["state"] == "failed" and status["broken"]["error"].startswith("could not start: ")
+    assert status["t"] == {
+        "name": "t", "transport": "stdio", "state": "ready", "error": None,
+        "tools": ["add", "crash", "documents", "echo", "fail", "flood", "garbage", "hang", "header", "picture", "pid"],
+        "leftOut": ["dotted.name"],  # a name no model API accepts
+    }
+    write_script(project, [[{"type": "saying", "text": "ok"}]])
+    await host.turn(folder, "again")
+    assert len(frontend.messages) == 1  # said once, not at every turn
+
+
+NOT_MCP = "import os, time; open(os.environ['PID_FILE'], 'w').write(str(os.getpid())); print('hello'); time.sleep(60)"
+
+
+@pytest.mark.parametrize(
+    ("config", "error"),
+    [
+        ({"command": "/nonexistent/mcp-server"}, "could not start: No such file or directory: /nonexistent/mcp-server"),
+        ({"command": sys.executable, "args": ["-c", "import sys; sys.exit(4)"]}, "could not start: Connection closed"),
+        ("hang", "did not start within 1s"),
+        ("not mcp", "did not start within 2s"),
+    ],
+)
+async def test_a_server_that_never_becomes_ready_is_failed_with_the_reason(project, stopped_hosts, tmp_path, config, error):
+    pid_file = tmp_path / "pid"
+    if config == "hang":  # it never answers the handshake
+        config = tool_server(pid_file, env={"TOOL_SERVER_START": "hang"}, startTimeout=1)
+    elif config == "not mcp":  # it answers with what is not JSON-RPC
+        config = {"command": sys.executable, "args": ["-c", NOT_MCP], "env": {"PID_FILE": str(pid_file)}, "startTimeout": 2}
+    host, frontend, folder = host_for(project, {"s": config}, [call("s__echo", text="x"), SAY_RESULT])
+    stopped_hosts.append(host)
+    result = await host.turn(folder, "go")
+    assert answer(result) == {"ok": False, "error": f'MCP server "s" is not available: {error}'}
+    assert frontend.messages[0][1].startswith(f"elelem: MCP server 's' {error}")
+    assert len(frontend.messages) == 1
+    if pid_file.exists():  # the process that never became ready is gone
+        pid = int(pid_file.read_text().split()[-1])
+        await wait_until(lambda: not alive(pid), "the server that did not start to be stopped")
+
+
+async def test_no_server_starts_before_a_turn_needs_it(project, stopped_hosts):
+    host, frontend, folder = host_for(project, {"t": tool_server()}, [])
+    stopped_hosts.append(host)
+    await host.prepare()
+    assert (await host.mcp(folder))["servers"] == [
+        {"name": "t", "transport": "stdio", "state": "stopped", "tools": [], "error": None}
+    ]
+    assert [t for t in host.tools()["tools"] if "server" in t] == []
+
+
+@pytest.mark.parametrize(
+    ("settings", "answers", "asked", "outcomes"),
+    [
+        ({"mcp": "ask"}, [ALLOW_ONCE, ALLOW_ONCE], 2, [True, True]),
+        ({"mcp": "ask"}, [ALLOW_SESSION, ALLOW_ONCE], 2, [True, True]),  # the session allowance is per tool
+        ({"mcp": "ask"}, [DENY, None], 2, [False, False]),
+        ({"mcp": "ask", "execute": "deny"}, [ALLOW_ONCE, DENY], 2, [True, False]),  # execute: deny is not MCP's
+        ({"mcp": "deny"}, [], 0, [False, False]),
+        ({"mcp": "deny", "allowMcpTools": ["t"]}, [], 0, [True, True]),
+        ({"mcp": "ask", "allowMcpTools": ["t__echo"]}, [DENY], 1, [True, False]),
+    ],
+)
+async def test_calling_an_mcp_tool_asks_the_person_unless_a_setting_decides(
+    project, stopped_hosts, settings, answers, asked, outcomes
+):
+    script = [call("t__echo", text="one"), call("t__add", "2", a=1, b=2), SAY_RESULT]
+    host, frontend, folder = host_for(project, {"t": tool_server()}, script, **settings)
+    stopped_hosts.append(host)
+    frontend.answers = list(answers)
+    await host.turn(folder, "go")
+    assert [r["ok"] for r in results(frontend)] == outcomes
+    assert len(frontend.questions) == asked
+    echo, add = 'elelem wants to call echo {"text": "one"} (MCP server t)', 'elelem wants to call add {"a": 1, "b": 2} (MCP server t)'
+    assert frontend.questions == {2: [echo, add], 1: [add if "allowMcpTools" in settings else echo], 0: []}[asked]
+    denied = [r["error"] for r in results(frontend) if not r["ok"]]
+    reasons = {"deny": "denied by the elelem.mcp setting (and not allowed by elelem.allowMcpTools)"}
+    for error in denied:
+        assert error.startswith("not allowed to call t__")
+        assert error.endswith(reasons.get(settings["mcp"], "the person denied it") if None not in answers
+                              else ("the person denied it", "the prompt was dismissed"))
+
+
+async def test_allow_for_this_session_is_remembered_for_that_tool(project, stopped_hosts):
+    script = [call("t__echo", text="one"), call("t__echo", "2", text="two"), call("t__add", "3", a=1, b=2), SAY_RESULT]
+    host, frontend, folder = host_for(project, {"t": tool_server()}, script, mcp="ask")
+    stopped_hosts.append(host)
+    frontend.answers = [ALLOW_SESSION, DENY]
+    await host.turn(folder, "go")
+    assert [r["ok"] for r in results(frontend)] == [True, True, False]
+    assert frontend.questions == [
+        'elelem wants to call echo {"text": "one"} (MCP server t)',
+        'elelem wants to call add {"a": 1, "b": 2} (MCP server t)',
+    ]
+
+
+async def test_the_question_shows_the_server_the_tool_and_the_call(project, stopped_hosts):
+    host, frontend, folder = host_for(project, {"t": tool_server()}, [call("t__echo", text="hi there"), SAY_RESULT], mcp="ask")
+    stopped_hosts.append(host)
+    frontend.answers = [ALLOW_ONCE]
+    await host.turn(folder, "go")
+    assert frontend.questions == ['elelem wants to call echo {"text": "hi there"} (MCP server t)']
+
+
+async def test_an_untrusted_folder_starts_no_server_and_asks_about_every_call(project, home, stopped_hosts, tmp_path):
+    add_plugin(home, "scripted")  # the person's own plugin: an untrusted folder's never load
+    log = tmp_path / "calls.log"
+    settings = {"trusted": False, "mcp": "allow", "allowMcpTools": ["t"]}
+    host, frontend, folder = host_for(project, {"t": tool_server(log)}, [call("t__echo", text="x"), SAY_RESULT], **settings)
+    stopped_hosts.append(host)
+    result = await host.turn(folder, "go")
+    assert json.loads(result["reply"])["error"].startswith('unknown tool: "t__echo"')
+    [(level, message)] = frontend.messages
+    assert level == "warning" and "mcpServers" in message and "allowMcpTools" in message and "mcp 'allow'" in message
+    assert folder.settings.mcp == "ask" and folder.mcp.connections == {}
+    assert read_log(log) == []
+
+
+async def test_folder_removal_reload_and_shutdown_leave_no_server_process(project, stopped_hosts):
+    host, frontend, folder = host_for(project, {"t": tool_server()}, [call("t__pid"), SAY_RESULT])
+    stopped_hosts.append(host)
+    first = int(answer(await host.turn(folder, "pid"))["content"])
+    assert alive(first)
+    host.reload()
+    await wait_until(lambda: not alive(first), "the reloaded server to stop", timeout=15)
+    second = int(answer(await host.turn(folder, "pid"))["content"])
+    assert second != first and alive(second)
+    host.sync_folders({})  # the folder left the workspace
+    await wait_until(lambda: not alive(second), "the removed folder's server to stop", timeout=15)
+
+    other, _, folder = host_for(project, {"t": tool_server()}, [call("t__pid"), SAY_RESULT])
+    third = int(answer(await other.turn(folder, "pid"))["content"])
+    await other.shutdown()
+    assert not alive(third)  # shutdown waits until the process is gone
+
+
+async def test_changed_settings_restart_a_server_and_removed_ones_stop_it(project, stopped_hosts):
+    host, frontend, folder = host_for(project, {"t": tool_server()}, [call("t__pid"), SAY_RESULT])
+    stopped_hosts.append(host)
+    first = int(answer(await host.turn(folder, "pid"))["content"])
+    raw = frontend.settings_by_folder[project.as_uri()]
+    raw["mcpServers"] = {"t": tool_server(env={"CHANGED": "1"})}
+    write_script(project, [call("t__pid", "2"), SAY_RESULT])
+    second = int(answer(await host.turn(folder, "pid"))["content"])
+    assert second != first
+    await wait_until(lambda: not alive(first), "the server with the old settings to stop", timeout=15)
+    raw["mcpServers"] = {}
+    await host.settings_changed()  # the editor says settings changed: no turn needed to stop it
+    await wait_until(lambda: not alive(second), "the server no longer configured to stop", timeout=15)
+    assert folder.mcp.connections == {}
+
+
+async def test_a_front_end_attaches_servers_from_its_protocol(project, stopped_hosts):
+    host, frontend, folder = host_for(project, {}, [call("acp__echo", text="attached"), SAY_RESULT])
+    stopped_hosts.append(host)
+    with pytest.raises(BadRequest, match=r"^mcpServers: mcpServers\.acp\.stdio\.command: Field required$"):
+        host.attach_mcp_servers(folder, {"acp": {"args": []}})
+    with pytest.raises(BadRequest, match=r"^mcpServers: mcpServers\.bad name\.\[key\]"):
+        host.attach_mcp_servers(folder, {"bad name": tool_server()})
+    host.attach_mcp_servers(folder, {"acp": tool_server()})
+    assert answer(await host.turn(folder, "go"))["content"] == "attached"

@@ -1,0 +1,165 @@
+"""An MCP server for the tests, written with the SDK's MCPServer: tools that answer, fail, hang,
+crash and send what no client can read.
+
+``python tool_server.py`` serves on stdio; ``--http PORT_FILE`` serves streamable HTTP on
+127.0.0.1 at a port the OS picks, written to PORT_FILE once it listens. ``TOOL_SERVER_LOG``
+names a file each call and each cancelled call is noted in, one a line. ``TOOL_SERVER_START``
+set to ``hang`` never answers the handshake, ``fail`` exits at once saying why on stderr,
+``banner`` prints a line on stdout before it serves.
+"""
+
+import asyncio
+import fcntl
+import os
+import socket
+import sys
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import (
+    BlobResourceContents,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
+
+server = MCPServer("testing")
+
+
+def note(line: str) -> None:
+    path = os.environ.get("TOOL_SERVER_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(line + "\n")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Answer with the text it was given."""
+    note(f"echo {text}")
+    return text
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two whole numbers."""
+    note(f"add {a} {b}")
+    return a + b
+
+
+@server.tool()
+def pid() -> str:
+    """The server's process id."""
+    return str(os.getpid())
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The value of one header of the HTTP request that carried the call (empty on stdio)."""
+    return (ctx.headers or {}).get(name.lower(), "")
+
+
+@server.tool(name="dotted.name")
+def dotted() -> str:
+    """A name no model API takes as a function's."""
+    return "unreachable"
+
+
+@server.tool()
+def fail(message: str) -> str:
+    """Fail with the message."""
+    raise ValueError(message)
+
+
+@server.tool()
+async def hang(seconds: float = 3600) -> str:
+    """Wait (cancellably), then answer."""
+    note("hang started")
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        note("hang cancelled")
+        raise
+    return "woke up"
+
+
+@server.tool()
+def crash() -> str:
+    """Exit the whole server mid-call, saying why on stderr."""
+    sys.stderr.write("tool_server: crashing as asked\n")
+    sys.stderr.flush()
+    os._exit(3)
+
+
+@server.tool()
+async def garbage() -> str:
+    """Write a line that is not JSON-RPC on the wire to the client, then never answer."""
+    for fd in map(int, os.listdir("/proc/self/fd")):
+        try:
+            is_pipe = os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
+            writable = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY
+        except OSError:
+            continue
+        if is_pipe and writable:  # the SDK moved the wire off fd 1; this finds it wherever it is
+            os.write(fd, b"this is not json\n")
+    await asyncio.sleep(3600)
+    return "unreachable"
+
+
+@server.tool()
+def picture() -> list:
+    """A caption and a one-pixel PNG."""
+    pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    return [TextContent(type="text", text="a red pixel"), ImageContent(type="image", data=pixel, mimeType="image/png")]
+
+
+@server.tool()
+def documents() -> list:
+    """A link to a resource, an embedded text resource and an embedded binary one."""
+    return [
+        ResourceLink(type="resource_link", uri="file:///notes/todo.md", name="todo"),
+        EmbeddedResource(type="resource", resource=TextResourceContents(uri="file:///notes/a.md", text="# A\n")),
+        EmbeddedResource(type="resource", resource=BlobResourceContents(uri="file:///a.bin", blob="AAEC", mimeType="application/x-bin")),
+    ]
+
+
+@server.tool()
+def flood(size: int) -> str:
+    """A text of ``size`` characters."""
+    return "x" * size
+
+
+async def serve_http(port_file: str) -> None:
+    import uvicorn
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    app = server.streamable_http_app(host="127.0.0.1")
+    config = uvicorn.Config(app, log_level="warning")
+    http = uvicorn.Server(config)
+    task = asyncio.ensure_future(http.serve(sockets=[listener]))
+    while not http.started:
+        await asyncio.sleep(0.01)
+    with open(port_file + ".tmp", "w") as out:
+        out.write(str(listener.getsockname()[1]))
+    os.replace(port_file + ".tmp", port_file)
+    await task
+
+
+if __name__ == "__main__":
+    note(f"started {os.getpid()}")
+    start = os.environ.get("TOOL_SERVER_START")
+    if start == "fail":
+        sys.stderr.write("tool_server: cannot start, the database is missing\n")
+        sys.exit(2)
+    if start == "banner":  # what some servers print before they serve: not JSON-RPC
+        print("tool_server 1.0 ready", flush=True)
+    if start == "hang":
+        import time
+
+        time.sleep(3600)
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        asyncio.run(serve_http(sys.argv[2]))
+    else:
+        server.run()
