@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from elelem_lsp.agent.budget import DEFAULT_CONTEXT_TOKENS, estimate_tokens, fit
 from elelem_lsp.agent.messages import system, user
+from elelem_lsp.agent.session import Session
+from elelem_lsp.agent.workspace import Workspace
 from elelem_lsp.client import TerminalClient
 from elelem_lsp.client.terminal import Terminal
 from elelem_lsp.host.conversations import ConversationStore, history_from, new_id
@@ -77,6 +81,26 @@ def load_in_process(turns: int) -> float:
         return (time.perf_counter() - started) * 1000
 
 
+async def sent_on_turn(turns: int) -> tuple[int, int, int, int]:
+    """A session of ``turns`` turns of 4 KB each (the default budget): messages and KiB the
+    history holds, and what the last turn sent, after the budget."""
+
+    class Recording:
+        sent: list[Any] = []
+
+        async def fetch(self, messages: list[Any], tools: list[Any], emit: Any) -> None:
+            self.sent = messages
+            emit({"type": "saying", "text": "r" * 2000})
+
+    with tempfile.TemporaryDirectory() as scratch:
+        provider = Recording()
+        session = Session(provider, Workspace(Path(scratch)))
+        for n in range(turns):
+            await session.turn(f"prompt {n} " + "p" * 2000)
+        held = [*await session.messages(), user("next")]
+        return len(held), len(json.dumps(held)) // 1024, len(provider.sent), len(json.dumps(provider.sent)) // 1024
+
+
 def figure(values: list[float]) -> str:
     return f"{statistics.median(values):8.1f} ({min(values):.1f}–{max(values):.1f})"
 
@@ -95,6 +119,9 @@ async def main() -> None:
         print(f"{name:38} {figure([r[index] for r in results['none']]):>24} {figure([r[index] for r in results['stored']]):>24}")
     loads = [load_in_process(args.turns) for _ in range(args.runs)]
     print(f"{'in-process: read + rebuild + fit':38} {'-':>24} {figure(loads):>24}")
+    held, held_kib, sent, sent_kib = await sent_on_turn(200)
+    print(f"turn 200 of 4 KB turns: the history holds {held} messages ({held_kib} KiB); "
+          f"sent: {sent} messages ({sent_kib} KiB) within 32,000 tokens")
 
 
 if __name__ == "__main__":

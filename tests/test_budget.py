@@ -95,7 +95,9 @@ async def test_a_large_tool_result_is_cut_with_a_marker_and_the_model_told(ws, t
     assert result["role"] == "tool"
     assert estimate_tokens(result["content"]) <= 8000 // 4
     assert "characters cut to fit the context window]" in result["content"]
-    assert result["content"].startswith('{"content":"line of text\\nline of text')  # the start is kept
+    answer = json.loads(result["content"])  # still the tool's JSON: the file's text is what was cut
+    assert answer["ok"] is True and answer["content"].startswith("line of text\nline of text")
+    assert answer["content"].endswith(" of 52,000 characters cut to fit the context window]")
     [context] = [e for e in events if e["type"] == "context"]
     assert (context["leftOut"], context["shortened"]) == (0, 1)
     assert sent_tokens(messages, tools) <= 8000
@@ -138,6 +140,24 @@ def test_fit_leaves_out_whole_turns_oldest_first():
     assert fitted.left_out == 2 and fitted.messages == head + history[3:] + current  # the cancelled turn is one message
     assert fit(head, history, current, 10, estimate_tokens).messages == head + current
     assert [len(turn) for turn in split_turns(history)] == [2, 1, 2]
+
+
+def test_a_result_that_is_not_json_is_cut_as_text_and_a_small_one_is_left_alone():
+    plain = tool_result("1", "x" * 9000)
+    cut = fit([], [], [plain], 4000, estimate_tokens).messages[0]["content"]
+    assert cut.startswith("xxx") and cut.endswith("of 9,000 characters cut to fit the context window]")
+    assert estimate_tokens(cut) <= 1000
+    many_fields = tool_result("2", json.dumps({f"k{n}": "v" * 40 for n in range(200)}))  # no one text is the bulk
+    cut = fit([], [], [many_fields], 4000, estimate_tokens).messages[0]["content"]
+    assert estimate_tokens(cut) <= 1000 and cut.endswith("characters cut to fit the context window]")
+    matches = [{"path": "big.txt", "line": n, "text": "lorem ipsum " * 40} for n in range(200)]
+    listing = tool_result("4", json.dumps({"ok": True, "matches": matches, "matches_found": 200}))
+    cut = json.loads(fit([], [], [listing], 8000, estimate_tokens).messages[0]["content"])
+    assert cut["matches"] == matches[: len(cut["matches"])] and 0 < len(cut["matches"]) < 200
+    assert cut["shortened"] == f"[… {200 - len(cut['matches'])} of 200 matches cut to fit the context window]"
+    assert cut["matches_found"] == 200
+    small = tool_result("3", "y" * 100)
+    assert fit([], [], [small], 4000, estimate_tokens).messages == [small]
 
 
 def test_the_estimate_is_characters_over_the_measured_ratio():

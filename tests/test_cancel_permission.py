@@ -28,7 +28,9 @@ async def wait_for_report(editor, token):
 async def check_cancelled_and_usable(editor, token):
     assert editor.progress[token][-1] == {"kind": "end", "message": "cancelled"}
     messages = (await editor.command("elelem.context", {}))["messages"]
-    assert [m["content"] for m in messages[1:]] == ["long", "partial reply"]
+    # what was said is kept, marked as cancelled so the model knows (docs/conversations.md)
+    assert [m["content"] for m in messages[1:]] == [
+        "long", "partial reply\n\n[cancelled by the user before the reply was finished]"]
     assert (await editor.ask("again", token="after"))["reply"] == "next turn works"
     await asyncio.sleep(0.2)
     assert errors_shown(editor) == []

@@ -133,6 +133,18 @@ def test_a_spinner_shows_at_once_on_a_terminal_and_leaves_no_trace(project):
     child.expect(pexpect.EOF)
 
 
+def context_shown(child) -> str:
+    """What ``/context`` prints in a running chat."""
+    child.sendline("/context")
+    child.expect(PROMPT)
+    return child.before
+
+
+def leave(child) -> None:
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
 def test_chat_continues_lists_and_resumes_conversations(project):
     add_plugin(project, "echo")
     child = spawn(project, "-p", "echo")
@@ -160,32 +172,42 @@ def test_chat_continues_lists_and_resumes_conversations(project):
     child.sendline("/resume 1999")
     child.expect("no conversation here starts with '1999'")
     child.expect(PROMPT)
-    child.sendline("/context")
-    child.expect(PROMPT)
-    assert "[user] apples are red" in child.before and "bananas" not in child.before
-    child.sendeof()
-    child.expect(pexpect.EOF)
+    shown = context_shown(child)
+    assert "[user] apples are red" in shown and "bananas" not in shown
+    leave(child)
 
     again = spawn(project, "-p", "echo", "--continue")  # the resumed one is the folder's current one
     assert "continuing: apples are red (1 turn)" in again.before and "> apples are red" in again.before
-    again.sendline("/context")
-    again.expect(PROMPT)
-    assert "[user] apples are red" in again.before
-    again.sendeof()
-    again.expect(pexpect.EOF)
+    assert "[user] apples are red" in context_shown(again)
+    leave(again)
 
     fresh = spawn(project, "-p", "echo")  # no flag: a new conversation
-    fresh.sendline("/context")
-    fresh.expect(PROMPT)
-    assert "[user]" not in fresh.before
-    fresh.sendeof()
-    fresh.expect(pexpect.EOF)
+    assert "[user]" not in context_shown(fresh)
+    leave(fresh)
 
     bananas = [line.split()[1] for line in rows if line.startswith("* ")][0]
     named = spawn(project, "-p", "echo", "--resume", bananas)
     assert "continuing: bananas are yellow (1 turn)" in named.before
-    named.sendeof()
-    named.expect(pexpect.EOF)
+    leave(named)
+
+
+def test_chat_compacts_the_older_turns_on_request(project):
+    add_plugin(project, "echo")
+    child = spawn(project, "-p", "echo")
+    child.sendline("/compact")
+    child.expect("nothing to compact: the last turns are always kept as they are")
+    child.expect(PROMPT)
+    for n in range(3):
+        child.sendline(f"fact {n}: " + "words " * 100)
+        child.expect(PROMPT)
+    child.sendline("/compact")
+    child.expect(r"1 turn compacted into a summary \(([\d,]+) → ([\d,]+) tokens\)")
+    before, after = (int(n.replace(",", "")) for n in child.match.groups())
+    assert after < before
+    child.expect(PROMPT)
+    shown = context_shown(child)
+    assert "[user] [A summary of the earlier turns" in shown and "fact 0" not in shown
+    leave(child)
 
 
 def test_chat_resume_of_an_unknown_id_fails_before_the_first_prompt(project):

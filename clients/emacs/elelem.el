@@ -6,7 +6,8 @@
 
 ;; Bridges eglot to elelem-lsp: an eglot server class whose `eglot-execute-command' streams the
 ;; turns of `elelem.ask' / `elelem.fix' (from the commands below or from `eglot-code-actions')
-;; into the *elelem* transcript, renders the `events' of the server's `$/progress' reports, answers
+;; into the *elelem* transcript, draws stored conversations there (`elelem.resume',
+;; `elelem.transcript'), renders the `events' of the server's `$/progress' reports, answers
 ;; `elelem/input' with the minibuffer, applies `workspace/applyEdit' (creating files too) as
 ;; ordinary undoable buffer edits, and answers `workspace/configuration' from `elelem-settings'
 ;; (which a folder's .dir-locals.el may set).
@@ -16,8 +17,8 @@
 ;;   (elelem-setup)
 ;;
 ;; Commands: `elelem-ask' (the region, if active), `elelem-fix' (flymake's diagnostics of the
-;; region or line), `elelem-select-provider', `elelem-cancel', `elelem-reset',
-;; `elelem-transcript'.
+;; region or line), `elelem-select-provider', `elelem-cancel', `elelem-new-conversation' (or
+;; `elelem-reset'), `elelem-conversations', `elelem-delete-conversation', `elelem-transcript'.
 
 ;;; Code:
 
@@ -69,6 +70,8 @@ Modes derived from them count too, unless an earlier entry of
 (defface elelem-tool-ok-face '((t :inherit success)) "A tool that succeeded.")
 (defface elelem-error-face '((t :inherit error)) "A failed tool or turn.")
 (defface elelem-footer-face '((t :inherit shadow)) "The provider line ending a turn.")
+(defface elelem-note-face '((t :inherit shadow))
+  "What the server left out of the context or compacted into a summary.")
 
 (defclass elelem-server (eglot-lsp-server) ()
   :documentation "An eglot connection to elelem-lsp.")
@@ -102,12 +105,113 @@ Modes derived from them count too, unless an earlier entry of
       (set-window-point window (point-max)))))
 
 (defun elelem--format-arguments (arguments)
-  "A tool call's ARGUMENTS plist as `key=json' pairs."
-  (mapconcat (lambda (pair)
-               (let ((value (jsonrpc--json-encode (cadr pair))))
-                 (format "%s=%s" (substring (symbol-name (car pair)) 1)
-                         (if (> (length value) 120) (concat (substring value 0 117) "...") value))))
-             (seq-partition arguments 2) ", "))
+  "A tool call's ARGUMENTS plist as `key=json' pairs; anything else as its JSON."
+  (if (not (and (consp arguments) (keywordp (car arguments))))
+      (if arguments (jsonrpc--json-encode arguments) "")
+    (mapconcat (lambda (pair)
+                 (let ((value (jsonrpc--json-encode (cadr pair))))
+                   (format "%s=%s" (substring (symbol-name (car pair)) 1)
+                           (if (> (length value) 120) (concat (substring value 0 117) "...") value))))
+               (seq-partition arguments 2) ", ")))
+
+(defun elelem--one-line (text)
+  (replace-regexp-in-string "\n" " " text))
+
+(defun elelem--call-line (name arguments)
+  "`+ NAME(key=value, ...)': a tool call, whatever the tool."
+  (format "+ %s(%s)" (if (stringp name) name "?") (elelem--format-arguments arguments)))
+
+(defun elelem--outcome-line (outcome)
+  "`  ok: name — summary' or `  failed: name: error' for OUTCOME, with its face."
+  (let ((name (if (stringp (plist-get outcome :name)) (plist-get outcome :name) "?"))
+        (summary (plist-get outcome :summary))
+        (error (plist-get outcome :error)))
+    (if (eq (plist-get outcome :ok) t)
+        (cons (concat "  ok: " name (if (and (stringp summary) (not (string-empty-p summary)))
+                                        (concat " — " (elelem--one-line summary))
+                                      ""))
+              'elelem-tool-ok-face)
+      (cons (format "  failed: %s: %s" name (elelem--one-line (if (stringp error) error "error")))
+            'elelem-error-face))))
+
+(defun elelem--counted (count noun)
+  (format "%d %s%s" count noun (if (equal count 1) "" "s")))
+
+(defun elelem--thousands (number)
+  "NUMBER with thousands separators: 32000 -> \"32,000\"."
+  (let ((digits (number-to-string (truncate number))))
+    (while (string-match "\\([0-9]\\)\\([0-9]\\{3\\}\\)\\($\\|,\\)" digits)
+      (setq digits (replace-match "\\1,\\2\\3" t nil digits)))
+    digits))
+
+(defun elelem-note-text (event)
+  "The one dim line of a `context' or `compacted' EVENT, or of a compaction entry.
+Nil when it says nothing."
+  (if (or (equal (plist-get event :type) "compacted") (equal (plist-get event :kind) "compaction"))
+      (let ((turns (plist-get event :turns)))
+        (and (numberp turns)
+             (format "-- %s compacted into a summary" (elelem--counted turns "turn"))))
+    (let* ((left-out (plist-get event :leftOut))
+           (shortened (plist-get event :shortened))
+           (budget (plist-get event :budget))
+           (parts (delq nil (list (and (numberp left-out) (> left-out 0)
+                                       (concat (elelem--counted left-out "earlier turn") " left out"))
+                                  (and (numberp shortened) (> shortened 0)
+                                       (concat (elelem--counted shortened "tool result") " shortened"))))))
+      (and parts
+           (concat "-- " (string-join parts ", ")
+                   (if (numberp budget) (format " to fit %s tokens" (elelem--thousands budget)) ""))))))
+
+(defun elelem--ending-lines (outcome with-reply)
+  "The lines ending a turn, as (TEXT . FACE), from OUTCOME.
+OUTCOME is a result plist or a stored turn.  The reply when WITH-REPLY (and no
+error carried it), the error, `[cancelled]', and a footer with the provider,
+model and steps."
+  (let ((reply (plist-get outcome :reply)) (error (plist-get outcome :error))
+        (footer (delq nil (list (plist-get outcome :provider) (plist-get outcome :model)
+                                (elelem--steps outcome)))))
+    (delq nil
+          (list (and with-reply (stringp reply) (not (string-empty-p reply)) (not (stringp error))
+                     (cons reply nil))
+                (and (stringp error) (not (string-empty-p error))
+                     (cons (if (string-prefix-p "Error:" error) error (concat "Error: " error))
+                           'elelem-error-face))
+                (and (eq (plist-get outcome :cancelled) t) (cons "[cancelled]" 'elelem-error-face))
+                (and (cl-every #'stringp footer) footer
+                     (cons (concat "-- " (string-join footer " · ")) 'elelem-footer-face))))))
+
+(defun elelem--entry-lines (entry)
+  "The lines of a stored ENTRY, as (TEXT . FACE).
+A turn, or a compaction's one line; none for a kind this client does not know."
+  (pcase (plist-get entry :kind)
+    ("compaction" (let ((note (elelem-note-text entry))) (and note (list (cons note 'elelem-note-face)))))
+    ("turn"
+     (append (list (cons (concat "> " (elelem--one-line (or (plist-get entry :prompt) "")))
+                         'elelem-prompt-face))
+             (seq-mapcat (lambda (tool)
+                           (list (cons (elelem--call-line (plist-get tool :name) (plist-get tool :arguments))
+                                       'elelem-tool-face)
+                                 (elelem--outcome-line tool)))
+                         (plist-get entry :tools) 'list)
+             (elelem--ending-lines entry t)))))
+
+(defun elelem--clear-transcript ()
+  "Empty the transcript; turns still running go on writing on fresh lines."
+  (with-current-buffer (elelem--transcript)
+    (let ((inhibit-read-only t)) (erase-buffer)))
+  (dolist (turn (hash-table-values elelem--turns)) (plist-put turn :open nil)))
+
+(defun elelem-show-conversation (conversation)
+  "Redraw the transcript as the stored CONVERSATION plist (:id :title :entries)."
+  (elelem--clear-transcript)
+  (let ((first t))
+    (seq-doseq (entry (plist-get conversation :entries))
+      (let ((lines (elelem--entry-lines entry)))
+        (when (and lines (not first) (equal (plist-get entry :kind) "turn"))
+          (elelem--write ""))
+        (dolist (line lines)
+          (elelem--write (car line) (cdr line)))
+        (when lines (setq first nil))))))
 
 (defun elelem--start-turn (token heading)
   "Begin the turn TOKEN in the transcript with HEADING."
@@ -131,17 +235,17 @@ Modes derived from them count too, unless an earlier entry of
                (setq turn (plist-put turn :open kind))
                (when (equal kind "saying") (setq turn (plist-put turn :said t))))))
           ("doing"
-           (elelem--write (format "+ %s(%s)" (plist-get event :name)
-                                  (elelem--format-arguments (plist-get event :arguments)))
+           (elelem--write (elelem--call-line (plist-get event :name) (plist-get event :arguments))
                           'elelem-tool-face)
            (setq turn (plist-put turn :open nil)))
           ("result"
-           (if (eq (plist-get event :ok) t)
-               (elelem--write (format "  ok: %s" (plist-get event :name)) 'elelem-tool-ok-face)
-             (elelem--write (format "  failed: %s: %s" (plist-get event :name)
-                                    (or (plist-get event :error) "error"))
-                            'elelem-error-face))
-           (setq turn (plist-put turn :open nil))))))
+           (let ((line (elelem--outcome-line event)))
+             (elelem--write (car line) (cdr line)))
+           (setq turn (plist-put turn :open nil)))
+          ((or "context" "compacted")
+           (when-let ((note (elelem-note-text event)))
+             (elelem--write note 'elelem-note-face)
+             (setq turn (plist-put turn :open nil)))))))  ; other types: a newer server's, skipped
     (puthash token turn elelem--turns)))
 
 (defun elelem--steps (result)
@@ -155,21 +259,8 @@ Modes derived from them count too, unless an earlier entry of
     (remhash token elelem--turns)
     (if (stringp result)
         (elelem--write (concat "Error: " result) 'elelem-error-face)
-      (let ((reply (plist-get result :reply)) (error (plist-get result :error)))
-        (when (and (stringp reply) (not (string-empty-p reply))
-                   (not (plist-get turn :said)) (not (stringp error)))
-          (elelem--write reply))
-        (when (and (stringp error) (not (string-empty-p error)))
-          (elelem--write (if (string-prefix-p "Error:" error) error (concat "Error: " error))
-                         'elelem-error-face))
-        (when (eq (plist-get result :cancelled) t)
-          (elelem--write "[cancelled]" 'elelem-error-face))
-        (elelem--write (concat "-- " (string-join
-                                      (delq nil (list (plist-get result :provider)
-                                                      (plist-get result :model)
-                                                      (elelem--steps result)))
-                                      " · "))
-                       'elelem-footer-face)))
+      (dolist (line (elelem--ending-lines result (not (plist-get turn :said))))
+        (elelem--write (car line) (cdr line))))
     (run-hook-with-args 'elelem-turn-done-hook result)))
 
 ;;;; The server side of the conversation
@@ -330,10 +421,15 @@ transcript; other commands return the server's result."
   (and buffer-file-name (elelem--path-to-uri buffer-file-name)))
 
 (defun elelem--execute (command argument)
-  "Run elelem COMMAND with ARGUMENT (a plist, nil values left out)."
+  "Run elelem COMMAND with ARGUMENT (a plist, nil values left out).
+The server's refusal (a turn running, an unknown id) is a `user-error' with
+its message."
   (let ((present (cl-loop for (key value) on argument by #'cddr
                           when value append (list key value))))
-    (eglot-execute-command (elelem--server) command (vector (or present eglot--{})))))
+    (condition-case err
+        (eglot-execute-command (elelem--server) command (vector (or present eglot--{})))
+      (jsonrpc-error
+       (user-error "elelem: %s" (or (alist-get 'jsonrpc-error-message (cddr err)) (cadr err)))))))
 
 ;;;###autoload
 (defun elelem-ask (prompt &optional beg end)
@@ -388,16 +484,80 @@ transcript; other commands return the server's result."
   (elelem--execute 'elelem.cancel (list :uri (elelem--uri))))
 
 ;;;###autoload
-(defun elelem-reset ()
-  "Start a new conversation in this project's folder."
+(defun elelem-new-conversation ()
+  "Start a new conversation in this project's folder; the old one stays stored."
   (interactive)
   (elelem--execute 'elelem.reset (list :uri (elelem--uri)))
+  (elelem--clear-transcript)
   (elelem--write "-- new conversation --" 'elelem-footer-face))
 
 ;;;###autoload
+(defalias 'elelem-reset #'elelem-new-conversation)
+
+(defun elelem--describe-conversation (conversation)
+  "`title · 2026-12-01 21:45 · 3 turns · provider/model' for CONVERSATION."
+  (let ((title (plist-get conversation :title))
+        (updated (plist-get conversation :updated))
+        (turns (plist-get conversation :turns))
+        (provider (plist-get conversation :provider))
+        (model (plist-get conversation :model)))
+    (string-join
+     (list (if (and (stringp title) (not (string-empty-p title))) (elelem--one-line title) "(untitled)")
+           (if (and (stringp updated)
+                    (string-match "\\`\\([0-9-]+\\)T\\([0-9]+:[0-9]+\\)" updated))
+               (concat (match-string 1 updated) " " (match-string 2 updated))
+             "?")
+           (elelem--counted (if (numberp turns) turns 0) "turn")
+           (concat (if (stringp provider) provider "?")
+                   (if (and (stringp model) (not (string-empty-p model))) (concat "/" model) "")))
+     " · ")))
+
+(defun elelem--read-conversation (prompt)
+  "The id of a stored conversation of this folder, read with PROMPT.
+Candidates are newest first, as the server lists them."
+  (let* ((listed (append (elelem--execute 'elelem.conversations (list :uri (elelem--uri))) nil))
+         (candidates (let ((seen (make-hash-table :test #'equal)))
+                       (mapcar (lambda (conversation)
+                                 (let ((label (elelem--describe-conversation conversation)))
+                                   ;; two alike (same title, same minute) stay apart by id
+                                   (when (gethash label seen)
+                                     (setq label (format "%s [%s]" label (plist-get conversation :id))))
+                                   (puthash label t seen)
+                                   (cons label (plist-get conversation :id))))
+                               listed))))
+    (unless candidates (user-error "elelem: no stored conversations in this folder"))
+    (cdr (assoc (completing-read prompt
+                                 (lambda (string predicate action)
+                                   (if (eq action 'metadata)
+                                       '(metadata (display-sort-function . identity))
+                                     (complete-with-action action candidates string predicate)))
+                                 nil t)
+                candidates))))
+
+;;;###autoload
+(defun elelem-conversations (id)
+  "Resume the stored conversation ID of this folder; redraw the transcript from it.
+Interactively, pick it from the folder's conversations, newest first.  The next
+`elelem-ask' continues it."
+  (interactive (list (elelem--read-conversation "Resume elelem conversation: ")))
+  (elelem-show-conversation (elelem--execute 'elelem.resume (list :id id :uri (elelem--uri))))
+  (display-buffer (elelem--transcript) '(display-buffer-at-bottom (window-height . 0.3))))
+
+;;;###autoload
+(defun elelem-delete-conversation (id)
+  "Delete the stored conversation ID of this folder (picked from the list)."
+  (interactive (list (elelem--read-conversation "Delete elelem conversation: ")))
+  (elelem--execute 'elelem.deleteConversation (list :id id :uri (elelem--uri)))
+  (message "elelem: deleted %s" id))
+
+;;;###autoload
 (defun elelem-transcript ()
-  "Show the transcript."
+  "Show the transcript; while it is empty, with the folder's current conversation."
   (interactive)
+  (when (= (buffer-size (elelem--transcript)) 0)
+    (condition-case nil  ; a server without stored conversations: an empty transcript
+        (elelem-show-conversation (elelem--execute 'elelem.transcript (list :uri (elelem--uri))))
+      (user-error nil)))
   (pop-to-buffer (elelem--transcript)))
 
 ;;;###autoload

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .messages import Message
+from .toolbox import encode
 
 Counter = Callable[[str], int]
 DEFAULT_CONTEXT_TOKENS = 32_000
@@ -23,6 +24,7 @@ DEFAULT_CONTEXT_TOKENS = 32_000
 CHARS_PER_TOKEN = 3.0
 MESSAGE_OVERHEAD = 4  # the role and separators a chat template adds to each message
 LARGEST_SHARE = 4  # a single tool result may take at most 1/LARGEST_SHARE of the budget
+MAX_CUTS = 5  # tries at cutting a result to size, each in proportion to what is still over
 
 
 def estimate_tokens(text: str) -> int:
@@ -66,18 +68,71 @@ class Fitted:
 
 
 def shorten(message: Message, limit: int, count: Counter) -> Message | None:
-    """A tool result cut to about ``limit`` tokens with a marker, or None when it fits."""
+    """A tool result cut to about ``limit`` tokens with a marker, or None when it fits.
+
+    A result is the JSON of the tool's answer; its bulkiest part is what is cut, so it stays JSON
+    a provider or plugin can parse: a text (a file's content, a command's output) keeps its start
+    and ends with the marker, a list (grep's matches) keeps its first items and the object gains
+    ``shortened`` saying how many went. A result that is not JSON, or whose other fields alone
+    are over, is cut as plain text."""
     content = message.get("content") or ""
-    if message["role"] != "tool":
-        return None
     tokens = count(content)
-    if tokens <= limit:
+    if message["role"] != "tool" or tokens <= limit:
         return None
-    keep = int(len(content) * limit / tokens * 0.9)  # room for the marker
-    marker = f"\n[… {len(content) - keep:,} of {len(content):,} characters cut to fit the context window]"
-    if keep + len(marker) >= len(content):
+    try:
+        value = json.loads(content)
+    except ValueError:
+        value = None
+    field = bulkiest_part(value)
+    cut = None if field is None else cut_to_fit(len(value[field]), part_cutter(value, field), tokens, limit, count)
+    if cut is None:
+        cut = cut_to_fit(len(content), text_cutter(content), tokens, limit, count)
+    if cut is None or len(cut) >= len(content):
         return None  # so small a result would only grow by its marker
-    return {**message, "content": content[:keep] + marker}
+    return {**message, "content": cut}
+
+
+def bulkiest_part(value: Any) -> str | None:
+    """The key of a JSON object's longest text or list, None when it has neither."""
+    if not isinstance(value, dict):
+        return None
+    parts = {key: len(encode(item)) for key, item in value.items() if isinstance(item, (str, list))}
+    return max(parts, key=parts.__getitem__, default=None)
+
+
+def part_cutter(value: dict[str, Any], field: str) -> Callable[[int], str]:
+    """The object's JSON with the first ``keep`` of its text or list ``field`` and a marker."""
+    part = value[field]
+
+    def render(keep: int) -> str:
+        marker = cut_marker(len(part) - keep, len(part), "characters" if isinstance(part, str) else field)
+        if isinstance(part, str):
+            return encode({**value, field: f"{part[:keep]}\n{marker}"})
+        return encode({**value, field: part[:keep], "shortened": marker})
+
+    return render
+
+
+def text_cutter(text: str) -> Callable[[int], str]:
+    """The first ``keep`` characters of ``text`` and a marker."""
+    return lambda keep: f"{text[:keep]}\n{cut_marker(len(text) - keep, len(text), 'characters')}"
+
+
+def cut_to_fit(size: int, render: Callable[[int], str], tokens: int, limit: int, count: Counter) -> str | None:
+    """``render(keep)`` for the largest ``keep`` of ``size`` found that is within ``limit`` tokens
+    (``tokens`` is what the whole came to); None when no cut fits."""
+    keep = size
+    for _ in range(MAX_CUTS):  # in proportion to what is over, until the count agrees
+        keep = int(keep * limit / max(tokens, 1) * 0.9)
+        rendered = render(keep)
+        tokens = count(rendered)
+        if tokens <= limit:
+            return rendered
+    return None
+
+
+def cut_marker(cut: int, whole: int, unit: str) -> str:
+    return f"[… {cut:,} of {whole:,} {unit} cut to fit the context window]"
 
 
 def fit(

@@ -2,7 +2,9 @@
 
 A turn calls ``fetch``, runs the tool calls it emitted in order, and calls it
 again until a fetch asks for none. Afterwards the history keeps only the prompt
-and the final reply. Observers see every event as it happens, plus a ``result``
+and the final reply (``exchange``: a cancelled turn marked so). Before each fetch
+the messages are fitted to the context budget (``budget``), and observers get a
+``context`` event when turns were left out or results shortened. Observers see every event as it happens, plus a ``result``
 event after each tool call (``summary`` or ``error``). A call whose arguments are malformed is answered
 with an ``ok: false`` result saying what was wrong, and the model tries again.
 The emit a fetch is given stops working when that fetch ends: nothing a

@@ -25,7 +25,7 @@ from pygls.exceptions import JsonRpcException
 
 from . import TerminalClient
 from ..spinner import Spinner
-from .terminal import Terminal, one_line
+from .terminal import Terminal, budget_line, one_line, plural
 from .trust import PluginSet, TrustDecision
 
 HELP = """\
@@ -206,7 +206,7 @@ class Chat:
         for conversation in listing:
             mark = "*" if conversation["id"] == current else " "
             when = str(conversation["updated"])[:16].replace("T", " ")
-            turns = f"{conversation['turns']} turn{'' if conversation['turns'] == 1 else 's'}"
+            turns = plural(conversation["turns"], "turn")
             self.terminal.print(f"{mark} {conversation['id']}  {when}  {turns:>9}  {conversation['title']}")
 
     def resume(self, wanted: str) -> None:
@@ -227,7 +227,7 @@ class Chat:
         if not turns:
             self.terminal.notice(f"{how}: a conversation with no turns yet")
             return
-        self.terminal.notice(f"{how}: {transcript['title']} ({len(turns)} turn{'' if len(turns) == 1 else 's'})")
+        self.terminal.notice(f"{how}: {transcript['title']} ({plural(len(turns), 'turn')})")
         last = turns[-1]
         self.terminal.print(f"> {one_line(last['prompt'])}\n{one_line(last['reply'] or '(no reply)', 300)}")
 
@@ -237,7 +237,7 @@ class Chat:
             self.terminal.print("nothing to compact: the last turns are always kept as they are")
             return
         self.terminal.print(
-            f"{report['turns']} turns compacted into a summary "
+            f"{budget_line({'type': 'compacted', **report})} "
             f"({report['tokensBefore']:,} → {report['tokensAfter']:,} tokens)"
         )
 

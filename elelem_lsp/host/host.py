@@ -4,7 +4,9 @@ It keeps the folders and their sessions, resolves each folder's settings from wh
 front end supplies (reporting bad values once, limiting an untrusted folder), picks the
 provider and says once where the pick came from, runs one turn at a time per folder,
 tracks running turns so any cancellation the front end receives stops them, and shows a
-plain client the turn it cannot see. A front end answers ``BadRequest`` and ``Refused``
+plain client the turn it cannot see. Each folder's conversation is stored as its turns end
+(``conversations``) and continued when the host starts; the host lists, resumes, deletes and
+compacts them. A front end answers ``BadRequest`` and ``Refused``
 (``frontend``) with its protocol's errors.
 """
 
@@ -18,10 +20,10 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS, split_turns
-from ..agent.messages import ProviderError
+from ..agent.messages import ProviderError, user
 from ..agent.session import Session, TurnResult, is_summary, summary_message
-from ..providers.windows import model_window
 from ..agent.toolbox import Toolbox, describe
+from ..providers.windows import model_window
 from .conversations import ConversationStore, ToolLog, history_from, new_id, now, title, turn_entry
 from .folders import Busy, Choice, Folder
 from .frontend import BadRequest, Frontend, Refused
@@ -133,6 +135,7 @@ class Host:
         except Busy as error:
             progress.end(f"Error: {error}")
             raise Refused(str(error)) from None
+        session.cancelled_turn = None  # set by the session's turn once it began and was cancelled
         self.turns_by_request[request] = folder
         if progress.token is not None:
             self.turns_by_token[progress.token] = folder
@@ -142,6 +145,7 @@ class Host:
             for table in (self.turns_by_request, self.turns_by_token):
                 for key in [k for k, f in table.items() if f is folder]:
                     del table[key]
+        began = not task.cancelled() or session.cancelled_turn is not None
         if task.cancelled():
             result = session.cancelled_turn or TurnResult("", 0)
             result.cancelled = True
@@ -150,29 +154,34 @@ class Host:
             result = task.result()
             progress.end(result.reply if result.error else "done")
         answer = turn_result(choice, result)
-        self._store_entry(folder, turn_entry(prompt, answer, started, tools.calls))
+        if began:  # a turn cancelled before it began left nothing in the history: nothing to store
+            self._store_entry(folder, turn_entry(prompt, answer, started, tools.calls))
         return answer
 
     async def _compacting_turn(
         self, folder: Folder, session: Session, prompt: str, add: Callable[[dict[str, Any]], None]
     ) -> TurnResult:
         """The turn, after compacting the older turns when they would not fit and the folder asks to."""
-        session.cancelled_turn = None
         self._set_budget(folder, session)
         if folder.settings.compaction == "summarize":
-            messages = [*await session.messages(), {"role": "user", "content": prompt}]
+            messages = [*await session.messages(), user(prompt)]
             if session.fitted(messages, len(session.history), session.toolbox.definitions()).left_out:
-                try:
-                    report = await self._compact(folder, session)
-                except Exception as error:  # the turn goes on; the oldest turns are left out instead
-                    log.warning("could not compact the conversation of %s: %s", folder.root, error)
-                    self.frontend.show_message(
-                        "warning", f"elelem: could not compact the conversation ({error}); older turns are left out"
-                    )
-                else:
-                    if report["turns"]:
-                        add({"type": "compacted", **report})
+                await self._compact_for_turn(folder, session, add)
         return await session.turn(prompt, add)
+
+    async def _compact_for_turn(self, folder: Folder, session: Session, add: Callable[[dict[str, Any]], None]) -> None:
+        """Compact ahead of a turn, telling its progress; a failure is said, and the turn goes on
+        with the oldest turns left out instead."""
+        try:
+            report = await self._compact(folder, session)
+        except Exception as error:  # the provider's own failure, whatever it raised
+            log.warning("could not compact the conversation of %s: %s", folder.root, error)
+            self.frontend.show_message(
+                "warning", f"elelem: could not compact the conversation ({error}); older turns are left out"
+            )
+            return
+        if report["turns"]:
+            add({"type": "compacted", **report})
 
     def _set_budget(self, folder: Folder, session: Session) -> None:
         """What the session's budget comes from: the folder's setting and the model's known window."""

@@ -1,9 +1,11 @@
 ;;; drive.el --- a batch Emacs session using clients/emacs/elelem.el  -*- lexical-binding: t; -*-
 
 ;; Set before loading: `drive-root' (the workspace), `drive-out' (where to write what was seen, as
-;; JSON), `drive-server' (the server command), `drive-client' (clients/emacs).
-;; Opens a.txt; asks, switches provider, creates a file, undoes, fixes a flymake diagnostic;
-;; records what the buffer and transcript show after each step.
+;; JSON), `drive-server' (the server command), `drive-client' (clients/emacs), `drive-scenario'.
+;; Opens a.txt and plays the scenario, recording what the buffer and transcript show after each
+;; step: "edits" asks, switches provider, creates a file, undoes, fixes a flymake diagnostic;
+;; "conversations" asks in three conversations, lists, resumes, continues, reopens the transcript,
+;; is refused mid-turn, deletes one.
 
 (require 'json)
 (add-to-list 'load-path drive-client)
@@ -25,6 +27,17 @@
       (accept-process-output nil 0.05))
     (unless (>= drive-done count) (error "timed out waiting for turn %d" count))))
 
+(defun drive-report (err)
+  "On a failure: the transcript and the end of the LSP traffic, on stderr, then ERR again."
+  (message "the transcript:\n%s" (with-current-buffer (elelem--transcript) (buffer-string)))
+  (message "the last LSP messages:\n%s"
+           (with-current-buffer (jsonrpc-events-buffer (elelem--server))
+             (buffer-substring-no-properties (max (point-min) (- (point-max) 6000)) (point-max))))
+  (dolist (buffer (buffer-list))
+    (when (string-match-p "stderr" (buffer-name buffer))
+      (message "%s:\n%s" (buffer-name buffer) (with-current-buffer buffer (buffer-string)))))
+  (signal (car err) (cdr err)))
+
 (defun drive-snapshot (buffer)
   "What the person sees: the file buffer and the transcript (with the thinking's text)."
   (list :text (with-current-buffer buffer (buffer-string))
@@ -45,10 +58,8 @@
 (defun drive-lint (report-fn &rest _)
   (funcall report-fn (list (flymake-make-diagnostic (current-buffer) 1 2 :error "x should be y"))))
 
-(let* ((file (expand-file-name "a.txt" drive-root))
-       (buffer (find-file-noselect file))
-       (seen nil))
-  (with-current-buffer buffer
+(defun drive-edits (buffer)
+  (let (seen)
     (elelem-ask "change x to y")
     (drive-wait-turns 1)
     (push (cons "asked" (drive-snapshot buffer)) seen)
@@ -79,7 +90,63 @@
     (goto-char (point-min))
     (elelem-fix (line-beginning-position) (line-end-position))
     (drive-wait-turns 4)
-    (push (cons "fixed" (drive-snapshot buffer)) seen))
+    (push (cons "fixed" (drive-snapshot buffer)) seen)
+    seen))
+
+(defun drive-pick (command wanted)
+  "Call COMMAND interactively, picking the candidate containing WANTED.
+Returns the candidates offered, in the order the completion UI shows them."
+  (let (offered)
+    (cl-letf (((symbol-function 'completing-read)
+               (lambda (_prompt collection &rest _)
+                 (let* ((all (all-completions "" collection))
+                        (sort (completion-metadata-get (completion-metadata "" collection nil)
+                                                       'display-sort-function)))
+                   (setq offered (if sort (funcall sort all) all))
+                   (or (seq-find (lambda (label) (string-search wanted label)) offered) "")))))
+      (call-interactively command))
+    offered))
+
+(defun drive-conversations (buffer)
+  (let (seen)
+    (elelem-ask "note one")
+    (drive-wait-turns 1)
+    (elelem-new-conversation)
+    (elelem-ask "note two")
+    (drive-wait-turns 2)
+    (elelem-new-conversation)
+    (elelem-ask "note three")
+    (drive-wait-turns 3)
+    (push (cons "three" (drive-snapshot buffer)) seen)
+    (push (list "offered" :labels (vconcat (drive-pick #'elelem-conversations "note one"))) seen)
+    (push (cons "resumed" (drive-snapshot buffer)) seen)
+    (elelem-ask "recall")
+    (drive-wait-turns 4)
+    (push (cons "continued" (drive-snapshot buffer)) seen)
+    (kill-buffer "*elelem*")
+    (elelem-transcript)
+    (push (cons "reopened" (drive-snapshot buffer)) seen)
+    (elelem-ask "wait for it")
+    (let ((deadline (+ (float-time) 30)))
+      (while (and (not (string-search "waiting" (with-current-buffer "*elelem*" (buffer-string))))
+                  (< (float-time) deadline))
+        (accept-process-output nil 0.05)))
+    (let ((before (drive-snapshot buffer)))
+      (push (list "refused"
+                  :message (condition-case err (progn (drive-pick #'elelem-conversations "note two") "no refusal")
+                             (user-error (error-message-string err)))
+                  :unchanged (if (equal before (drive-snapshot buffer)) t :json-false))
+            seen))
+    (drive-pick #'elelem-delete-conversation "note two")  ; not the current one: allowed mid-turn
+    (push (list "deleted" :titles (vconcat (mapcar (lambda (c) (plist-get c :title))
+                                                   (elelem--execute 'elelem.conversations nil))))
+          seen)
+    seen))  ; the turn still waits: shutting the server down ends it
+
+(let* ((buffer (find-file-noselect (expand-file-name "a.txt" drive-root)))
+       (seen (with-current-buffer buffer
+               (condition-case err (funcall (intern (concat "drive-" drive-scenario)) buffer)
+                 (error (drive-report err))))))
   (with-temp-file drive-out
     (insert (json-encode (nreverse seen))))
   (ignore-errors (eglot-shutdown (elelem--server))))

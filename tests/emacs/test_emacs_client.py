@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from optional_parts import require_program
-
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,12 +25,9 @@ def elisp_string(value: str) -> str:
     return json.dumps(value)  # a JSON string literal is a valid elisp string literal here
 
 
-@pytest.fixture
-def emacs() -> str:
-    return require_program("emacs", "emacs", "apt-get install -y emacs-nox elpa-eglot (Debian), or Emacs 29+")
-
-
-def test_emacs_asks_edits_switches_creates_and_fixes(emacs: str, tmp_path: Path, home: Path) -> None:
+def drive(emacs: str, tmp_path: Path, scenario: str) -> tuple[Path, dict]:
+    """Plays `scenario` of drive.el in a batch Emacs on a fresh workspace (a.txt is "x", the
+    editing plugin installed); returns the workspace and what the driver recorded."""
     root = tmp_path / "work"
     (root / ".agents" / "plugins").mkdir(parents=True)
     shutil.copy(EDITING_PLUGIN, root / ".agents" / "plugins" / EDITING_PLUGIN.name)
@@ -40,7 +35,7 @@ def test_emacs_asks_edits_switches_creates_and_fixes(emacs: str, tmp_path: Path,
     out = tmp_path / "seen.json"
     setup = (
         f"(setq drive-root {elisp_string(str(root))} drive-out {elisp_string(str(out))}"
-        f" drive-client {elisp_string(str(CLIENT))}"
+        f" drive-client {elisp_string(str(CLIENT))} drive-scenario {elisp_string(scenario)}"
         f" drive-server (list {' '.join(elisp_string(part) for part in SERVER_COMMAND)}))"
     )
     run = subprocess.run(
@@ -51,7 +46,11 @@ def test_emacs_asks_edits_switches_creates_and_fixes(emacs: str, tmp_path: Path,
         cwd=root,
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    seen = json.loads(out.read_text())
+    return root, json.loads(out.read_text())
+
+
+def test_emacs_asks_edits_switches_creates_and_fixes(emacs: str, tmp_path: Path, home: Path) -> None:
+    root, seen = drive(emacs, tmp_path, "edits")
 
     asked = seen["asked"]
     assert asked["text"] == "y\n"
@@ -62,7 +61,7 @@ def test_emacs_asks_edits_switches_creates_and_fixes(emacs: str, tmp_path: Path,
         "planning",
         "I will edit.",
         '+ edit(path="a.txt", old="x", new="y")',
-        "  ok: edit",
+        "  ok: edit — edited",
         "edited.",
         "-- scripted · 2 steps",
     ]
@@ -83,7 +82,7 @@ def test_emacs_asks_edits_switches_creates_and_fixes(emacs: str, tmp_path: Path,
         "planning",
         "I will edit.",
         '+ edit(path="a.txt", old="x", new="y")',
-        "  ok: edit",
+        "  ok: edit — edited",
         "edited.",
         "-- scripted · 2 steps",
     ]

@@ -232,3 +232,39 @@ async def test_over_budget_a_summarize_folder_compacts_before_the_turn(project):
     assert kinds == ["turn"] * 4 + ["compaction", "turn", "turn"]  # the fifth turn compacted first
     restarted, _ = started_host(project, settings)
     assert (await restarted.context(folder_of(restarted, project)))["messages"][1:] == folder.session.history
+
+
+async def test_when_the_summary_fails_the_turn_goes_on_leaving_the_oldest_out(project):
+    add_plugin(project, "scripted")
+    settings = {**SCRIPTED, "compaction": "summarize", "contextTokens": 4000}
+    host, frontend = started_host(project, {**settings, "compaction": "drop"})
+    folder = folder_of(host, project)
+    for n in range(5):
+        await host.turn(folder, f"turn {n} " + "x" * 2000)
+    frontend.settings_by_folder[project.as_uri()] = settings
+    write_script(project, [[{"type": "raise", "message": "no summary today"}], [{"type": "saying", "text": "answered anyway"}]])
+    result = await host.turn(folder, "one more " + "x" * 2000)
+    assert result["reply"] == "answered anyway" and result["error"] is None
+    assert any(level == "warning" and "could not compact the conversation (no summary today)" in text
+               for level, text in frontend.messages)
+    events = frontend.progress[-1].events
+    assert [e["type"] for e in events] == ["context", "saying"] and events[0]["leftOut"] >= 1
+    assert not any(m["content"].startswith(SUMMARY_MARK) for m in folder.session.history)
+    assert "compaction" not in [e["kind"] for e in (await host.transcript(folder))["entries"]]
+
+
+async def test_a_storm_of_cancelled_turns_adds_no_empty_replies_and_the_store_matches(project):
+    add_plugin(project, "scripted")
+    write_script(project, [[{"type": "sleep", "seconds": 30}]] * 30)
+    host, _ = started_host(project)
+    folder = folder_of(host, project)
+    for n in range(20):
+        turn = asyncio.ensure_future(host.turn(folder, f"stop {n}"))
+        await wait_until(lambda: folder.turn is not None and not folder.turn.done(), "the turn to start")
+        if n % 2:  # half cancelled once the fetch is under way, half as soon as the turn exists
+            await asyncio.sleep(0.05)
+        folder.cancel()
+        assert (await asyncio.wait_for(turn, 10))["cancelled"] is True
+    assert all(m["role"] == "user" and m["content"].endswith(CANCELLED_EMPTY_MARK) for m in folder.session.history)
+    restarted, _ = started_host(project)
+    assert (await restarted.context(folder_of(restarted, project)))["messages"][1:] == folder.session.history

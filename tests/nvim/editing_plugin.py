@@ -3,6 +3,8 @@
 `scripted` answers from the last message, so any sequence of turns works:
 - after a tool result it says "edited." (or what failed);
 - a prompt containing "echo" is said back whole (what the server made of the prompt);
+- a prompt starting "note" says its first line back (not the file context the server adds);
+- "recall" says the first lines of the earlier prompts it was sent ("earlier: note one | note two");
 - "ask me" asks the person (the editor's `elelem/input`) and greets the answer;
 - "wait" sleeps (cancellably) for a minute;
 - "create" writes a new file `b.txt`;
@@ -28,6 +30,11 @@ class Scripted:
         prompt = last["content"]
         if "echo" in prompt:
             emit({"type": "saying", "text": prompt})
+        elif prompt.startswith("note"):
+            emit({"type": "saying", "text": prompt.splitlines()[0]})
+        elif "recall" in prompt:
+            earlier = [m["content"].splitlines()[0] for m in messages[:-1] if m["role"] == "user"]
+            emit({"type": "saying", "text": "earlier: " + " | ".join(earlier)})
         elif "ask me" in prompt:
             answer = await current_workspace.get().ask_user("Your name?")
             emit({"type": "saying", "text": f"hello {answer}"})

@@ -1,6 +1,7 @@
 --- elelem for Neovim: starts `elelem-lsp serve` through `vim.lsp.config`/`vim.lsp.enable` and
---- bridges its `elelem.*` commands to `:Elelem*` commands, its `$/progress` stream to the
---- transcript buffer and the statusline, and its `elelem/input` request to `vim.ui.input`.
+--- bridges its `elelem.*` commands to `:Elelem*` commands (its stored conversations to
+--- `vim.ui.select`), its `$/progress` stream to the transcript buffer and the statusline, and its
+--- `elelem/input` request to `vim.ui.input`.
 ---
 ---   require('elelem').setup({
 ---     cmd = { 'elelem-lsp', 'serve' },
@@ -37,6 +38,7 @@ local turns = {} --- @type table<string, true>  the progress tokens of our runni
 local token_count = 0
 local last_target --- @type {client_id: integer, bufnr: integer}?
 local status_message = {} --- @type table<integer, string>  by client id, while a turn runs
+local history_loaded = {} --- @type table<integer, true>  clients whose stored conversation is shown
 
 --- @param message string
 --- @param level integer?
@@ -209,17 +211,125 @@ function M.cancel()
   end
 end
 
---- Starts a new conversation in the current folder.
-function M.reset()
+--- Starts a new conversation in the current folder (the old one stays stored); the transcript
+--- starts over.
+function M.new_conversation()
   local client, bufnr = target()
   if not client then
     return
   end
+  local cut = transcript.cut_point()
   M.execute(client, 'elelem.reset', { uri = uri_of(client, bufnr) }, bufnr, function(err)
     if err then
       return notify(err.message, vim.log.levels.ERROR)
     end
-    transcript.note('-- new conversation --')
+    transcript.start_over(cut)
+  end)
+end
+
+--- "2026-12-01T21:45:03.120Z" -> "2026-12-01 21:45" (UTC, as the server stores it).
+--- @param iso any
+--- @return string
+local function short_time(iso)
+  if type(iso) ~= 'string' then
+    return '?'
+  end
+  local date, time = iso:match('^(%d+%-%d+%-%d+)T(%d+:%d+)')
+  return date and (date .. ' ' .. time) or iso
+end
+
+--- One conversation of `elelem.conversations` as the picker shows it:
+--- `title · 2026-12-01 21:45 · 3 turns · provider/model`.
+--- @param conversation table
+--- @return string
+function M.describe_conversation(conversation)
+  local title = type(conversation.title) == 'string' and conversation.title ~= '' and conversation.title or '(untitled)'
+  local turns_count = type(conversation.turns) == 'number' and conversation.turns or 0
+  local by = type(conversation.provider) == 'string' and conversation.provider or '?'
+  if type(conversation.model) == 'string' and conversation.model ~= '' then
+    by = by .. '/' .. conversation.model
+  end
+  return table.concat({
+    title:gsub('\n', ' '),
+    short_time(conversation.updated),
+    transcript.counted(turns_count, 'turn'),
+    by,
+  }, ' · ')
+end
+
+--- Picks one of the folder's stored conversations (newest first) with vim.ui.select and hands
+--- it to `on_choice(client, bufnr, uri, conversation)`.
+--- @param prompt string
+--- @param on_choice fun(client: vim.lsp.Client, bufnr: integer?, uri: string?, conversation: table)
+local function pick_conversation(prompt, on_choice)
+  local client, bufnr = target()
+  if not client then
+    return
+  end
+  local uri = uri_of(client, bufnr)
+  M.execute(client, 'elelem.conversations', { uri = uri }, bufnr, function(err, result)
+    if err then
+      return notify(err.message, vim.log.levels.ERROR)
+    end
+    if type(result) ~= 'table' or #result == 0 then
+      return notify('no stored conversations in this folder')
+    end
+    vim.ui.select(result, {
+      prompt = prompt,
+      kind = 'elelem.conversation',
+      format_item = M.describe_conversation,
+    }, function(choice)
+      if choice then
+        on_choice(client, bufnr, uri, choice)
+      end
+    end)
+  end)
+end
+
+--- Lists the folder's stored conversations; the chosen one is resumed (the next ask continues
+--- it) and the transcript redrawn from it.
+function M.conversations()
+  pick_conversation('elelem conversation: ', function(client, bufnr, uri, conversation)
+    local cut = transcript.cut_point()
+    M.execute(client, 'elelem.resume', { id = conversation.id, uri = uri }, bufnr, function(err, result)
+      if err then
+        return notify(err.message, vim.log.levels.ERROR)
+      end
+      transcript.show_conversation(type(result) == 'table' and result or {}, cut)
+      if M.options.show_transcript then
+        transcript.show(false)
+      end
+      api.nvim_exec_autocmds('User', { pattern = 'ElelemResumed', modeline = false, data = result })
+    end)
+  end)
+end
+
+--- Deletes a stored conversation picked from the list.
+function M.delete_conversation()
+  pick_conversation('delete elelem conversation: ', function(client, bufnr, uri, conversation)
+    M.execute(client, 'elelem.deleteConversation', { id = conversation.id, uri = uri }, bufnr, function(err)
+      if err then
+        return notify(err.message, vim.log.levels.ERROR)
+      end
+      notify('deleted ' .. M.describe_conversation(conversation))
+    end)
+  end)
+end
+
+--- Once per client: its folder's current conversation goes above what the transcript shows, so
+--- a new session on a folder continues its history. A server without stored conversations
+--- answers with an error, which leaves the transcript as it was.
+--- @param client vim.lsp.Client
+--- @param bufnr integer
+local function load_history(client, bufnr)
+  if history_loaded[client.id] then
+    return
+  end
+  history_loaded[client.id] = true
+  M.execute(client, 'elelem.transcript', { uri = uri_of(client, bufnr) }, bufnr, function(err, result)
+    if not err and type(result) == 'table' then
+      transcript.prepend_conversation(result)
+    end
   end)
 end
 
@@ -369,6 +479,15 @@ function M.setup(opts)
       on_progress(ev.data)
     end,
   })
+  api.nvim_create_autocmd('LspAttach', {
+    group = group,
+    callback = function(ev)
+      local client = vim.lsp.get_client_by_id(ev.data.client_id)
+      if client and client.name == NAME then
+        load_history(client, ev.buf)
+      end
+    end,
+  })
 
   api.nvim_create_user_command('ElelemAsk', function(cmd)
     local range
@@ -397,7 +516,10 @@ function M.setup(opts)
     end,
   })
   api.nvim_create_user_command('ElelemCancel', M.cancel, { desc = 'Cancel the running elelem turn' })
-  api.nvim_create_user_command('ElelemReset', M.reset, { desc = 'Start a new elelem conversation' })
+  api.nvim_create_user_command('ElelemReset', M.new_conversation, { desc = 'Start a new elelem conversation' })
+  api.nvim_create_user_command('ElelemNewConversation', M.new_conversation, { desc = 'Start a new elelem conversation' })
+  api.nvim_create_user_command('ElelemConversations', M.conversations, { desc = 'Resume a stored elelem conversation' })
+  api.nvim_create_user_command('ElelemDeleteConversation', M.delete_conversation, { desc = 'Delete a stored elelem conversation' })
   api.nvim_create_user_command('ElelemTranscript', function()
     transcript.show(true)
   end, { desc = 'Open the elelem transcript' })

@@ -1,9 +1,12 @@
 --- The transcript buffer: renders the agent events that elelem-lsp streams in its `$/progress`
---- reports (`saying`, `thinking`, `doing`, `result`) as readable, highlighted lines.
+--- reports (`saying`, `thinking`, `doing`, `result`, `context`, `compacted`) and the stored
+--- conversations that `elelem.transcript`/`elelem.resume` return as readable, highlighted lines.
 ---
 --- One buffer for the whole editor session; each turn starts with its prompt and ends with a
 --- footer naming the provider. Thinking is highlighted `ElelemThinking`, each tool call and each
---- tool outcome gets a line of its own.
+--- tool outcome gets a line of its own; what the server left out or compacted is one dim line.
+--- Event types and entry kinds it does not know are skipped, tool names it does not know (MCP's
+--- `server__tool`) render like built-in ones.
 
 local api = vim.api
 
@@ -11,6 +14,7 @@ local M = {}
 
 local NAME = 'elelem://transcript'
 local ns = api.nvim_create_namespace('elelem.transcript')
+local cut_ns = api.nvim_create_namespace('elelem.transcript.cut')
 
 M.namespace = ns
 
@@ -22,6 +26,7 @@ local HIGHLIGHTS = {
   ElelemToolError = 'DiagnosticError',
   ElelemError = 'ErrorMsg',
   ElelemFooter = 'NonText',
+  ElelemNote = 'NonText',
 }
 
 --- Thinking is dimmed with colours of its own, for true-colour (`fg`) and 256-colour (`ctermfg`)
@@ -127,12 +132,19 @@ local function write(text, hl, continue)
   follow()
 end
 
---- A tool call's arguments as `key=value` pairs, values JSON-encoded and shortened.
---- @param arguments table?
+--- A tool call's arguments as `key=value` pairs, values JSON-encoded and shortened; arguments
+--- that are not an object (a server's or an MCP tool's odd call) as their JSON.
+--- @param arguments any
 --- @return string
 local function format_arguments(arguments)
-  local keys = vim.tbl_keys(arguments or {})
-  table.sort(keys)
+  if type(arguments) ~= 'table' then
+    local ok, value = pcall(vim.json.encode, arguments)
+    return (arguments == nil or arguments == vim.NIL) and '' or (ok and value or tostring(arguments))
+  end
+  local keys = vim.tbl_keys(arguments)
+  table.sort(keys, function(a, b)
+    return tostring(a) < tostring(b)
+  end)
   local parts = {}
   for _, key in ipairs(keys) do
     local ok, value = pcall(vim.json.encode, arguments[key])
@@ -140,9 +152,116 @@ local function format_arguments(arguments)
     if #value > 120 then
       value = value:sub(1, 117) .. '...'
     end
-    parts[#parts + 1] = ('%s=%s'):format(key, value)
+    parts[#parts + 1] = type(key) == 'number' and value or ('%s=%s'):format(key, value)
   end
   return table.concat(parts, ', ')
+end
+
+--- A string field of a decoded JSON object, or nil (absent, null or another type).
+local function text_of(value)
+  return type(value) == 'string' and value or nil
+end
+
+--- `+ name(key=value, ...)`: a tool call, whatever the tool.
+--- @return string
+local function call_line(name, arguments)
+  return ('+ %s(%s)'):format(text_of(name) or '?', format_arguments(arguments))
+end
+
+--- `  ok: name — summary` or `  failed: name: error`, and its highlight.
+--- @param outcome {name: string?, ok: boolean?, summary: string?, error: string?}
+--- @return string, string
+local function outcome_line(outcome)
+  local name = text_of(outcome.name) or '?'
+  if outcome.ok == true then
+    local summary = text_of(outcome.summary)
+    return ('  ok: %s%s'):format(name, summary and summary ~= '' and (' — ' .. summary:gsub('\n', ' ')) or ''), 'ElelemToolOk'
+  end
+  return ('  failed: %s: %s'):format(name, (text_of(outcome.error) or 'error'):gsub('\n', ' ')), 'ElelemToolError'
+end
+
+--- 32000 -> "32,000".
+--- @param number number
+--- @return string
+local function thousands(number)
+  local digits = tostring(math.floor(number))
+  return (digits:reverse():gsub('(%d%d%d)', '%1,'):reverse():gsub('^(-?),', '%1'))
+end
+
+--- `count` with `noun`, plural when it is not one: "3 earlier turns".
+--- @param count integer
+--- @param noun string
+--- @return string
+function M.counted(count, noun)
+  return ('%d %s%s'):format(count, noun, count == 1 and '' or 's')
+end
+
+local counted = M.counted
+
+--- The one dim line of a `context` event (turns left out, tool results shortened to fit the
+--- budget) or a `compacted` event / compaction entry; nil when it says nothing.
+--- @param event table
+--- @return string?
+function M.note_text(event)
+  if event.type == 'compacted' or event.kind == 'compaction' then
+    return type(event.turns) == 'number' and ('-- %s compacted into a summary'):format(counted(event.turns, 'turn')) or nil
+  end
+  local parts = {}
+  if type(event.leftOut) == 'number' and event.leftOut > 0 then
+    parts[#parts + 1] = counted(event.leftOut, 'earlier turn') .. ' left out'
+  end
+  if type(event.shortened) == 'number' and event.shortened > 0 then
+    parts[#parts + 1] = counted(event.shortened, 'tool result') .. ' shortened'
+  end
+  if #parts == 0 then
+    return nil
+  end
+  local budget = type(event.budget) == 'number' and (' to fit %s tokens'):format(thousands(event.budget)) or ''
+  return '-- ' .. table.concat(parts, ', ') .. budget
+end
+
+--- The lines ending a turn, from its outcome: the reply when `with_reply` (and no error carried
+--- it), the error, `[cancelled]`, a footer with the provider, model and steps.
+--- @param outcome table `{reply, provider, model, steps, cancelled, error}`
+--- @param with_reply boolean
+--- @return {[1]: string, [2]: string?}[]
+local function ending_lines(outcome, with_reply)
+  local out = {}
+  local reply, err = text_of(outcome.reply), text_of(outcome.error)
+  if with_reply and reply and reply ~= '' and not err then
+    out[#out + 1] = { reply }
+  end
+  if err and err ~= '' then
+    out[#out + 1] = { err:match('^Error:') and err or ('Error: ' .. err), 'ElelemError' }
+  end
+  if outcome.cancelled == true then
+    out[#out + 1] = { '[cancelled]', 'ElelemError' }
+  end
+  local footer = {}
+  for _, part in ipairs({ outcome.provider, outcome.model }) do
+    if text_of(part) and part ~= '' then
+      footer[#footer + 1] = part
+    end
+  end
+  if type(outcome.steps) == 'number' then
+    footer[#footer + 1] = counted(outcome.steps, 'step')
+  end
+  if #footer > 0 then
+    out[#out + 1] = { '-- ' .. table.concat(footer, ' · '), 'ElelemFooter' }
+  end
+  return out
+end
+
+--- `> prompt  [where]`, on one line.
+local function prompt_line(prompt, where)
+  local heading = '> ' .. (text_of(prompt) or ''):gsub('\n', ' ')
+  return where and (heading .. '  [' .. where .. ']') or heading
+end
+
+--- Whether the buffer holds anything yet.
+local function empty()
+  local b = M.bufnr()
+  return api.nvim_buf_line_count(b) == 1 and api.nvim_buf_get_lines(b, 0, 1, false)[1] == ''
 end
 
 --- Starts a turn: a blank line, then the prompt.
@@ -151,14 +270,10 @@ end
 --- @param where string? what the prompt is about (file and lines), if anything
 function M.start_turn(token, prompt, where)
   turns[token] = { open = nil, said = false }
-  if api.nvim_buf_line_count(M.bufnr()) > 1 or api.nvim_buf_get_lines(M.bufnr(), 0, 1, false)[1] ~= '' then
+  if not empty() then
     write('', nil, false)
   end
-  local heading = '> ' .. prompt:gsub('\n', ' ')
-  if where then
-    heading = heading .. '  [' .. where .. ']'
-  end
-  write(heading, 'ElelemPrompt', false)
+  write(prompt_line(prompt, where), 'ElelemPrompt', false)
 end
 
 --- Renders the events of one progress report, in order.
@@ -179,16 +294,19 @@ function M.render_events(token, events)
         turn.said = turn.said or kind == 'saying'
       end
     elseif kind == 'doing' then
-      write(('+ %s(%s)'):format(event.name or '?', format_arguments(event.arguments)), 'ElelemTool', false)
+      write(call_line(event.name, event.arguments), 'ElelemTool', false)
       turn.open = nil
     elseif kind == 'result' then
-      if event.ok then
-        write(('  ok: %s'):format(event.name or '?'), 'ElelemToolOk', false)
-      else
-        write(('  failed: %s: %s'):format(event.name or '?', event.error or 'error'), 'ElelemToolError', false)
-      end
+      local text, hl = outcome_line(event)
+      write(text, hl, false)
       turn.open = nil
-    end
+    elseif kind == 'context' or kind == 'compacted' then
+      local note = M.note_text(event)
+      if note then
+        write(note, 'ElelemNote', false)
+        turn.open = nil
+      end
+    end -- an event type of a newer server: nothing to show
   end
 end
 
@@ -204,36 +322,127 @@ function M.finish_turn(token, err, result)
     write('Error: ' .. (err.message or vim.inspect(err)), 'ElelemError', false)
     return
   end
-  result = result or {}
-  if not turn.said and type(result.reply) == 'string' and result.reply ~= '' and not result.error then
-    write(result.reply, nil, false)
-  end
-  if type(result.error) == 'string' and result.error ~= '' then
-    local message = result.error:match('^Error:') and result.error or ('Error: ' .. result.error)
-    write(message, 'ElelemError', false)
-  end
-  if result.cancelled == true then
-    write('[cancelled]', 'ElelemError', false)
-  end
-  local footer = {}
-  for _, part in ipairs({ result.provider, result.model }) do
-    if type(part) == 'string' and part ~= '' then
-      footer[#footer + 1] = part
-    end
-  end
-  if type(result.steps) == 'number' then
-    footer[#footer + 1] = ('%d step%s'):format(result.steps, result.steps == 1 and '' or 's')
-  end
-  if #footer > 0 then
-    write('-- ' .. table.concat(footer, ' · '), 'ElelemFooter', false)
+  for _, line in ipairs(ending_lines(result or {}, not turn.said)) do
+    write(line[1], line[2], false)
   end
 end
 
---- A line of its own outside any turn (e.g. "new conversation").
---- @param text string
---- @param hl string?
-function M.note(text, hl)
-  write(text, hl or 'ElelemFooter', false)
+--- The lines of one stored entry: a turn (its prompt, tool rows, reply and footer) or a
+--- compaction (one dim line); none for a kind this client does not know.
+--- @param entry table
+--- @return {[1]: string, [2]: string?}[]
+local function entry_lines(entry)
+  if entry.kind == 'compaction' then
+    local note = M.note_text(entry)
+    return note and { { note, 'ElelemNote' } } or {}
+  elseif entry.kind ~= 'turn' then
+    return {}
+  end
+  local out = { { prompt_line(entry.prompt), 'ElelemPrompt' } }
+  for _, tool in ipairs(type(entry.tools) == 'table' and entry.tools or {}) do
+    out[#out + 1] = { call_line(tool.name, tool.arguments), 'ElelemTool' }
+    out[#out + 1] = { outcome_line(tool) }
+  end
+  vim.list_extend(out, ending_lines(entry, true))
+  return out
+end
+
+--- The lines of stored entries, a blank line between turns.
+--- @param entries any
+--- @return {[1]: string, [2]: string?}[]
+local function conversation_lines(entries)
+  local out = {}
+  for _, entry in ipairs(type(entries) == 'table' and entries or {}) do
+    local these = entry_lines(entry)
+    if #these > 0 and #out > 0 and entry.kind == 'turn' then
+      out[#out + 1] = { '' }
+    end
+    vim.list_extend(out, these)
+  end
+  return out
+end
+
+--- Puts `lines` at the top, a blank line between them and what was there (which moves down with
+--- its highlights).
+--- @param lines {[1]: string, [2]: string?}[]
+local function insert_at_top(lines)
+  local b = M.bufnr()
+  local texts, marks = {}, {}
+  for _, line in ipairs(lines) do
+    for _, part in ipairs(vim.split(line[1], '\n', { plain = true })) do
+      texts[#texts + 1] = part
+      if line[2] then
+        marks[#marks + 1] = { #texts - 1, #part, line[2] }
+      end
+    end
+  end
+  if #texts == 0 then
+    return
+  end
+  local replace_empty = empty()
+  if not replace_empty and api.nvim_buf_get_lines(b, 0, 1, false)[1] ~= '' then
+    texts[#texts + 1] = ''
+  end
+  vim.bo[b].modifiable = true
+  api.nvim_buf_set_lines(b, 0, replace_empty and 1 or 0, false, texts)
+  vim.bo[b].modifiable = false
+  for _, mark in ipairs(marks) do
+    api.nvim_buf_set_extmark(b, ns, mark[1], 0, { end_row = mark[1], end_col = mark[2], hl_group = mark[3] })
+  end
+  follow()
+end
+
+--- A mark at the end of what the transcript shows now. A redraw once the server answers
+--- (`elelem.resume`, `elelem.reset`) replaces what is above it and keeps the turns started since.
+--- @return integer
+function M.cut_point()
+  local b = M.bufnr()
+  return api.nvim_buf_set_extmark(b, cut_ns, api.nvim_buf_line_count(b) - 1, 0, {})
+end
+
+--- Removes the lines up to `cut` (from M.cut_point), or all of them.
+--- @param cut integer?
+local function clear_to(cut)
+  local b = M.bufnr()
+  local count = api.nvim_buf_line_count(b)
+  local through = count
+  if cut then
+    local at = api.nvim_buf_get_extmark_by_id(b, cut_ns, cut, {})
+    api.nvim_buf_del_extmark(b, cut_ns, cut)
+    through = at[1] and at[1] + 1 or count
+  end
+  api.nvim_buf_clear_namespace(b, ns, 0, through)
+  vim.bo[b].modifiable = true
+  api.nvim_buf_set_lines(b, 0, through, false, {})
+  vim.bo[b].modifiable = false
+  if through == count then
+    for _, turn in pairs(turns) do
+      turn.open = nil -- the line a running turn was writing is gone: it goes on on a fresh one
+    end
+  end
+end
+
+--- Redraws the transcript as the stored conversation `conversation` (what `elelem.resume` and
+--- `elelem.transcript` return: `{id, title, entries}`), above the cut if one is given.
+--- @param conversation table
+--- @param cut integer?
+function M.show_conversation(conversation, cut)
+  clear_to(cut)
+  insert_at_top(conversation_lines(conversation.entries))
+end
+
+--- Starts the transcript over for a new conversation, above the cut if one is given.
+--- @param cut integer?
+function M.start_over(cut)
+  clear_to(cut)
+  insert_at_top({ { '-- new conversation --', 'ElelemFooter' } })
+end
+
+--- Puts the stored conversation above what this session wrote: the history a new session on a
+--- folder continues.
+--- @param conversation table
+function M.prepend_conversation(conversation)
+  insert_at_top(conversation_lines(conversation.entries))
 end
 
 return M

@@ -1,0 +1,102 @@
+"""clients/emacs/elelem.el and stored conversations: the *elelem* transcript drawn from
+`elelem.transcript`/`elelem.resume` entries, the dim line of `context`/`compacted` events, and
+what a newer server may send (unknown events and entry kinds, MCP tool names). The JSON reaches
+elelem.el decoded as eglot decodes it (plists, null as nil, false as :json-false)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
+                                IN_A_TXT, ODD, ODD_LINES, SHORT, SHORT_LINES, check_conversation_labels)
+from test_emacs_client import CLIENT, drive, elisp_string
+
+pytestmark = pytest.mark.slow
+
+RENDER = """
+(progn
+  (add-to-list 'load-path %(client)s)
+  (require 'elelem)
+  (defun drive-json (text) (json-parse-string text :object-type 'plist :null-object nil :false-object :json-false))
+  %(body)s
+  (with-current-buffer "*elelem*"
+    (let (noted)
+      (goto-char (point-min))
+      (while (not (eobp))
+        (let ((next (next-single-property-change (point) 'face nil (point-max))))
+          (when (eq (get-text-property (point) 'face) 'elelem-note-face)
+            (push (buffer-substring-no-properties (point) next) noted))
+          (goto-char next)))
+      (princ (json-encode (list :text (buffer-substring-no-properties (point-min) (point-max))
+                                :noted (vconcat (nreverse noted))))))))
+"""
+
+
+def render(emacs: str, body: str, **values) -> dict:
+    """Runs `body` (elisp; `(drive-json NAME)` reads `values[NAME]`) in a batch Emacs with
+    elelem.el loaded; returns the transcript's text and its lines in `elelem-note-face`."""
+    for name, value in values.items():
+        body = body.replace(f"(drive-json {name})", f"(drive-json {elisp_string(json.dumps(value))})")
+    run = subprocess.run(
+        [emacs, "--batch", "--eval", RENDER % {"client": elisp_string(str(CLIENT)), "body": body}],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout)
+
+
+def test_a_stored_conversation_is_drawn_turn_by_turn(emacs: str) -> None:
+    seen = render(emacs, "(elelem-show-conversation (drive-json c))", c=CONVERSATION)
+    assert seen["text"].splitlines() == CONVERSATION_LINES
+    assert seen["noted"] == ["-- 12 turns compacted into a summary"]
+
+    # drawing another conversation replaces the first
+    again = render(emacs, "(elelem-show-conversation (drive-json c)) (elelem-show-conversation (drive-json d))",
+                   c=CONVERSATION, d=SHORT)
+    assert again["text"].splitlines() == SHORT_LINES
+    assert again["noted"] == []
+
+
+def test_odd_or_newer_entries_are_skipped_not_fatal(emacs: str) -> None:
+    assert render(emacs, "(elelem-show-conversation (drive-json c))", c=ODD)["text"].splitlines() == ODD_LINES
+    assert render(emacs, "(elelem-show-conversation (drive-json c))", c={"id": "c3", "entries": []})["text"] == ""
+
+
+def test_context_and_compacted_events_are_one_dim_line(emacs: str) -> None:
+    seen = render(
+        emacs,
+        """(elelem--start-turn "k" "long one")
+           (elelem--render-events "k" (drive-json events))
+           (elelem--finish-turn "k" (drive-json result))""",
+        events=EVENTS,
+        result=EVENTS_RESULT,
+    )
+    assert seen["text"].splitlines() == EVENTS_LINES
+    assert seen["noted"] == NOTES
+
+
+def test_conversations_are_listed_resumed_continued_and_refused_mid_turn(
+    emacs: str, tmp_path: Path, home: Path
+) -> None:
+    _, seen = drive(emacs, tmp_path, "conversations")
+    assert seen["three"]["transcript"].splitlines() == [
+        "-- new conversation --", "", "> note three", "note three", "-- scripted · 1 step",
+    ]
+    check_conversation_labels(seen["offered"]["labels"], ["note three", "note two", "note one"])
+    assert seen["resumed"]["transcript"].splitlines() == ["> note one" + IN_A_TXT, "note one", "-- scripted"]
+    # the next ask continues the resumed conversation: the provider is sent its earlier turn
+    assert seen["continued"]["transcript"].splitlines() == [
+        "> note one" + IN_A_TXT, "note one", "-- scripted", "", "> recall", "earlier: note one", "-- scripted · 1 step",
+    ]
+    # the transcript opened afresh shows the folder's current conversation: the resumed one, continued
+    assert seen["reopened"]["transcript"].splitlines() == [
+        "> note one" + IN_A_TXT, "note one", "-- scripted", "", "> recall" + IN_A_TXT, "earlier: note one", "-- scripted",
+    ]
+    refused = seen["refused"]
+    assert refused["message"] == "elelem: a turn is running in work; cancel it before resuming another conversation"
+    assert refused["unchanged"] is True
+    assert [title.split()[:2] for title in seen["deleted"]["titles"]] == [["note", "one"], ["note", "three"]]

@@ -1,0 +1,124 @@
+"""Hand-written `elelem.transcript` results and `$/progress` events, with the transcript lines
+every editor client draws from them (the Neovim and Emacs tests share them)."""
+
+TURN = {
+    "kind": "turn",
+    "prompt": "read the notes\nplease",
+    "reply": "They say hi.",
+    "provider": "scripted",
+    "model": "m1",
+    "started": "2026-12-01T10:00:00Z",
+    "ended": "2026-12-01T10:00:02Z",
+    "cancelled": False,
+    "error": None,
+    "tools": [
+        {"id": "t1", "name": "read", "arguments": {"path": "notes.txt"}, "ok": True, "summary": "2 lines", "error": None},
+        {"id": "t2", "name": "files__stat", "arguments": {"deep": {"a": [1, 2]}, "path": "x"}, "ok": False,
+         "summary": None, "error": "no such file"},
+    ],
+}
+
+# a compaction, a turn with tool rows, a failed turn, a cancelled one
+CONVERSATION = {"id": "c1", "title": "read the notes", "entries": [
+    {"kind": "compaction", "turns": 12, "summary": "We read files.", "at": "2026-12-01T09:00:00Z"},
+    TURN,
+    {**TURN, "prompt": "break", "reply": "Error: boom", "error": "boom", "tools": [], "model": None},
+    {**TURN, "prompt": "stop", "reply": "half", "cancelled": True, "tools": []},
+]}
+CONVERSATION_LINES = [
+    "-- 12 turns compacted into a summary",
+    "",
+    "> read the notes please",
+    '+ read(path="notes.txt")',
+    "  ok: read — 2 lines",
+    '+ files__stat(deep={"a":[1,2]}, path="x")',
+    "  failed: files__stat: no such file",
+    "They say hi.",
+    "-- scripted · m1",
+    "",
+    "> break",
+    "Error: boom",
+    "-- scripted",
+    "",
+    "> stop",
+    "half",
+    "[cancelled]",
+    "-- scripted · m1",
+]
+# drawn after CONVERSATION, it replaces it
+SHORT = {"id": "c2", "title": "t", "entries": [{**TURN, "tools": []}]}
+SHORT_LINES = ["> read the notes please", "They say hi.", "-- scripted · m1"]
+
+# entry kinds of a newer server, fields missing, arguments that are not an object
+ODD = {"id": "c1", "title": "t", "entries": [
+    {"kind": "bookmark", "label": "from a newer server"},
+    {"kind": "turn", "prompt": "bare"},
+    {"kind": "turn", "prompt": "odd args", "reply": "ok", "provider": "p",
+     "tools": [{"name": "srv__ping", "arguments": "raw", "ok": True},
+               {"name": "srv__none", "arguments": {}, "ok": True, "summary": ""}]},
+    {"kind": "compaction", "summary": "no count"},
+]}
+ODD_LINES = [
+    "> bare",
+    "",
+    "> odd args",
+    '+ srv__ping("raw")',
+    "  ok: srv__ping",
+    "+ srv__none()",
+    "  ok: srv__none",
+    "ok",
+    "-- p",
+]
+
+# one turn's events: context notes, an event type of a newer server, MCP-style tool calls
+EVENTS = [
+    {"type": "context", "tokens": 31000, "budget": 32000, "leftOut": 3, "shortened": 0},
+    {"type": "saying", "text": "Hel"},
+    {"type": "sparkle", "text": "a newer event"},
+    {"type": "saying", "text": "lo"},
+    {"type": "context", "tokens": 900, "budget": 1000, "leftOut": 1, "shortened": 2},
+    {"type": "context", "tokens": 10, "budget": 1234567, "leftOut": 0, "shortened": 1},
+    {"type": "context", "tokens": 1, "budget": 9, "leftOut": 0, "shortened": 0},  # says nothing
+    {"type": "compacted", "turns": 12, "tokensBefore": 40000, "tokensAfter": 3000},
+    {"type": "compacted", "turns": 1, "tokensBefore": 4, "tokensAfter": 3},
+    {"type": "doing", "id": "m1", "name": "github__search_issues", "arguments": {"limit": 5, "query": "bug"}},
+    {"type": "result", "id": "m1", "name": "github__search_issues", "ok": True, "summary": "3 issues"},
+    {"type": "doing", "id": "m2", "name": "github__get", "arguments": {}},
+    {"type": "result", "id": "m2", "name": "github__get", "ok": False, "error": "denied"},
+]
+EVENTS_RESULT = {"reply": "Hello", "provider": "scripted", "steps": 2}
+NOTES = [
+    "-- 3 earlier turns left out to fit 32,000 tokens",
+    "-- 1 earlier turn left out, 2 tool results shortened to fit 1,000 tokens",
+    "-- 1 tool result shortened to fit 1,234,567 tokens",
+    "-- 12 turns compacted into a summary",
+    "-- 1 turn compacted into a summary",
+]
+EVENTS_LINES = [
+    "> long one",
+    NOTES[0],
+    "Hello",
+    *NOTES[1:],
+    '+ github__search_issues(limit=5, query="bug")',
+    "  ok: github__search_issues — 3 issues",
+    "+ github__get()",
+    "  failed: github__get: denied",
+    "-- scripted · 2 steps",
+]
+
+
+# A prompt asked in a.txt is stored with the file it was asked about ("note one\n\nFile: a.txt"):
+# the stored turn's prompt line, and the title, end with it.
+IN_A_TXT = "  File: a.txt"
+
+
+def check_conversation_labels(labels: list[str], titles: list[str]) -> None:
+    """The picker's labels: `title · 2026-12-01 21:45 · 1 turn · scripted`, titles starting as
+    `titles` do, in their order."""
+    assert len(labels) == len(titles), labels
+    for label, title in zip(labels, titles):
+        assert label.startswith(title + " "), (label, title)
+    for label in labels:
+        _, updated, turns, by = label.split(" · ")
+        assert len(updated) == 16 and updated[10] == " " and updated[13] == ":", label
+        assert (turns, by) == ("1 turn", "scripted"), label
