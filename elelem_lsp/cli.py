@@ -1,6 +1,7 @@
 """``elelem-lsp``: serve the language server, or use it from a terminal.
 
-``serve`` runs the server (stdio, or ``--tcp HOST:PORT``). ``ask`` and ``chat``
+``serve`` runs the server (stdio, or ``--tcp HOST:PORT``); ``acp`` runs the same agent
+over the Agent Client Protocol on stdio. ``ask`` and ``chat``
 start that server as a subprocess and drive it as an editor would.
 ``providers`` lists what ``-p`` can name here. A bad argument is a one-line
 error (exit 2), never a traceback.
@@ -69,11 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the language server (stdio by default)")
     serve.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", type=tcp_address, help="listen on a TCP address instead")
-    serve.add_argument(
-        "--log-level", default="WARNING", type=log_level, metavar="LEVEL",
-        help=f"log level for stderr: {', '.join(LOG_LEVELS)} (default WARNING)",
-    )
+    log_option(serve)
     serve.set_defaults(run=run_serve)
+
+    acp = commands.add_parser("acp", help="run as an Agent Client Protocol agent on stdin/stdout (Zed, JetBrains...)")
+    trust_option(acp)
+    log_option(acp)
+    acp.set_defaults(run=run_acp)
 
     def client_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("-p", "--provider", help="provider name (default: picked from the environment)")
@@ -105,17 +108,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def log_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--log-level", default="WARNING", type=log_level, metavar="LEVEL",
+        help=f"log level for stderr: {', '.join(LOG_LEVELS)} (default WARNING)",
+    )
+
+
 def trust_option(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--trust", action="store_true", help="load the folder's .agents/plugins without asking")
 
 
-def run_serve(args: argparse.Namespace) -> int:
-    logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
+def log_to_stderr(level: str) -> None:
+    logging.basicConfig(stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s")
     # pygls logs every message body at INFO, httpx every request URL (a ?key= too) and httpcore
     # its traffic, and so do the MCP SDK and its httpx2 (an MCP server's URL): they stay at
     # WARNING whatever the level asked for
     for noisy in ("pygls", "httpx", "httpcore", "mcp", "httpx2"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    log_to_stderr(args.log_level)
     from .server.server import create_server
 
     server = create_server()
@@ -128,6 +142,17 @@ def run_serve(args: argparse.Namespace) -> int:
             return 1
     else:
         server.start_io()
+    return 0
+
+
+def run_acp(args: argparse.Namespace) -> int:
+    log_to_stderr(args.log_level)
+    from .acp.agent import serve
+
+    try:
+        asyncio.run(serve(trust=args.trust))
+    except KeyboardInterrupt:
+        return 130
     return 0
 
 

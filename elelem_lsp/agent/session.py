@@ -233,6 +233,7 @@ class Session:
                     if problem:
                         result = failure(f'invalid arguments for {call["name"]}: {problem}')
                     else:
+                        self.workspace.tool_starting(call["id"], call["name"])
                         result = await self.toolbox.call(call["name"], call["arguments"], self.workspace)
                     outcome = {"type": "result", "id": call["id"], "name": call["name"], "ok": result["ok"]}
                     if result["ok"]:

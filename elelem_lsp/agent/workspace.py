@@ -193,6 +193,9 @@ class Workspace:
         finally:
             transport.close()
 
+    def tool_starting(self, call_id: str, name: str) -> None:
+        """The session is about to run this tool call (a front end shows it running)."""
+
     # -- people ----------------------------------------------------------------
     async def ask_user(self, prompt: str) -> str:
         """A line typed by the person at the other end (the ``human`` provider)."""

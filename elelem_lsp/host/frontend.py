@@ -11,9 +11,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Awaitable, Callable, Literal
 
 from ..agent.textfile import Replacement
+from ..agent.workspace import ProcessResult
 
 Level = Literal["info", "warning", "error"]
 
@@ -137,6 +138,21 @@ class Frontend(ABC):
     def open_documents(self) -> list[OpenDocument]:
         """Every open document that has a path."""
         return []
+
+    async def read_document(self, path: Path) -> OpenDocument | None:
+        """The editor's text of ``path`` when it has one, fetched if it must be (ACP's
+        ``fs/read_text_file``); None leaves the file to the disk."""
+        return self.open_document(path)
+
+    async def run_command(
+        self, command: str, cwd: Path, *, timeout: float, output_cap: int, run_here: Callable[[], Awaitable[ProcessResult]]
+    ) -> ProcessResult:
+        """Run a command a tool asked for (already allowed): by default ``run_here()``, our own
+        subprocess; a front end with terminals of its own may run it there instead."""
+        return await run_here()
+
+    def tool_starting(self, call_id: str, name: str) -> None:
+        """A tool call of the running turn starts now (the ones before it are finished)."""
 
     async def apply_edit(self, edit: FileEdit) -> tuple[bool, str | None]:
         """Propose the edit; whether it was applied and, if not, the editor's reason."""

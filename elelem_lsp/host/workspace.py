@@ -16,6 +16,7 @@ from ..agent.search import SKIPPED
 from ..agent.textfile import ModelView, Replacement, for_model
 from ..agent.workspace import (
     Change,
+    ProcessResult,
     Workspace,
     WorkspaceError,
     new_file_text,
@@ -38,7 +39,7 @@ class FrontendWorkspace(Workspace):
 
     # -- files -----------------------------------------------------------------
     async def read_text(self, path: Path) -> str:
-        document = self.frontend.open_document(path)
+        document = await self.frontend.read_document(path)
         if document is not None:
             return for_model(document.text)
         return await super().read_text(path)
@@ -65,7 +66,7 @@ class FrontendWorkspace(Workspace):
             return
         name = self.relative(path)
         for _ in range(2):  # the second try only after the person typed
-            document = self.frontend.open_document(path)
+            document = await self.frontend.read_document(path)
             if document is not None:
                 # A buffer is saved through the same hard link, so an open document is refused too.
                 refuse_hard_links(path, name)
@@ -114,6 +115,15 @@ class FrontendWorkspace(Workspace):
     # -- processes and people ----------------------------------------------------
     async def allow_command(self, command: str) -> tuple[bool, str]:
         return await allow_command(command, self.settings(), self.allowed_for_session, self.frontend)
+
+    async def run(self, command: str, *, timeout: float, output_cap: int) -> ProcessResult:
+        return await self.frontend.run_command(
+            command, self.root, timeout=timeout, output_cap=output_cap,
+            run_here=lambda: super(FrontendWorkspace, self).run(command, timeout=timeout, output_cap=output_cap),
+        )
+
+    def tool_starting(self, call_id: str, name: str) -> None:
+        self.frontend.tool_starting(call_id, name)
 
     async def ask_user(self, prompt: str) -> str:
         try:

@@ -1,0 +1,411 @@
+"""ElelemAgent: the ACP methods, each answered by the host of one session.
+
+``initialize`` negotiates the version and says what we support; ``session/new`` opens a
+session on ``cwd`` (a Host with that one folder, its Frontend the ACP client);
+``session/prompt`` turns text, resource links and embedded resources into one prompt,
+runs the turn (or a slash command) and answers with the stop reason; ``session/cancel``
+stops it through the host's cancellation; the provider and model are session config
+options and ``/provider``, ``/model`` commands. Bad requests are JSON-RPC errors that name
+the field; the connection keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from acp import PROTOCOL_VERSION, RequestError, run_agent, stdio_streams, update_agent_message_text
+from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
+from acp.helpers import update_available_commands
+from acp.schema import (
+    AgentCapabilities,
+    AvailableCommand,
+    AvailableCommandInput,
+    ClientCapabilities,
+    ConfigOptionUpdate,
+    EmbeddedResourceContentBlock,
+    HttpMcpServer,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    McpServerStdio,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    ResourceContentBlock,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
+    SetSessionConfigOptionResponse,
+    TextContentBlock,
+    TextResourceContents,
+    UnstructuredCommandInput,
+)
+
+from .. import __version__
+from ..agent.workspace import WorkspaceError
+from ..host.frontend import BadRequest, Refused
+from ..host.host import Host
+from .frontend import AcpFrontend
+from .updates import replayed
+
+log = logging.getLogger(__name__)
+DEFAULT_MODEL = "default"
+COMMANDS = {
+    "provider": ("Show the providers, or switch: /provider NAME [MODEL]", "NAME [MODEL]"),
+    "model": ("Switch the model of the current provider: /model NAME", "NAME"),
+    "reset": ("Start a new conversation (this one stays stored)", None),
+    "compact": ("Replace the older turns with a summary, to fit more in the context", None),
+    "tools": ("List the tools the agent can use", None),
+}
+
+
+def invalid(field: str, message: str) -> RequestError:
+    """InvalidParams whose message names the field, as the LSP face's errors do."""
+    return RequestError(-32602, f"{field}: {message}", {field: message})
+
+
+class AcpSession:
+    """One ACP session: its id, the host of its folder, and the front end that answers it."""
+
+    def __init__(self, root: Path, frontend: AcpFrontend) -> None:
+        self.id, self.root, self.frontend = "", root, frontend
+        self.host = Host(frontend)
+        self.host.sync_folders({root.as_uri(): root})
+        self.folder = next(iter(self.host.folders.values()))
+
+    # -- provider and model ---------------------------------------------------------
+    async def config_options(self) -> list[SessionConfigOptionSelect]:
+        info = await self.host.providers(self.folder)
+        names = list(dict.fromkeys([info["provider"], *info["available"]]))
+        models = list(dict.fromkeys([DEFAULT_MODEL, *([info["model"]] if info["model"] else [])]))
+        return [
+            SessionConfigOptionSelect(
+                type="select", id="provider", name="Provider", description="Where the model runs",
+                current_value=info["provider"], options=[SessionConfigSelectOption(value=n, name=n) for n in names],
+            ),
+            SessionConfigOptionSelect(
+                type="select", id="model", name="Model", category="model",
+                description="The provider's model (default: the provider's own choice); /model NAME picks any",
+                current_value=info["model"] or DEFAULT_MODEL,
+                options=[SessionConfigSelectOption(value=m, name=m) for m in models],
+            ),
+        ]
+
+    async def select(self, provider: str | None, model: str | None) -> None:
+        """Switch provider and/or model, keeping the conversation; Refused says why not."""
+        choice = self.folder.choice()
+        name = provider or choice.name
+        await self.host.select_provider(self.folder, name, model if model != DEFAULT_MODEL else None)
+
+    async def options_changed(self) -> None:
+        options = await self.config_options()
+        self.frontend.outbox.put(ConfigOptionUpdate(session_update="config_option_update", config_options=options))
+
+    # -- prompts ----------------------------------------------------------------------
+    async def prompt_text(self, blocks: list[Any]) -> str:
+        parts = []
+        for index, block in enumerate(blocks):
+            if isinstance(block, TextContentBlock):
+                parts.append(block.text)
+            elif isinstance(block, ResourceContentBlock):
+                parts.append(await self.linked(block))
+            elif isinstance(block, EmbeddedResourceContentBlock):
+                resource = block.resource
+                if not isinstance(resource, TextResourceContents):
+                    raise invalid(f"prompt[{index}]", "a binary embedded resource cannot be read as text")
+                parts.append(attached(self.label(resource.uri), resource.text))
+            else:
+                raise invalid(f"prompt[{index}]", f"{block.type} content is not supported (see promptCapabilities)")
+        return "\n\n".join(part for part in parts if part)
+
+    async def linked(self, block: ResourceContentBlock) -> str:
+        """A linked file inside the workspace, attached with its text; anything else as its link."""
+        path = file_path(block.uri)
+        workspace = self.folder.workspace
+        if path is not None:
+            try:
+                resolved = workspace.resolve(str(path))
+                return attached(workspace.relative(resolved), await workspace.read_text(resolved))
+            except (WorkspaceError, OSError) as error:
+                log.info("not attaching %s: %s", block.uri, error)
+        return f"[{block.name}]({block.uri})"
+
+    def label(self, uri: str) -> str:
+        path = file_path(uri)
+        if path is not None and path.is_relative_to(self.root):
+            return path.relative_to(self.root).as_posix()
+        return uri
+
+    async def turn(self, text: str) -> str:
+        """Run one turn; its stop reason."""
+        try:
+            result = await self.host.turn(self.folder, text, request=self.id)
+        except Refused as error:
+            raise RequestError(-32600, str(error)) from None
+        if result["error"] and not result["cancelled"]:
+            self.frontend.outbox.put(update_agent_message_text(result["reply"]))
+        await self.frontend.outbox.sent()
+        if result["cancelled"]:
+            return "cancelled"
+        if result["error"] and "(maxSteps)" in result["error"]:
+            return "max_turn_requests"
+        return "end_turn"
+
+    def cancel(self) -> None:
+        self.host.cancel_request(self.id)
+
+    # -- slash commands -----------------------------------------------------------------
+    async def command(self, name: str, argument: str) -> str:
+        """What a slash command answers, in words for the person."""
+        if name == "provider":
+            if not argument:
+                info = await self.host.providers(self.folder)
+                listed = "\n".join(f"{'*' if n == info['provider'] else ' '} {n}" for n in info["available"])
+                return f"{listed}\n\n* = this session's provider; /provider NAME [MODEL] switches"
+            provider, _, model = argument.partition(" ")
+            await self.select(provider, model.strip() or None)
+            await self.options_changed()
+            return f"provider: {provider}" + (f" (model {model.strip()})" if model.strip() else "")
+        if name == "model":
+            if not argument:
+                return f"model: {self.folder.choice().model or DEFAULT_MODEL}; /model NAME switches"
+            await self.select(None, argument)
+            await self.options_changed()
+            return f"model: {argument}"
+        if name == "reset":
+            await self.host.new_conversation(self.folder)
+            return "a new conversation starts here"
+        if name == "compact":
+            report = await self.host.compact(self.folder)
+            if not report["turns"]:
+                return "nothing to compact yet"
+            return (f"{report['turns']} turns compacted into a summary "
+                    f"({report['tokensBefore']:,} -> {report['tokensAfter']:,} tokens)")
+        names = [tool["name"] for tool in self.host.tools()["tools"]]
+        return "tools: " + ", ".join(names)
+
+
+def attached(label: str, text: str) -> str:
+    """A file's text for the prompt, fenced so no backticks inside can end the fence."""
+    fence = "`" * max(3, longest_run(text, "`") + 1)
+    return f"{label}:\n{fence}\n{text.rstrip(chr(10))}\n{fence}"
+
+
+def longest_run(text: str, char: str) -> int:
+    longest = run = 0
+    for c in text:
+        run = run + 1 if c == char else 0
+        longest = max(longest, run)
+    return longest
+
+
+def file_path(uri: str) -> Path | None:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    return Path(unquote(parsed.path))
+
+
+def mcp_config(servers: list[Any]) -> dict[str, Any]:
+    """ACP's ``mcpServers`` list as the ``mcpServers`` setting's shape: ``{NAME: {command, args,
+    env}}`` for stdio, ``{NAME: {url, headers}}`` for streamable HTTP (SSE and ACP-routed servers
+    are not supported: refused by name)."""
+    config: dict[str, Any] = {}
+    for index, server in enumerate(servers):
+        if isinstance(server, McpServerStdio):
+            config[server.name] = {"command": server.command, "args": list(server.args),
+                                   "env": {variable.name: variable.value for variable in server.env}}
+        elif isinstance(server, HttpMcpServer):
+            config[server.name] = {"url": server.url, "headers": {h.name: h.value for h in server.headers}}
+        else:
+            raise invalid(f"mcpServers[{index}]", f"{server.type} MCP servers are not supported; use stdio or http")
+    return config
+
+
+def slash_command(text: str) -> tuple[str, str] | None:
+    """``("provider", "openai gpt-4o")`` for ``/provider openai gpt-4o``; None for a prompt."""
+    if not text.startswith("/"):
+        return None
+    name, _, argument = text[1:].strip().partition(" ")
+    return (name, argument.strip()) if name in COMMANDS else None
+
+
+class ElelemAgent:
+    """The agent side of the connection: sessions by id, and the client's capabilities."""
+
+    def __init__(self, *, trust: bool = False) -> None:
+        self.trust = trust
+        self.conn: Any = None
+        self.sessions: dict[str, AcpSession] = {}
+        self.capabilities = ClientCapabilities()
+        self.client = "ACP client"
+        self.background: set[asyncio.Task[Any]] = set()
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def initialize(
+        self, protocol_version: int, client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None, **_: Any,
+    ) -> InitializeResponse:
+        self.capabilities = client_capabilities or ClientCapabilities()
+        if client_info is not None:
+            self.client = f"{client_info.title or client_info.name} {client_info.version}".strip()
+        # One version is spoken: the client's if it is ours, else ours, for the client to judge.
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True),
+            ),
+            agent_info=Implementation(name="elelem-lsp", title="elelem", version=__version__),
+            auth_methods=[],
+        )
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise invalid("sessionId", f"unknown session {session_id!r}")
+        return session
+
+    def _root(self, cwd: str) -> Path:
+        root = Path(cwd)
+        if not root.is_absolute():
+            raise invalid("cwd", f"must be an absolute path, got {cwd!r}")
+        if not root.is_dir():
+            raise invalid("cwd", f"{cwd} is not a folder")
+        return root.resolve()
+
+    def _open(self, cwd: str, mcp_servers: list[Any] | None) -> AcpSession:
+        root = self._root(cwd)
+        frontend = AcpFrontend(self.conn, "", root, self.capabilities, self.client, trust=self.trust)
+        session = AcpSession(root, frontend)
+        if mcp_servers:
+            try:
+                session.host.attach_mcp_servers(session.folder, mcp_config(mcp_servers))
+            except BadRequest as error:
+                raise invalid("mcpServers", str(error).removeprefix("mcpServers: ")) from None
+        return session
+
+    def _register(self, session: AcpSession, session_id: str) -> None:
+        session.id = session.frontend.session_id = session_id
+        replaced = self.sessions.get(session_id)
+        if replaced is not None:  # loaded again: the old one's MCP servers stop
+            self._after_answer(replaced.host.shutdown())
+        self.sessions[session_id] = session
+
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> NewSessionResponse:
+        """A session on the folder's current conversation; a new one when that is open here already."""
+        session = self._open(cwd, mcp_servers)
+        conversation = (await session.host.transcript(session.folder))["id"]
+        if conversation in self.sessions:
+            conversation = (await session.host.new_conversation(session.folder))["id"]
+        self._register(session, conversation)
+        options = await session.config_options()
+        self._after_answer(self._announce(session))
+        return NewSessionResponse(session_id=session.id, config_options=options)
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> LoadSessionResponse:
+        """The stored conversation ``session_id``, replayed as updates before the answer."""
+        live = self.sessions.get(session_id)
+        if live is not None and live.folder.turn is not None and not live.folder.turn.done():
+            raise RequestError(-32600, f"session {session_id!r} is running a turn; cancel it first")
+        session = self._open(cwd, mcp_servers)
+        try:
+            transcript = await session.host.resume(session.folder, session_id)
+        except BadRequest:
+            raise invalid("sessionId", f"unknown session {session_id!r}: no stored conversation has that id "
+                                       f"in {session.root}") from None
+        self._register(session, session_id)
+        for update in replayed(transcript, session.root):
+            session.frontend.outbox.put(update)
+        await session.frontend.outbox.sent()
+        options = await session.config_options()
+        self._after_answer(self._announce(session))
+        return LoadSessionResponse(config_options=options)
+
+    def _after_answer(self, coroutine: Any) -> None:
+        """Run ``coroutine`` once the answer being prepared is on its way (the client then knows the session)."""
+        task = asyncio.ensure_future(coroutine)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    async def _announce(self, session: AcpSession) -> None:
+        session.frontend.outbox.put(update_available_commands([
+            AvailableCommand(
+                name=name, description=description,
+                input=AvailableCommandInput(UnstructuredCommandInput(hint=hint)) if hint else None,
+            )
+            for name, (description, hint) in COMMANDS.items()
+        ]))
+        await session.host.prepare()  # the provider is ready before the first prompt
+
+    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
+        session = self._session(session_id)
+        text = await session.prompt_text(prompt)
+        if not text.strip():
+            raise invalid("prompt", "is empty")
+        command = slash_command(text)
+        session.frontend.prompted = True
+        if command is None:
+            return PromptResponse(stop_reason=await session.turn(text))
+        try:
+            answer = await session.command(*command)
+        except (Refused, BadRequest) as error:
+            answer = f"/{command[0]}: {error}"
+        session.frontend.outbox.put(update_agent_message_text(answer))
+        await session.frontend.outbox.sent()
+        return PromptResponse(stop_reason="end_turn")
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.cancel()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **_: Any
+    ) -> SetSessionConfigOptionResponse:
+        session = self._session(session_id)
+        if config_id not in ("provider", "model"):
+            raise invalid("configId", f"unknown option {config_id!r}; this agent has provider and model")
+        if not isinstance(value, str) or not value:
+            raise invalid("value", f"{config_id} takes a name")
+        try:
+            if config_id == "provider":
+                await session.select(value, None)
+            else:
+                await session.select(None, value)
+        except Refused as error:
+            raise invalid("value", str(error)) from None
+        return SetSessionConfigOptionResponse(config_options=await session.config_options())
+
+
+async def serve(*, trust: bool = False) -> None:
+    """Speak ACP on stdin/stdout until the client closes stdin."""
+    reader, writer = await protocol_streams()
+    agent = ElelemAgent(trust=trust)
+    try:
+        await run_agent(agent, writer, reader)
+    finally:  # the MCP servers the sessions started go with them
+        await asyncio.gather(*(session.host.shutdown() for session in agent.sessions.values()))
+
+
+async def protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """stdin/stdout as the protocol's streams, with anything else written to stdout (a plugin's
+    print, a child process) sent to stderr instead: only protocol messages reach the client."""
+    protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout, stdout = protocol_out, sys.stdout  # stdio_streams takes whatever sys.stdout is
+    try:
+        return await stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+    finally:
+        sys.stdout = stdout

@@ -1,0 +1,98 @@
+"""Stored conversations over ACP: ``session/new`` continues the folder's conversation, ``session/load``
+replays one after a restart, ``/reset`` and ``/compact``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from acp import RequestError
+
+from scaffold import wait_until, write_script
+
+
+def recorded(root: Path) -> list[dict]:
+    return [json.loads(line) for line in (root / ".agents" / "fetches.jsonl").read_text().splitlines()]
+
+
+async def test_session_load_after_a_restart_replays_the_conversation(scripted_project: Path, start_agent):
+    write_script(scripted_project, [
+        [{"type": "doing", "id": "r1", "name": "read", "arguments": {"path": "README.md"}},
+         {"type": "doing", "id": "r2", "name": "read", "arguments": {"path": "gone.txt"}}],
+        [{"type": "saying", "text": "It says hello."}],
+    ])
+    first = await start_agent(scripted_project)
+    await first.prompt("what does the readme say?")
+    session_id = first.session_id
+    assert await first.stop() == 0
+
+    write_script(scripted_project, [[{"type": "record"}, {"type": "saying", "text": "still hello"}]])
+    second = await start_agent(scripted_project, new_session=False)
+    loaded = await second.conn.load_session(cwd=str(scripted_project), session_id=session_id, mcp_servers=[])
+    assert [o.id for o in loaded.config_options] == ["provider", "model"]
+    await wait_until(lambda: second.client.of("agent_message_chunk"), "the replayed reply")
+    kinds = [(u.session_update, getattr(u, "status", None)) for _, u in second.client.updates
+             if u.session_update != "available_commands_update"]
+    assert kinds == [
+        ("user_message_chunk", None),
+        ("tool_call", "pending"), ("tool_call_update", "completed"),
+        ("tool_call", "pending"), ("tool_call_update", "failed"),
+        ("agent_message_chunk", None),
+    ]
+    assert second.client.text("user_message_chunk") == "what does the readme say?"
+    assert second.client.text() == "It says hello."
+    assert second.client.tool_updates("r1")[0].title == "Read README.md"
+    assert "does not exist" in second.client.tool_updates("r2")[-1].content[0].content.text
+
+    await second.prompt("and now?", session_id=session_id)  # the conversation goes on where it was
+    [fetch] = recorded(scripted_project)
+    said = [m["content"] for m in fetch["messages"] if m["role"] in ("user", "assistant")]
+    assert said == ["what does the readme say?", "It says hello.", "and now?"]
+
+
+async def test_session_new_continues_the_folders_conversation_and_reset_starts_another(scripted_project: Path, start_agent):
+    write_script(scripted_project, [[{"type": "saying", "text": "one"}]])
+    first = await start_agent(scripted_project)
+    await first.prompt("first")
+    assert await first.stop() == 0
+
+    second = await start_agent(scripted_project)
+    assert second.session_id == first.session_id  # the folder's current conversation
+    also = await second.conn.new_session(cwd=str(scripted_project), mcp_servers=[])
+    assert also.session_id != second.session_id  # that one is open here already: a new one
+
+    await second.prompt("/reset")
+    write_script(scripted_project, [[{"type": "record"}]])
+    await second.prompt("fresh start")
+    said = [m["content"] for m in recorded(scripted_project)[0]["messages"] if m["role"] == "user"]
+    assert said == ["fresh start"]
+    # the old conversation is still stored, under the old id
+    third = await start_agent(scripted_project, new_session=False)
+    await third.conn.load_session(cwd=str(scripted_project), session_id=first.session_id, mcp_servers=[])
+    await wait_until(lambda: third.client.text() == "one", "the old conversation replayed")
+
+
+async def test_loading_an_unknown_or_running_session_is_refused(scripted_project: Path, start_agent):
+    agent = await start_agent(scripted_project)
+    for bad in ("20990101T000000-deadbeef", "../../etc", ""):
+        with pytest.raises(RequestError) as unknown:
+            await agent.conn.load_session(cwd=str(scripted_project), session_id=bad, mcp_servers=[])
+        assert unknown.value.code == -32602 and "sessionId" in str(unknown.value)
+    write_script(scripted_project, [[{"type": "saying", "text": "ok"}]])
+    assert (await agent.prompt("still fine")).stop_reason == "end_turn"
+
+
+async def test_compact_summarises_older_turns(scripted_project: Path, start_agent):
+    write_script(scripted_project, [[{"type": "saying", "text": f"reply {n}"}] for n in range(6)]
+                 + [[{"type": "saying", "text": "a short summary"}]])
+    agent = await start_agent(scripted_project)
+    for n in range(6):
+        await agent.prompt(f"turn {n}")
+    seen = len(agent.client.updates)
+    await agent.prompt("/compact")
+    said = agent.client.text(since=seen)
+    assert "turns compacted into a summary" in said and "tokens" in said
+    await wait_until(lambda: agent.client.of("available_commands_update"), "the slash commands")
+    names = {c.name for c in agent.client.of("available_commands_update")[0].available_commands}
+    assert {"compact", "reset"} <= names

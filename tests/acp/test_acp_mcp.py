@@ -1,0 +1,54 @@
+"""MCP servers a client passes in ``session/new``: attached to the session's folder, their tools
+called as ``NAME__tool`` tool calls; a kind we do not speak is refused by name."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from acp import RequestError
+from acp.schema import EnvVariable, McpServerStdio, SseMcpServer
+
+from conftest import write_user_settings
+from scaffold import write_script
+
+TOOL_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "tool_server.py"
+
+
+def stdio_server(log: Path) -> McpServerStdio:
+    return McpServerStdio(name="tools", command=sys.executable, args=[str(TOOL_SERVER)],
+                          env=[EnvVariable(name="TOOL_SERVER_LOG", value=str(log))])
+
+
+async def test_a_clients_mcp_server_is_attached_and_its_tool_called(scripted_project: Path, tmp_path: Path, start_agent):
+    log = tmp_path / "calls.log"
+    write_script(scripted_project, [[{"type": "doing", "id": "m1", "name": "tools__echo", "arguments": {"text": "hi there"}}],
+                                    [{"type": "say_tool_result"}]])
+    agent = await start_agent(scripted_project, new_session=False)
+    assert agent.init.agent_capabilities.mcp_capabilities.http is True
+    session = await agent.conn.new_session(cwd=str(scripted_project), mcp_servers=[stdio_server(log)])
+    agent.client.permission_answers = ["allow_once"]  # mcp: ask, the default
+    assert (await agent.prompt("echo", session_id=session.session_id)).stop_reason == "end_turn"
+    start, *_, done = agent.client.tool_updates("m1")
+    assert start.title.startswith("tools__echo") and start.kind == "other"
+    assert done.status == "completed"
+    assert "hi there" in agent.client.text()
+    [(call, _options)] = agent.client.permission_requests
+    assert call.tool_call_id == "m1"
+    assert "echo" in log.read_text()
+
+
+async def test_mcp_denied_by_settings_is_a_failed_call_and_sse_is_refused(scripted_project: Path, home: Path, tmp_path: Path, start_agent):
+    write_user_settings(home, {"provider": "scripted", "mcp": "deny"})
+    write_script(scripted_project, [[{"type": "doing", "id": "m1", "name": "tools__echo", "arguments": {"text": "x"}}]])
+    agent = await start_agent(scripted_project, new_session=False)
+    with pytest.raises(RequestError) as sse:
+        await agent.conn.new_session(cwd=str(scripted_project), mcp_servers=[
+            SseMcpServer(type="sse", name="old", url="http://127.0.0.1:9/sse", headers=[])])
+    assert sse.value.code == -32602 and "mcpServers[0]" in str(sse.value) and "sse" in str(sse.value)
+    session = await agent.conn.new_session(cwd=str(scripted_project), mcp_servers=[stdio_server(tmp_path / "calls.log")])
+    await agent.prompt("echo", session_id=session.session_id)
+    assert agent.client.permission_requests == []
+    assert agent.client.tool_updates("m1")[-1].status == "failed"
+    assert not (tmp_path / "calls.log").exists() or "echo" not in (tmp_path / "calls.log").read_text()

@@ -1,0 +1,106 @@
+"""The ACP face's plain pieces: titles and kinds of tool calls, prompts' attachments, slash
+commands, and the outbox that keeps updates in order while it coalesces text."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from elelem_lsp.acp.agent import attached, file_path, slash_command
+from elelem_lsp.acp.updates import Outbox, context_line, locations_of, replayed, title_of
+from scaffold import wait_until
+
+
+def test_titles_read_as_a_person_says_them():
+    assert title_of("read", {"path": "src/app.py"}) == "Read src/app.py"
+    assert title_of("execute", {"command": "pytest -q"}) == "Run pytest -q"
+    assert title_of("bash", {"command": "ls"}) == "Run ls"
+    assert title_of("grep", {"pattern": "todo", "path": "src"}) == "Search 'todo' in src"
+    assert title_of("grep", {"pattern": "x"}) == "Search 'x' in ."
+    assert title_of("list", {}) == "List ."
+    assert title_of("read", {"path": 5}) == "Read"  # a malformed argument is not shown as if it were a path
+    assert title_of("fs__read_text_file", {"path": "notes.md"}) == "fs__read_text_file notes.md"  # MCP and others
+
+
+def test_locations_only_for_paths_that_can_be_paths(tmp_path: Path):
+    assert [l.path for l in locations_of("edit", {"path": "a.py"}, tmp_path)] == [str(tmp_path / "a.py")]
+    assert locations_of("execute", {"command": "ls", "path": "x"}, tmp_path) is None
+    assert locations_of("read", {"path": "bad\0path"}, tmp_path) is None
+    assert locations_of("read", {"path": ""}, tmp_path) is None
+
+
+def test_context_lines():
+    assert context_line({"leftOut": 3, "shortened": 0, "budget": 32000}) == "3 earlier turns left out to fit 32,000 tokens\n"
+    assert context_line({"leftOut": 0, "shortened": 2, "budget": 8000}) == "2 tool results shortened to fit 8,000 tokens\n"
+
+
+def test_attachments_are_fenced_past_any_backticks_inside():
+    assert attached("a.md", "x\n") == "a.md:\n```\nx\n```"
+    assert attached("b.md", "````inside") == "b.md:\n`````\n````inside\n`````"
+
+
+def test_only_local_file_uris_are_paths():
+    assert file_path("file:///tmp/caf%C3%A9.txt") == Path("/tmp/café.txt")
+    assert file_path("file://localhost/etc/hosts") == Path("/etc/hosts")
+    assert file_path("file://other-host/etc/hosts") is None
+    assert file_path("https://example.com/x") is None
+
+
+def test_slash_commands_are_only_the_known_ones():
+    assert slash_command("/provider openai  gpt-4o") == ("provider", "openai  gpt-4o")
+    assert slash_command("/tools") == ("tools", "")
+    assert slash_command("/etc/hosts is a file") is None  # a prompt that starts with a path
+    assert slash_command("please /reset") is None
+
+
+def test_a_replayed_turn_shows_prompt_calls_and_reply(tmp_path: Path):
+    transcript = {"entries": [
+        {"kind": "turn", "prompt": "hi", "reply": "", "cancelled": True, "tools": [
+            {"id": "c1", "name": "execute", "arguments": {"command": "ls"}, "ok": False, "summary": None, "error": "denied"}]},
+        {"kind": "compaction", "turns": 4, "summary": "...", "at": "2026-01-01T00:00:00Z"},
+    ]}
+    updates = replayed(transcript, tmp_path)
+    assert [u.session_update for u in updates] == [
+        "user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk", "agent_thought_chunk"]
+    assert updates[2].status == "failed" and updates[2].content[0].content.text == "denied"
+    assert updates[3].content.text == "(cancelled)"
+
+
+async def test_the_outbox_keeps_order_and_coalesces_text_between_other_updates():
+    sent: list = []
+    gate = asyncio.Event()
+
+    async def send(update):
+        await gate.wait()
+        sent.append(update)
+
+    outbox = Outbox(send, interval=10)  # a long interval: only a non-text update or sent() may end a wait
+    outbox.put_text("saying", "a")
+    for piece in "bcd":
+        outbox.put_text("saying", piece)
+    outbox.put("tool call")
+    outbox.put_text("thinking", "t1")
+    outbox.put_text("thinking", "t2")
+    outbox.put_text("saying", "e")
+    gate.set()
+    await asyncio.wait_for(outbox.sent(), 5)
+    shown = [u if isinstance(u, str) else (u.session_update, u.content.text) for u in sent]
+    assert shown == [("agent_message_chunk", "abcd"), "tool call", ("agent_thought_chunk", "t1t2"),
+                     ("agent_message_chunk", "e")]
+
+
+async def test_text_after_a_quiet_spell_goes_at_once_and_the_rest_waits_its_interval():
+    sent: list = []
+
+    async def send(update):
+        sent.append(update.content.text)
+
+    outbox = Outbox(send, interval=0.2)
+    outbox.put_text("saying", "first")
+    await wait_until(lambda: sent == ["first"], "the first text, at once")
+    outbox.put_text("saying", "second")
+    outbox.put_text("saying", "third")
+    await asyncio.sleep(0.05)  # a quarter of the interval: nothing may go yet
+    assert sent == ["first"]  # waiting for more to join it
+    await asyncio.wait_for(outbox.sent(), 1)  # the end of the turn sends it at once
+    assert sent == ["first", "secondthird"]
