@@ -107,11 +107,6 @@ EVENTS_LINES = [
 ]
 
 
-# A prompt asked in a.txt is stored with the file it was asked about ("note one\n\nFile: a.txt"):
-# the stored turn's prompt line, and the title, end with it.
-IN_A_TXT = "  File: a.txt"
-
-
 def check_conversation_labels(labels: list[str], titles: list[str]) -> None:
     """The picker's labels: `title · 2026-12-01 21:45 · 1 turn · scripted`, titles starting as
     `titles` do, in their order."""

@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import secrets
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -209,7 +210,8 @@ def history_from(entries: list[dict[str, Any]]) -> list[Message]:
     summarised = False  # whether units[0] is a summary
     for entry in entries:
         if entry["kind"] == "turn":
-            units.append(exchange(text(entry.get("prompt")), text(entry.get("reply")), entry.get("cancelled") is True))
+            asked = Asked(text(entry.get("prompt")), text(entry.get("context")))
+            units.append(exchange(asked.text, text(entry.get("reply")), entry.get("cancelled") is True))
         else:
             turns = entry.get("turns")
             replaced = (turns if isinstance(turns, int) and turns > 0 else 0) + (1 if summarised else 0)
@@ -223,13 +225,28 @@ def text(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else str(value)
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What a turn was asked: the person's words, and the context the front end added to them
+    (the file or selection they asked from)."""
+
+    prompt: str
+    context: str = ""
+
+    @property
+    def text(self) -> str:
+        """What the model reads: the prompt, then its context."""
+        return f"{self.prompt}\n\n{self.context}" if self.context else self.prompt
+
+
 def turn_entry(
-    prompt: str, result: dict[str, Any], started: str, tools: list[dict[str, Any]]
+    prompt: str, context: str, result: dict[str, Any], started: str, tools: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    """The stored entry of one finished (or cancelled) turn."""
+    """The stored entry of one finished (or cancelled) turn (``context`` kept only when there is one)."""
     return {
         "kind": "turn",
         "prompt": prompt,
+        **({"context": context} if context else {}),
         "reply": result["reply"],
         "provider": result["provider"],
         "model": result["model"],

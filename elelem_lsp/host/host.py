@@ -24,7 +24,7 @@ from ..agent.messages import ProviderError, user
 from ..agent.session import Session, TurnResult, is_summary, summary_message
 from ..agent.toolbox import Toolbox, describe
 from ..providers.windows import model_window
-from .conversations import ConversationStore, ToolLog, history_from, new_id, now, title, turn_entry
+from .conversations import Asked, ConversationStore, ToolLog, history_from, new_id, now, title, turn_entry
 from .folders import Busy, Choice, Folder
 from .frontend import BadRequest, Frontend, Refused
 from .settings import Settings, parse_settings, within_trust
@@ -103,16 +103,23 @@ class Host:
         )
 
     # -- turns -----------------------------------------------------------------
-    async def turn(self, folder: Folder, prompt: str, *, token: Any = None, request: Any = None) -> dict[str, Any]:
-        """Run one turn; ``token`` and ``request`` are the front end's names for it, to cancel it by."""
+    async def turn(
+        self, folder: Folder, prompt: str, *, context: str = "", token: Any = None, request: Any = None
+    ) -> dict[str, Any]:
+        """Run one turn; ``token`` and ``request`` are the front end's names for it, to cancel it by.
+
+        ``context`` (where the person asked from: a file, a selection) follows the prompt in
+        what the model reads; the conversation stores the two apart, so titles and redrawn
+        transcripts show the person's own words."""
         record = TurnRecord(prompt) if self.frontend.plain else None
-        result = await self._play(folder, prompt, token, request, record.add if record else lambda event: None)
+        turn = Asked(prompt, context)
+        result = await self._play(folder, turn, token, request, record.add if record else lambda event: None)
         if record is not None:
             self._show_turn(folder, record, result)
         return result
 
     async def _play(
-        self, folder: Folder, prompt: str, token: Any, request: Any, observe: Callable[[dict[str, Any]], None]
+        self, folder: Folder, asked: Asked, token: Any, request: Any, observe: Callable[[dict[str, Any]], None]
     ) -> dict[str, Any]:
         await self.refresh_settings(folder)
         self.open_conversation(folder)
@@ -122,7 +129,7 @@ class Host:
         except ProviderError as error:
             return turn_result(choice, TurnResult(f"Error: {error}", 0, error=str(error)))
         self.tell_choice(folder, choice)
-        progress = await self.frontend.open_progress(token, "elelem", prompt)
+        progress = await self.frontend.open_progress(token, "elelem", asked.prompt)
         started, tools = now(), ToolLog()
 
         def add(event: dict[str, Any]) -> None:
@@ -131,7 +138,7 @@ class Host:
             tools.add(event)
 
         try:
-            task = folder.start(self._compacting_turn(folder, session, prompt, add))
+            task = folder.start(self._compacting_turn(folder, session, asked.text, add))
         except Busy as error:
             progress.end(f"Error: {error}")
             raise Refused(str(error)) from None
@@ -155,7 +162,7 @@ class Host:
             progress.end(result.reply if result.error else "done")
         answer = turn_result(choice, result)
         if began:  # a turn cancelled before it began left nothing in the history: nothing to store
-            self._store_entry(folder, turn_entry(prompt, answer, started, tools.calls))
+            self._store_entry(folder, turn_entry(asked.prompt, asked.context, answer, started, tools.calls))
         return answer
 
     async def _compacting_turn(

@@ -109,18 +109,20 @@ def parse(model: type[Arguments], arguments: tuple[Any, ...]) -> Any:
 async def ask(face: LspFrontend, args: AskArguments) -> dict[str, Any]:
     folder = face.folder_for(args.uri)
     location = describe_location(face.server.workspace, folder.root, args.uri, args.range) if args.uri is not None else ""
-    prompt = f"{args.prompt}\n\n{location}" if location else args.prompt
-    return await face.host.turn(folder, prompt, token=args.progress_token, request=face.server.protocol.msg_id)
+    return await face.host.turn(
+        folder, args.prompt, context=location, token=args.progress_token, request=face.server.protocol.msg_id
+    )
 
 
 async def fix(face: LspFrontend, args: FixArguments) -> dict[str, Any]:
     folder = face.folder_for(args.uri)
-    prompt = (
-        fix_request(args.diagnostics)
-        + "\n\nChange the file with the edit tool; keep the change as small as the fix allows.\n\n"
-        + describe_location(face.server.workspace, folder.root, args.uri, args.range, context_lines=5)
+    prompt = fix_request(args.diagnostics)
+    context = "Change the file with the edit tool; keep the change as small as the fix allows.\n\n" + describe_location(
+        face.server.workspace, folder.root, args.uri, args.range, context_lines=5
     )
-    return await face.host.turn(folder, prompt, token=args.progress_token, request=face.server.protocol.msg_id)
+    return await face.host.turn(
+        folder, prompt, context=context, token=args.progress_token, request=face.server.protocol.msg_id
+    )
 
 
 def fix_request(diagnostics: list[DiagnosticArgument]) -> str:

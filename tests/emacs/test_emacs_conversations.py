@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
-                                IN_A_TXT, ODD, ODD_LINES, SHORT, SHORT_LINES, check_conversation_labels)
+                                ODD, ODD_LINES, SHORT, SHORT_LINES, check_conversation_labels)
 from test_emacs_client import CLIENT, drive, elisp_string
 
 pytestmark = pytest.mark.slow
@@ -87,14 +87,14 @@ def test_conversations_are_listed_resumed_continued_and_refused_mid_turn(
         "-- new conversation --", "", "> note three", "note three", "-- scripted · 1 step",
     ]
     check_conversation_labels(seen["offered"]["labels"], ["note three", "note two", "note one"])
-    assert seen["resumed"]["transcript"].splitlines() == ["> note one" + IN_A_TXT, "note one", "-- scripted"]
+    assert seen["resumed"]["transcript"].splitlines() == ["> note one", "note one", "-- scripted"]
     # the next ask continues the resumed conversation: the provider is sent its earlier turn
     assert seen["continued"]["transcript"].splitlines() == [
-        "> note one" + IN_A_TXT, "note one", "-- scripted", "", "> recall", "earlier: note one", "-- scripted · 1 step",
+        "> note one", "note one", "-- scripted", "", "> recall", "earlier: note one", "-- scripted · 1 step",
     ]
     # the transcript opened afresh shows the folder's current conversation: the resumed one, continued
     assert seen["reopened"]["transcript"].splitlines() == [
-        "> note one" + IN_A_TXT, "note one", "-- scripted", "", "> recall" + IN_A_TXT, "earlier: note one", "-- scripted",
+        "> note one", "note one", "-- scripted", "", "> recall", "earlier: note one", "-- scripted",
     ]
     refused = seen["refused"]
     assert refused["message"] == "elelem: a turn is running in work; cancel it before resuming another conversation"

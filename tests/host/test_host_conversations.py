@@ -80,6 +80,29 @@ async def test_a_turn_is_stored_with_its_tools_and_a_new_host_continues_it(proje
     assert [m["content"] for m in fetch["messages"][1:]] == ["what is in it?", "It says hello.", "and now?", "done.", "third"]
 
 
+async def test_the_context_a_turn_was_asked_from_is_stored_apart_from_the_words(project):
+    add_plugin(project, "scripted")
+    write_script(project, [[{"type": "record"}], [{"type": "record"}]])
+    host, _ = started_host(project)
+    folder = folder_of(host, project)
+    await host.turn(folder, "what does it do?", context="File: src/app.py (lines 3-4)\n```\nx = 1\n```")
+    await host.turn(folder, "and without a file?")
+
+    [listed] = await host.conversations(folder)
+    assert listed["title"] == "what does it do?"
+    first, second = (await host.transcript(folder))["entries"]
+    assert (first["prompt"], first["context"]) == ("what does it do?", "File: src/app.py (lines 3-4)\n```\nx = 1\n```")
+    assert second["prompt"] == "and without a file?" and "context" not in second
+    sent = [json.loads(line) for line in (project / ".agents/fetches.jsonl").read_text().splitlines()]
+    asked_from_file = "what does it do?\n\nFile: src/app.py (lines 3-4)\n```\nx = 1\n```"
+    assert sent[0]["messages"][-1]["content"] == asked_from_file  # the model reads both
+
+    restarted, _ = started_host(project)
+    await restarted.prepare()
+    history = (await restarted.context(folder_of(restarted, project)))["messages"][1:]
+    assert [m["content"] for m in history][0] == asked_from_file  # and still does after a restart
+
+
 async def test_cancelled_turns_are_stored_as_cancelled_and_an_empty_one_adds_no_reply(project):
     add_plugin(project, "scripted")
     host, _ = started_host(project)

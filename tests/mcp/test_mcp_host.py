@@ -102,7 +102,8 @@ async def test_arguments_that_break_the_schema_are_refused_before_the_call(proje
 
 async def test_images_resources_and_long_texts_become_text_the_model_can_read(project, stopped_hosts):
     script = [call("t__picture"), call("t__flood", "2", size=200_000), SAY_RESULT]
-    host, frontend, folder = host_for(project, {"t": tool_server()}, script)
+    # a context budget that holds the whole cut result, so the model is handed what the cap left
+    host, frontend, folder = host_for(project, {"t": tool_server()}, script, contextTokens=1_000_000)
     stopped_hosts.append(host)
     result = await host.turn(folder, "look")
     flooded = answer(result)

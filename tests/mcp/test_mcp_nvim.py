@@ -21,7 +21,7 @@ def test_neovim_shows_an_mcp_call_like_a_built_in_one(project: Path, start_nvim)
     assert nvim.transcript() == [
         "> call them",
         '+ t__echo(text="from nvim")',
-        "  ok: t__echo",
+        "  ok: t__echo — 1 line",
         '+ t__fail(message="x")',
         "  failed: t__fail: Error executing tool fail",
         "both called.",

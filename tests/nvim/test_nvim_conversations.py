@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
-                                IN_A_TXT, ODD, ODD_LINES, SHORT, SHORT_LINES, check_conversation_labels)
+                                ODD, ODD_LINES, SHORT, SHORT_LINES, check_conversation_labels)
 from test_nvim_client import highlighted, messages
 
 pytestmark = pytest.mark.slow
@@ -113,11 +113,11 @@ def test_conversations_are_listed_newest_first_and_resumed(workspace: Path, star
               what="the transcript redrawn from the resumed conversation")
     check_conversation_labels(nvim.lua("return vim.g.offered"), ["note three", "note two", "note one"])
     assert nvim.lua("return vim.g.select_prompt") == "elelem conversation: "
-    assert nvim.transcript() == ["> note one" + IN_A_TXT, "note one", "-- scripted"]
+    assert nvim.transcript() == ["> note one", "note one", "-- scripted"]
 
     # the next turn continues the resumed conversation: the provider is sent its earlier turn
     ask(nvim, "recall", 4)
-    assert nvim.transcript() == ["> note one" + IN_A_TXT, "note one", "-- scripted", "", "> recall", "earlier: note one",
+    assert nvim.transcript() == ["> note one", "note one", "-- scripted", "", "> recall", "earlier: note one",
                                  "-- scripted · 1 step"]
     listed = conversations(nvim)
     assert listed[0]["title"].startswith("note one") and listed[0]["turns"] == 2
@@ -149,7 +149,7 @@ def test_a_new_session_on_the_folder_shows_its_conversation(workspace: Path, sta
         first.command("qall!")
 
     nvim = start_nvim(workspace, "a.txt")
-    yesterday = ["> note from yesterday" + IN_A_TXT, "note from yesterday", "-- scripted"]
+    yesterday = ["> note from yesterday", "note from yesterday", "-- scripted"]
     nvim.wait("vim.api.nvim_buf_get_lines(require('elelem.transcript').bufnr(), 0, 1, false)[1] == ...",
               yesterday[0], what="the stored conversation in the transcript")
     assert nvim.transcript() == yesterday

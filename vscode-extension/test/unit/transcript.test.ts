@@ -171,20 +171,3 @@ test("long or multi-line tool arguments are cut short in the one-line preview", 
   assert.match(brief, /^path="a.py", content="line one⏎line two⏎x+…$/);
   assert.ok(brief.length < 80, brief);
 });
-
-test("an MCP tool's call shows like a built-in one: its NAME__tool, its arguments and its outcome", () => {
-  const turn = newTurn(7, "Read my notes", undefined);
-  feed(
-    turn,
-    { kind: "begin", title: "elelem", cancellable: true, message: "" },
-    { kind: "report", message: "…", events: [
-      { type: "doing", id: "m1", name: "fs__read_text_file", arguments: { path: "/home/me/notes/todo.md" } },
-      { type: "result", id: "m1", name: "fs__read_text_file", ok: true, summary: "12 lines" },
-      { type: "doing", id: "m2", name: "fs__write_file", arguments: { path: "/etc/passwd", content: "x" } },
-      { type: "result", id: "m2", name: "fs__write_file", ok: false, error: "not allowed to call fs__write_file: the person denied it" },
-    ] },
-  );
-  const text = visibleText(renderTurn(turn));
-  assert.match(text, /✓ fs__read_text_file \( path="\/home\/me\/notes\/todo\.md" \) ok/);
-  assert.match(text, /✗ fs__write_file \( path="\/etc\/passwd", content="x" \) not allowed to call fs__write_file: the person denied it/);
-});
