@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import signal
 import sys
@@ -31,7 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help(sys.stderr)
         return 2
-    return args.run(args)
+    status = args.run(args)
+    # The process ends next. Frozen, the tens of thousands of objects that lsprotocol's and pygls'
+    # classes hold are left to the OS instead of being torn down one by one (0.2 s to 1 s a process).
+    gc.freeze()
+    return status
 
 
 class Parser(argparse.ArgumentParser):

@@ -1,8 +1,13 @@
-"""Shared fixtures: an isolated HOME, a project folder, and real server sessions."""
+"""Shared fixtures: an isolated HOME, a project folder, and real server sessions.
+
+The suite runs in parallel (pytest-xdist): every test gets its own HOME and XDG directories (the
+autouse ``home`` fixture), so nothing a test or the server it starts writes under ~ is shared.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import compileall
 import os
 from pathlib import Path
 from typing import Any
@@ -12,15 +17,40 @@ import pytest_asyncio
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+import elelem_lsp
 from scaffold import SERVER_COMMAND, Editor, make_client
 
+# Where platformdirs (settings, trusted plugins, transcripts, conversations) and editors look.
+XDG_DIRS = {
+    "XDG_CONFIG_HOME": ".config",
+    "XDG_STATE_HOME": ".local/state",
+    "XDG_DATA_HOME": ".local/share",
+    "XDG_CACHE_HOME": ".cache",
+}
 
-@pytest.fixture
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # once, in the process that starts the xdist workers
+        # Every server and terminal client the tests start imports the package afresh; where
+        # PYTHONDONTWRITEBYTECODE is set (as on some CI images) each would compile it again.
+        compileall.compile_dir(Path(elelem_lsp.__file__).parent, quiet=1)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow end-to-end suites first, so that xdist's workers finish together instead of one
+    of them starting a minute-long editor session when the others are done."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@pytest.fixture(autouse=True)
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty HOME, so the person's own ~/.agents/plugins never leak into a test."""
+    """An empty HOME and XDG directories inside it, for every test: the person's own
+    ~/.agents/plugins never leak into a test, and tests running in parallel share no state file."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    for variable, folder in XDG_DIRS.items():
+        monkeypatch.setenv(variable, str(home / folder))
     for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
         monkeypatch.delenv(key, raising=False)
     return home

@@ -84,12 +84,14 @@ import elelem_lsp
 from elelem_lsp.agent.workspace import current_workspace
 
 MARKS = Path(__file__).resolve().parents[2] / "prepare.json"
+RELEASE = MARKS.with_name("release-prepare")
 
 
 class SlowToPrepare:
     def prepare(self):
         MARKS.write_text(json.dumps({"started": time.time()}))
-        time.sleep(3)
+        while not RELEASE.exists():  # busy until the test has seen requests answered meanwhile
+            time.sleep(0.01)
         MARKS.write_text(json.dumps({**json.loads(MARKS.read_text()), "finished": time.time()}))
 
     async def fetch(self, messages, tools, emit):
@@ -110,10 +112,14 @@ async def test_prepare_runs_after_initialize_and_delays_no_request(project, star
     await wait_until(marks.exists, "prepare() to start", timeout=20)
     assert json.loads(marks.read_text())["started"] >= initialized - 0.05  # only after initialize was answered
     started = time.monotonic()
-    tools, providers = await asyncio.gather(editor.command("elelem.tools", {}), editor.command("elelem.providers", {}))
-    assert time.monotonic() - started < 1.5  # answered while prepare() sleeps for 3 s
+    # prepare() runs until released below: a server that held requests back for it would time out here
+    tools, providers = await asyncio.wait_for(
+        asyncio.gather(editor.command("elelem.tools", {}), editor.command("elelem.providers", {})), 10
+    )
+    assert time.monotonic() - started < 1.5
     assert "finished" not in json.loads(marks.read_text())
     assert "grep" in {t["name"] for t in tools["tools"]} and providers["provider"] == "slowprep"
+    (project / "release-prepare").touch()
     await wait_until(lambda: "finished" in json.loads(marks.read_text()), "prepare() to finish", timeout=20)
     assert (await editor.ask("go"))["reply"] == "prepared: True"
 

@@ -9,6 +9,7 @@ import pytest
 
 from elelem_lsp.agent.toolbox import Toolbox, encode
 from elelem_lsp.agent.workspace import Workspace
+from security.attacks_cmds import still_alive_after
 
 
 class Permissive(Workspace):
@@ -86,12 +87,12 @@ async def test_execute_and_its_aliases_run_in_the_root(box, ws, name):
 
 
 async def test_execute_timeout_kills_the_process_group(box, ws, tmp_path):
-    marker = tmp_path / "survived"
-    result = await box.call("execute", {"command": f"(sleep 2; touch {marker}) & sleep 30", "timeout": 0.5}, ws)
+    marker, pid = tmp_path / "survived", tmp_path / "pid"
+    background = f"sh -c 'echo $$ > {pid}; sleep 2; touch {marker}' &"
+    result = await box.call("execute", {"command": f"{background} sleep 30", "timeout": 0.5}, ws)
     assert result["ok"] is False and "timed out after 0.5s" in result["error"]
-    import asyncio
-
-    await asyncio.sleep(2.5)
+    # dead by its pid, so it can never write the marker (no waiting out its two seconds)
+    assert not still_alive_after(int(pid.read_text()), 1.0)
     assert not marker.exists()
 
 

@@ -178,15 +178,21 @@ class Workspace:
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_end, "rb", buffering=0)
         )
         try:
+            starting = asyncio.ensure_future(asyncio.create_subprocess_shell(
+                command,
+                cwd=self.root,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=write_end,
+                stderr=write_end,
+                start_new_session=True,
+            ))
             try:
-                process = await asyncio.create_subprocess_shell(
-                    command,
-                    cwd=self.root,
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=write_end,
-                    stderr=write_end,
-                    start_new_session=True,
-                )
+                process = await asyncio.shield(starting)
+            except asyncio.CancelledError:
+                # The shell runs before asyncio has connected to it, and may have started others:
+                # cancelled then, asyncio would kill the shell alone; the whole group goes.
+                kill_group((await starting).pid)
+                raise
             finally:
                 os.close(write_end)  # the command's processes hold the only copies now
             return await watch(process, reader, timeout=timeout, output_cap=output_cap)

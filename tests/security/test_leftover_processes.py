@@ -103,6 +103,25 @@ async def test_cancelling_the_call_kills_the_background_too(ws):
     assert not still_alive_after(pid, 1.0)
 
 
+async def test_cancelling_while_the_shell_starts_kills_what_it_started(ws):
+    """The shell runs before asyncio has connected to it: a cancel in between must still kill the
+    group. The loop is let run a few steps, then held (blocking) until the shell wrote the pid, so
+    the cancel lands at each step of the start in turn."""
+    for steps in range(8):
+        (ws.root / "pid").unlink(missing_ok=True)
+        call = asyncio.ensure_future(execute(ws, "sleep 100 & echo $! > pid; sleep 100"))
+        for _ in range(steps):
+            await asyncio.sleep(0)
+        deadline = time.monotonic() + 0.5
+        while not (ws.root / "pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.001)  # holding the loop: the shell starts, asyncio cannot see it yet
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        if (ws.root / "pid").exists():  # the shell had started before the cancel
+            assert not still_alive_after(leftover_pid(ws), 1.0), f"left running when cancelled after {steps} steps"
+
+
 async def test_a_process_in_its_own_session_does_not_hold_the_call_up(ws):
     """setsid leaves the process group, the unit we kill: it escapes (see README), but the call returns."""
     result, took = await execute(ws, "setsid sleep 100 & echo $! > pid; echo started")

@@ -29,6 +29,9 @@ CODE_SERVER = CACHE / "code-server-4.100.3" / "node_modules" / "code-server" / "
 CHROMIUM = Path(os.environ.get("ELELEM_CHROMIUM", "/usr/bin/chromium"))
 INSTALL_HINT = "run vscode-extension/scripts/install-e2e.sh"
 
+# One worker runs them all: `npm run test` and `npm run e2e` both compile into vscode-extension/out/.
+pytestmark = pytest.mark.xdist_group("vscode-extension")
+
 
 def require(condition: bool, what: str) -> None:
     require_part(condition, "vscode", what, INSTALL_HINT)
