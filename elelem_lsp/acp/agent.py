@@ -50,6 +50,7 @@ from acp.schema import (
 
 from .. import __version__
 from ..agent.workspace import WorkspaceError
+from ..host.conversations import Asked
 from ..host.frontend import BadRequest, Refused
 from ..host.host import Host
 from .frontend import AcpFrontend
@@ -109,24 +110,30 @@ class AcpSession:
         self.frontend.outbox.put(ConfigOptionUpdate(session_update="config_option_update", config_options=options))
 
     # -- prompts ----------------------------------------------------------------------
-    async def prompt_text(self, blocks: list[Any]) -> str:
-        parts = []
+    async def prompt_text(self, blocks: list[Any]) -> Asked:
+        """The person's words (text, links kept as links) and, as the context, the files attached."""
+        words, files = [], []
         for index, block in enumerate(blocks):
             if isinstance(block, TextContentBlock):
-                parts.append(block.text)
+                words.append(block.text)
             elif isinstance(block, ResourceContentBlock):
-                parts.append(await self.linked(block))
+                file = await self.linked(block)
+                if file is None:
+                    words.append(f"[{block.name}]({block.uri})")
+                else:
+                    files.append(file)
             elif isinstance(block, EmbeddedResourceContentBlock):
                 resource = block.resource
                 if not isinstance(resource, TextResourceContents):
                     raise invalid(f"prompt[{index}]", "a binary embedded resource cannot be read as text")
-                parts.append(attached(self.label(resource.uri), resource.text))
+                files.append(attached(self.label(resource.uri), resource.text))
             else:
                 raise invalid(f"prompt[{index}]", f"{block.type} content is not supported (see promptCapabilities)")
-        return "\n\n".join(part for part in parts if part)
+        return Asked("\n\n".join(part for part in words if part), "\n\n".join(part for part in files if part))
 
-    async def linked(self, block: ResourceContentBlock) -> str:
-        """A linked file inside the workspace, attached with its text; anything else as its link."""
+    async def linked(self, block: ResourceContentBlock) -> str | None:
+        """A linked file inside the workspace, attached with its text; None for anything else
+        (it stays a link among the person's words)."""
         path = file_path(block.uri)
         workspace = self.folder.workspace
         if path is not None:
@@ -135,7 +142,7 @@ class AcpSession:
                 return attached(workspace.relative(resolved), await workspace.read_text(resolved))
             except (WorkspaceError, OSError) as error:
                 log.info("not attaching %s: %s", block.uri, error)
-        return f"[{block.name}]({block.uri})"
+        return None
 
     def label(self, uri: str) -> str:
         path = file_path(uri)
@@ -143,10 +150,10 @@ class AcpSession:
             return path.relative_to(self.root).as_posix()
         return uri
 
-    async def turn(self, text: str) -> str:
+    async def turn(self, asked: Asked) -> str:
         """Run one turn; its stop reason."""
         try:
-            result = await self.host.turn(self.folder, text, request=self.id)
+            result = await self.host.turn(self.folder, asked.prompt, context=asked.context, request=self.id)
         except Refused as error:
             raise RequestError(-32600, str(error)) from None
         if result["error"] and not result["cancelled"]:
@@ -351,13 +358,13 @@ class ElelemAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
         session = self._session(session_id)
-        text = await session.prompt_text(prompt)
-        if not text.strip():
+        asked = await session.prompt_text(prompt)
+        if not asked.text.strip():
             raise invalid("prompt", "is empty")
-        command = slash_command(text)
+        command = slash_command(asked.text)
         session.frontend.prompted = True
         if command is None:
-            return PromptResponse(stop_reason=await session.turn(text))
+            return PromptResponse(stop_reason=await session.turn(asked))
         try:
             answer = await session.command(*command)
         except (Refused, BadRequest) as error:

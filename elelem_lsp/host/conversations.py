@@ -196,9 +196,9 @@ def summary(conversation: str, entries: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def title(entries: list[dict[str, Any]]) -> str:
-    """The first prompt, on one line and shortened."""
-    prompt = next((entry.get("prompt") for entry in entries if entry["kind"] == "turn"), "")
-    return preview(text(prompt), TITLE_LENGTH)
+    """The first prompt (its context when it has no words), on one line and shortened."""
+    first = next((entry for entry in entries if entry["kind"] == "turn"), {})
+    return preview(text(first.get("prompt")) or text(first.get("context")), TITLE_LENGTH)
 
 
 def history_from(entries: list[dict[str, Any]]) -> list[Message]:
@@ -236,7 +236,7 @@ class Asked:
     @property
     def text(self) -> str:
         """What the model reads: the prompt, then its context."""
-        return f"{self.prompt}\n\n{self.context}" if self.context else self.prompt
+        return "\n\n".join(part for part in (self.prompt, self.context) if part)
 
 
 def turn_entry(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import statistics
 import time
@@ -12,6 +13,7 @@ import pytest
 from acp import RequestError, resource_block, embedded_text_resource, resource_link_block, text_block, image_block
 
 from conftest import write_user_settings
+from elelem_lsp.host.conversations import conversations_dir
 from scaffold import wait_until, write_script
 
 SLOW = [[{"type": "saying", "text": "starting"}, {"type": "sleep", "seconds": 30}, {"type": "saying", "text": "never"}]]
@@ -133,6 +135,10 @@ async def test_resource_links_and_embedded_resources_become_the_prompt(scripted_
     assert "do not attach" not in prompt and f"[secret.txt]({outside.as_uri()})" in prompt
     assert "[docs](https://example.com/docs)" in prompt
     assert "sel.py:\n```\nx = 1  # the selection\n```" in prompt
+    # stored apart: the words (links outside the workspace among them) and the attached files
+    [stored] = [json.loads(line) for line in next(conversations_dir().rglob("*.jsonl")).read_text().splitlines()]
+    assert stored["prompt"] == f"explain\n\n[secret.txt]({outside.as_uri()})\n\n[docs](https://example.com/docs)"
+    assert stored["context"].startswith("src/app.py:\n````") and stored["context"].endswith("x = 1  # the selection\n```")
 
 
 async def test_provider_and_model_are_config_options_and_slash_commands(scripted_project: Path, start_agent):
