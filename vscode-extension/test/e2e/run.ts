@@ -611,7 +611,11 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   step("Ctrl+Z in hello.txt takes the undo back");
 
   // --- A window reload: the draft (typed before the undo above) and the conversation come back ---
-  await page.reload();
+  // Reloaded as a person does (Developer: Reload Window), so the workbench saves the views' state
+  // before it goes; a browser reload may cut that save short.
+  const loaded = page.waitForEvent("load", { timeout: 60_000 });
+  await runCommand(page, "Developer: Reload Window");
+  await loaded;
   await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
   await page.locator(".statusbar-item", { hasText: "scripted" }).first().waitFor({ timeout: 60_000 });
   await page.keyboard.press("Control+Alt+I");
