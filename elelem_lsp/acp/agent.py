@@ -15,7 +15,6 @@ import asyncio
 import logging
 import os
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse

@@ -4,7 +4,6 @@ writers at once, the listing, and the history rebuilt from the entries as the se
 from __future__ import annotations
 
 import json
-import os
 import stat
 import subprocess
 import sys
