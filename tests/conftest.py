@@ -105,8 +105,18 @@ async def start_editor(home: Path):
 
     yield start
     for lsp_client in started:
-        try:
-            if lsp_client._server is None or lsp_client._server.returncode is None:  # not killed by the test
-                await asyncio.wait_for(lsp_client.shutdown_session(), 10)
-        finally:
-            await lsp_client.stop()
+        await stop_server(lsp_client)
+
+
+async def stop_server(lsp_client: LanguageClient) -> None:
+    """Shut the session down as an editor does, then make sure the server is gone: pygls's
+    ``stop`` waits for the process however long it takes, and pytest-lsp sends no ``exit`` once
+    the session saw an error, so a stuck server would hang the suite instead of failing its test."""
+    server = lsp_client._server
+    try:
+        if server is not None and server.returncode is None:  # not killed by the test
+            await asyncio.wait_for(lsp_client.shutdown_session(), 10)  # shutdown, exit, its end
+    finally:
+        if server is not None and server.returncode is None:
+            server.kill()
+        await asyncio.wait_for(lsp_client.stop(), 10)

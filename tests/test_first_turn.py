@@ -109,19 +109,31 @@ async def test_prepare_runs_after_initialize_and_delays_no_request(project, star
     marks = project / "prepare.json"
     editor = await start_editor(project, settings={"provider": "slowprep"})
     initialized = time.time()
-    await wait_until(marks.exists, "prepare() to start", timeout=20)
-    assert json.loads(marks.read_text())["started"] >= initialized - 0.05  # only after initialize was answered
-    started = time.monotonic()
-    # prepare() runs until released below: a server that held requests back for it would time out here
-    tools, providers = await asyncio.wait_for(
-        asyncio.gather(editor.command("elelem.tools", {}), editor.command("elelem.providers", {})), 10
-    )
-    assert time.monotonic() - started < 1.5
-    assert "finished" not in json.loads(marks.read_text())
-    assert "grep" in {t["name"] for t in tools["tools"]} and providers["provider"] == "slowprep"
-    (project / "release-prepare").touch()
+    try:
+        await wait_until(marks.exists, "prepare() to start", timeout=20)
+        assert json.loads(marks.read_text())["started"] >= initialized - 0.05  # only after initialize was answered
+        # prepare() runs until released below: a server that held requests back for it would time out here
+        tools, providers = await asyncio.wait_for(
+            asyncio.gather(editor.command("elelem.tools", {}), editor.command("elelem.providers", {})), 10
+        )
+        assert "finished" not in json.loads(marks.read_text())
+        assert "grep" in {t["name"] for t in tools["tools"]} and providers["provider"] == "slowprep"
+    finally:
+        (project / "release-prepare").touch()
     await wait_until(lambda: "finished" in json.loads(marks.read_text()), "prepare() to finish", timeout=20)
     assert (await editor.ask("go"))["reply"] == "prepared: True"
+
+
+async def test_the_server_exits_when_told_to_while_a_plugins_prepare_never_returns(project, start_editor):
+    plugin = project / ".agents" / "plugins" / "slowprep.py"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(SLOW_PREPARE)  # never released here
+    editor = await start_editor(project, settings={"provider": "slowprep"})
+    await wait_until((project / "prepare.json").exists, "prepare() to start", timeout=20)
+    started = time.monotonic()
+    await asyncio.wait_for(editor.client.shutdown_session(), 20)  # shutdown, exit, and the process's end
+    assert editor.client._server.returncode == 0
+    assert time.monotonic() - started < 10
 
 
 async def test_a_provider_that_fails_to_build_is_reported_by_the_turn_not_the_prepare(project, start_editor):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..agent.bridge import run_in_thread
 from ..agent.messages import Message, Provider, ProviderError
 from ..agent.registry import Config, plugin_dirs, workspace_plugin_dir
 from ..agent.session import Session
@@ -151,7 +152,9 @@ class Folder:
             await self.mcp.prepare()
             prepare = getattr(session.provider, "prepare", None)
             if callable(prepare):
-                await asyncio.to_thread(prepare)
+                # On the bridge's daemon thread: a plugin's prepare() that never returns must not
+                # keep the server from exiting when the editor says so.
+                await run_in_thread(lambda _emit, _cancelled: prepare(), lambda _event: None, name="elelem-prepare")
         except Exception as error:
             log.info("could not prepare provider %r ahead of the first turn: %s", choice.name, error)
 

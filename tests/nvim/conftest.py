@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -145,7 +148,7 @@ def start_nvim(nvim_binary: str, tmp_path: Path, home: Path) -> Iterator[Any]:
         files_argv = [str(root / name) for name in files]
         argv = [nvim_binary, "--embed", "--headless", "-n", "-i", "NONE", "-u", str(init), *files_argv]
         session = pynvim.attach("child", argv=argv)
-        started.append(session)
+        started.append((session, session.eval("getpid()")))
         nvim = Neovim(session)
         if files:
             nvim.wait(
@@ -156,9 +159,22 @@ def start_nvim(nvim_binary: str, tmp_path: Path, home: Path) -> Iterator[Any]:
         return nvim
 
     yield start
-    for session in started:
+    for session, pid in started:
+        # A Neovim stuck in a prompt would never answer `qall!`: killed after a while, so a stuck
+        # editor fails its test instead of hanging the suite.
+        watchdog = threading.Timer(10, kill, (pid,))
+        watchdog.start()
         try:
             session.command("qall!")
         except Exception:
             pass
+        finally:
+            watchdog.cancel()
         session.close()
+
+
+def kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

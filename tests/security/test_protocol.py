@@ -95,7 +95,8 @@ class RawServer:
             except asyncio.TimeoutError:
                 self.process.kill()
                 await self.process.wait()
-        return (await self.process.stderr.read()).decode(errors="replace")
+        # bounded: a command the server started in a session of its own may still hold stderr
+        return (await asyncio.wait_for(self.process.stderr.read(), 10)).decode(errors="replace")
 
 
 def _eof() -> bytes:
