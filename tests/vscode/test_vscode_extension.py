@@ -29,7 +29,7 @@ CODE_SERVER = CACHE / "code-server-4.100.3" / "node_modules" / "code-server" / "
 CHROMIUM = Path(os.environ.get("ELELEM_CHROMIUM", "/usr/bin/chromium"))
 INSTALL_HINT = "run vscode-extension/scripts/install-e2e.sh"
 
-# One worker runs them all: `npm run test` and `npm run e2e` both compile into vscode-extension/out/.
+# One worker runs them all: they share what `compiled` puts in vscode-extension/out/.
 pytestmark = pytest.mark.xdist_group("vscode-extension")
 
 
@@ -65,12 +65,20 @@ def npm_run(script: str, *, timeout: float, env: dict[str, str] | None = None) -
     return output
 
 
-def test_typescript_type_checks():
-    npm_run("typecheck", timeout=120)
+@pytest.fixture(scope="module")
+def compiled() -> str:
+    """The extension and its tests compiled into out/ once for the three tests below: tsc over
+    src/ and test/ with the type check's options (tsconfig.test.json extends tsconfig.json)."""
+    return npm_run("compile-tests", timeout=120)
 
 
-def test_transcript_rendering_and_argument_building():
-    output = npm_run("test", timeout=120)
+def test_typescript_type_checks(compiled):
+    # `npm run typecheck` is the same program without the output: a type error fails compile-tests
+    assert "error TS" not in compiled, compiled
+
+
+def test_transcript_rendering_and_argument_building(compiled):
+    output = npm_run("unit", timeout=120)
     passed = re.search(r"^# pass (\d+)$", output, re.MULTILINE)
     failed = re.search(r"^# fail (\d+)$", output, re.MULTILINE)
     assert passed and failed, output
@@ -80,12 +88,13 @@ def test_transcript_rendering_and_argument_building():
 
 @pytest.mark.slow
 @pytest.mark.timeout(480)
-def test_ask_fix_cancel_undo_in_code_server():
+def test_ask_fix_cancel_undo_in_code_server(compiled):
     require(CODE_SERVER.exists(), f"code-server ({CODE_SERVER})")
     require(CHROMIUM.exists(), f"chromium ({CHROMIUM})")
     (OUTPUT / "chat-dark.png").unlink(missing_ok=True)
+    npm_run("package", timeout=120)  # `npm run e2e` is package, compile-tests, e2e:run
     output = npm_run(
-        "e2e",
+        "e2e:run",
         timeout=420,
         env={
             "ELELEM_CODE_SERVER": str(CODE_SERVER),

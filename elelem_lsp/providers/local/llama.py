@@ -71,7 +71,7 @@ class LlamaCppProvider:
             try:
                 self._llm = Llama(
                     model_path=str(self.model_path), n_ctx=self.context, n_threads=self.threads,
-                    chat_format=self.chat_format, verbose=False,
+                    n_threads_batch=self.threads, chat_format=self.chat_format, verbose=False,
                 )
             except ValueError as error:
                 raise ProviderError(f"llama.cpp could not load {self.model_path}: {error}") from error
@@ -169,7 +169,9 @@ def factory(
     return LlamaCppProvider(
         path,
         context=env_int("ELELEM_LLAMA_CTX", DEFAULT_CONTEXT) or DEFAULT_CONTEXT,
-        threads=env_int("ELELEM_LLAMA_THREADS", None),
+        # Half the cores for the prompt too: llama-cpp-python's own default there is every core,
+        # and ggml's threads spin while they wait, so a busy machine made prompts many times slower.
+        threads=env_int("ELELEM_LLAMA_THREADS", max(1, len(os.sched_getaffinity(0)) // 2)),
         chat_format=os.environ.get("ELELEM_LLAMA_CHAT_FORMAT", "").strip() or None,
         temperature=temperature,
         max_tokens=max_tokens,
