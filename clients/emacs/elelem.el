@@ -547,7 +547,10 @@ Interactively, pick it from the folder's conversations, newest first.  The next
 (defun elelem-delete-conversation (id)
   "Delete the stored conversation ID of this folder (picked from the list)."
   (interactive (list (elelem--read-conversation "Delete elelem conversation: ")))
-  (elelem--execute 'elelem.deleteConversation (list :id id :uri (elelem--uri)))
+  (when (plist-get (elelem--execute 'elelem.deleteConversation (list :id id :uri (elelem--uri))) :started)
+    ;; it was the current conversation: a new one began, as after `elelem-new-conversation'
+    (elelem--clear-transcript)
+    (elelem--write "-- new conversation --" 'elelem-footer-face))
   (message "elelem: deleted %s" id))
 
 ;;;###autoload

@@ -364,14 +364,17 @@ class Host:
         return {"id": conversation, "title": title(entries), "entries": entries}
 
     async def delete_conversation(self, folder: Folder, conversation: str) -> dict[str, Any]:
-        """Remove a stored conversation; deleting the current one starts a new one."""
+        """Remove a stored conversation; deleting the current one starts a new one, whose id is
+        ``started`` (a client then starts its transcript over, as after ``elelem.reset``)."""
         store = await self._stored(folder)
         if conversation == folder.conversation:
             self._idle(folder, "deleting the conversation it belongs to")
         store.delete(conversation)
-        if conversation == folder.conversation:
-            folder.continue_conversation(new_id(), [])
-        return {"deleted": conversation}
+        if conversation != folder.conversation:
+            return {"deleted": conversation}
+        started = new_id()
+        folder.continue_conversation(started, [])
+        return {"deleted": conversation, "started": started}
 
     def tools(self) -> dict[str, Any]:
         """The built-in tools, then each running MCP server's (with its ``server``)."""

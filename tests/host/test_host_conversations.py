@@ -164,7 +164,7 @@ async def test_resume_transcript_and_delete_and_what_they_refuse(project):
     await asyncio.wait_for(turn, 10)
     assert folder.conversation == first
 
-    assert await host.delete_conversation(folder, first) == {"deleted": first}
+    assert await host.delete_conversation(folder, first) == {"deleted": first, "started": folder.conversation}
     assert folder.conversation not in (first, second) and folder.session.history == []
     assert await host.conversations(folder) == []
 

@@ -140,6 +140,16 @@ def test_a_conversation_is_deleted_from_the_list(workspace: Path, start_nvim) ->
     assert nvim.lua("return vim.g.select_prompt") == "delete elelem conversation: "
     assert nvim.lua("return vim.g.notified")[0][0].startswith("elelem: deleted note two")
     assert [c["title"].split()[:2] for c in conversations(nvim)] == [["note", "three"], ["note", "one"]]
+    assert nvim.transcript()[-2] == "note three"  # another one than the current: the transcript stays
+
+    # the current one: a new conversation begins and the transcript starts over, as after :ElelemNew
+    nvim.lua("vim.g.pick = 'note three'; vim.g.notified = {}")
+    nvim.command("ElelemDeleteConversation")
+    nvim.wait("#vim.g.notified > 0", what="the deletion notice")
+    assert nvim.transcript() == ["-- new conversation --"]
+    assert [c["title"].split()[:2] for c in conversations(nvim)] == [["note", "one"]]
+    ask(nvim, "recall", 4)
+    assert nvim.transcript()[-2].rstrip() == "earlier:"  # the new conversation holds nothing of the old
 
 
 def test_a_new_session_on_the_folder_shows_its_conversation(workspace: Path, start_nvim) -> None:

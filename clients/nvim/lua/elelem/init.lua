@@ -307,9 +307,13 @@ end
 --- Deletes a stored conversation picked from the list.
 function M.delete_conversation()
   pick_conversation('delete elelem conversation: ', function(client, bufnr, uri, conversation)
-    M.execute(client, 'elelem.deleteConversation', { id = conversation.id, uri = uri }, bufnr, function(err)
+    local cut = transcript.cut_point()
+    M.execute(client, 'elelem.deleteConversation', { id = conversation.id, uri = uri }, bufnr, function(err, result)
       if err then
         return notify(err.message, vim.log.levels.ERROR)
+      end
+      if type(result) == 'table' and result.started then -- it was the current one: a new one began
+        transcript.start_over(cut)
       end
       notify('deleted ' .. M.describe_conversation(conversation))
     end)
