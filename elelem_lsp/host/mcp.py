@@ -65,6 +65,7 @@ class Connection:
     stderr: Any = None  # a file the process writes its stderr to
     garbage: str | None = None  # the last line it sent that is not JSON-RPC (the SDK skips it)
     on_garbage: Callable[["Connection"], None] | None = None  # told of the first such line of each start
+    relisting: asyncio.Task[None] | None = None  # listing the tools again, after the server said they changed
 
     # -- starting and stopping ---------------------------------------------------
     async def start(self) -> None:
@@ -89,12 +90,17 @@ class Connection:
             await self.stop()
             self._failed(f"could not start: {describe_error(error)}")
             return
+        self._offer(tools)
+        self.state = "ready"
+
+    def _offer(self, tools: list[Any]) -> None:
+        """The server's tools, as the model is offered them: those whose name a model API takes."""
         offered = {tool.name: tool for tool in tools if TOOL_NAME.match(f"{self.name}{SEPARATOR}{tool.name}")}
         self.unnamed = sorted(tool.name for tool in tools if tool.name not in offered)
         if self.unnamed:
             log.warning("MCP server %s: tools left out, their names do not fit [A-Za-z0-9_-]{1,64}: %s",
                         self.name, ", ".join(self.unnamed))
-        self.tools, self.validators, self.state = offered, {}, "ready"
+        self.tools, self.validators = offered, {}
 
     async def _serve(self, ready: asyncio.Future[list[Any]]) -> None:
         """Hold the SDK session open until stopped; what ends it early is the state's."""
@@ -107,7 +113,12 @@ class Connection:
                 tools = await list_tools(client)
                 self.client = client
                 ready.set_result(tools)
-                await self.stop_event.wait()
+                following = asyncio.ensure_future(self._follow_tool_changes(client))
+                try:
+                    await self.stop_event.wait()
+                finally:  # before the session closes
+                    following.cancel()
+                    await asyncio.wait([following])
         except asyncio.CancelledError:
             ready.cancel()
             raise
@@ -120,12 +131,43 @@ class Connection:
             self.client = None
 
     async def _incoming(self, message: Any) -> None:
-        """What the SDK hands on besides answers: a line it could not read arrives as an exception."""
+        """What the SDK hands on besides answers: a line it could not read arrives as an exception,
+        and a server whose tools changed says so (``notifications/tools/list_changed``)."""
         if isinstance(message, Exception):
             first = self.garbage is None
             self.garbage = unreadable(message)
             if first and self.on_garbage is not None:
                 self.on_garbage(self)
+        elif getattr(message, "method", None) == "notifications/tools/list_changed":  # a 2025-era server
+            # Not awaited here: the SDK delivers the answer to our request through this same reader.
+            self.relisting = asyncio.ensure_future(self._relist())
+
+    async def _follow_tool_changes(self, client: Any) -> None:
+        """A 2026-07-28 server tells of a changed tool list on a ``subscriptions/listen`` stream;
+        an older one sends a notification instead (``_incoming``)."""
+        from mcp.client.subscriptions import ListenNotSupportedError
+
+        tools = getattr(client.server_capabilities, "tools", None)
+        if not (tools and tools.list_changed):
+            return  # it says its tools never change
+        try:
+            async with client.listen(tools_list_changed=True) as changes:
+                async for _change in changes:
+                    await self._relist()
+        except ListenNotSupportedError:
+            pass
+        except Exception as error:  # a server without subscriptions: its tools stay as listed
+            log.info("MCP server %s: not following its tool list: %s", self.name, describe_error(error))
+
+    async def _relist(self) -> None:
+        """The tool list again, for the next request to the model; a failure keeps the old one."""
+        client = self.client
+        if client is None or self.state != "ready":
+            return
+        try:
+            self._offer(await list_tools(client))
+        except Exception as error:
+            log.info("MCP server %s: could not list its changed tools: %s", self.name, describe_error(error))
 
     async def _transport(self, stack: AsyncExitStack) -> Any:
         if isinstance(self.config, StdioServer):

@@ -5,6 +5,7 @@ cancellation, crashes and restarts, start failures, trust, and no process left b
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import sys
 from pathlib import Path
@@ -219,7 +220,7 @@ async def test_a_server_that_cannot_start_is_reported_and_the_others_go_on(proje
     assert status["broken"]["state"] == "failed" and status["broken"]["error"].startswith("could not start: ")
     assert status["t"] == {
         "name": "t", "transport": "stdio", "state": "ready", "error": None,
-        "tools": ["add", "crash", "documents", "echo", "fail", "flood", "garbage", "hang", "header", "picture", "pid"],
+        "tools": ["add", "crash", "documents", "echo", "fail", "flood", "garbage", "grow", "hang", "header", "picture", "pid"],
         "leftOut": ["dotted.name"],  # a name no model API accepts
     }
     write_script(project, [[{"type": "saying", "text": "ok"}]])
@@ -376,3 +377,27 @@ async def test_a_front_end_attaches_servers_from_its_protocol(project, stopped_h
         host.attach_mcp_servers(folder, {"bad name": tool_server()})
     host.attach_mcp_servers(folder, {"acp": tool_server()})
     assert answer(await host.turn(folder, "go"))["content"] == "attached"
+
+
+@pytest.mark.parametrize("handshake", ["2026-07-28", "legacy"])
+async def test_a_tool_the_server_adds_while_it_runs_is_offered_on_the_next_request(
+    project, stopped_hosts, monkeypatch, handshake
+):
+    """A changed tool list (on the listen stream, or notifications/tools/list_changed from a server
+    on the older initialize handshake) is listed again: the next request offers the new tool."""
+    if handshake == "legacy":
+        import mcp
+
+        monkeypatch.setattr(mcp, "Client", functools.partial(mcp.Client, mode="legacy"))
+    script = [call("t__grow", name="shout"), SAY_RESULT, call("t__shout"), SAY_RESULT]
+    host, _, folder = host_for(project, {"t": tool_server()}, script)
+    stopped_hosts.append(host)
+    await host.refresh_settings(folder)
+    offered = {d["function"]["name"] for d in await folder.ready_session().toolbox.offered()}
+    assert "t__grow" in offered and "t__shout" not in offered
+
+    assert answer(await host.turn(folder, "grow")) == {"ok": True, "content": "added shout", "structured": {"result": "added shout"}}
+    await wait_until(lambda: "shout" in folder.mcp.connections["t"].tools, "the changed list to be read", timeout=10)
+    offered = {d["function"]["name"] for d in await folder.ready_session().toolbox.offered()}
+    assert "t__shout" in offered and "t__grow" in offered
+    assert answer(await host.turn(folder, "shout"))["content"] == "grown"

@@ -125,6 +125,16 @@ def documents() -> list:
 
 
 @server.tool()
+async def grow(name: str, ctx: Context) -> str:
+    """Add a tool called ``name`` (it answers "grown") and tell the client the tool list changed:
+    on its ``subscriptions/listen`` stream (2026-07-28), or in a notification (the older handshake)."""
+    server.add_tool(lambda: "grown", name=name, description="Added while the server runs.")
+    await ctx.notify_tools_changed()
+    await ctx.session.send_tool_list_changed()
+    return f"added {name}"
+
+
+@server.tool()
 def flood(size: int) -> str:
     """A text of ``size`` characters."""
     return "x" * size
@@ -136,7 +146,8 @@ async def serve_http(port_file: str) -> None:
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     app = server.streamable_http_app(host="127.0.0.1")
-    config = uvicorn.Config(app, log_level="warning")
+    # A client's subscriptions/listen stream stays open: stopped, the server closes it after a second.
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
     http = uvicorn.Server(config)
     task = asyncio.ensure_future(http.serve(sockets=[listener]))
     while not http.started:
