@@ -32,6 +32,7 @@ from acp.schema import (
     HttpMcpServer,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     McpCapabilities,
     McpServerStdio,
@@ -39,8 +40,11 @@ from acp.schema import (
     PromptCapabilities,
     PromptResponse,
     ResourceContentBlock,
+    SessionCapabilities,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
+    SessionInfo,
+    SessionListCapabilities,
     SetSessionConfigOptionResponse,
     TextContentBlock,
     TextResourceContents,
@@ -270,6 +274,7 @@ class ElelemAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="elelem-lsp", title="elelem", version=__version__),
             auth_methods=[],
@@ -338,6 +343,31 @@ class ElelemAgent:
         options = await session.config_options()
         self._after_answer(self._announce(session))
         return LoadSessionResponse(config_options=options)
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
+        """The stored conversations of ``cwd`` (else of every folder a session here is on), newest
+        first: what ``session/load`` opens. All in one page: no cursor is ever handed out."""
+        if cursor is not None:
+            raise invalid("cursor", "this agent lists every session in one page and hands out no cursor")
+        roots = [self._root(cwd)] if cwd is not None else list(dict.fromkeys(s.root for s in self.sessions.values()))
+        listed: list[SessionInfo] = []
+        for root in roots:
+            listed += [
+                SessionInfo(session_id=c["id"], cwd=str(root), title=c["title"], updated_at=c["updated"])
+                for c in await self._stored_conversations(root)
+            ]
+        listed.sort(key=lambda info: info.updated_at or "", reverse=True)
+        return ListSessionsResponse(sessions=listed)
+
+    async def _stored_conversations(self, root: Path) -> list[dict[str, Any]]:
+        live = next((s for s in self.sessions.values() if s.root == root), None)
+        if live is not None:
+            return await live.host.conversations(live.folder)
+        session = self._open(str(root), None)  # a folder no session is on: its host, for the listing only
+        try:
+            return await session.host.conversations(session.folder)
+        finally:
+            await session.host.shutdown()
 
     def _after_answer(self, coroutine: Any) -> None:
         """Run ``coroutine`` once the answer being prepared is on its way (the client then knows the session)."""

@@ -96,3 +96,32 @@ async def test_compact_summarises_older_turns(scripted_project: Path, start_agen
     await wait_until(lambda: agent.client.of("available_commands_update"), "the slash commands")
     names = {c.name for c in agent.client.of("available_commands_update")[0].available_commands}
     assert {"compact", "reset"} <= names
+
+
+async def test_session_list_gives_the_folders_stored_conversations_newest_first(
+    scripted_project: Path, start_agent, tmp_path: Path
+):
+    write_script(scripted_project, [[{"type": "saying", "text": "one"}], [{"type": "saying", "text": "two"}]])
+    agent = await start_agent(scripted_project)
+    assert agent.init.agent_capabilities.session_capabilities.list is not None
+    await agent.prompt("the first question")
+    first = agent.session_id
+    second = (await agent.conn.new_session(cwd=str(scripted_project), mcp_servers=[])).session_id
+    await agent.prompt("the second question", session_id=second)
+
+    listed = (await agent.conn.list_sessions(cwd=str(scripted_project))).sessions
+    assert [(s.session_id, s.title, s.cwd) for s in listed] == [
+        (second, "the second question", str(scripted_project)), (first, "the first question", str(scripted_project)),
+    ]
+    assert all(s.updated_at for s in listed)
+    assert [s.session_id for s in (await agent.conn.list_sessions()).sessions] == [second, first]  # the folders open here
+
+    # a folder no session is on is listed from its store; one with nothing stored lists nothing
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert (await agent.conn.list_sessions(cwd=str(empty))).sessions == []
+    for params, field in (({"cwd": "relative/path"}, "cwd"), ({"cwd": str(scripted_project), "cursor": "x"}, "cursor")):
+        with pytest.raises(RequestError) as error:
+            await agent.conn.list_sessions(**params)
+        assert error.value.code == -32602 and field in str(error.value.data or error.value)
+    await agent.prompt("still here", session_id=first)  # the agent goes on
