@@ -66,6 +66,7 @@ class Connection:
     garbage: str | None = None  # the last line it sent that is not JSON-RPC (the SDK skips it)
     on_garbage: Callable[["Connection"], None] | None = None  # told of the first such line of each start
     relisting: asyncio.Task[None] | None = None  # listing the tools again, after the server said they changed
+    tools_stale: bool = False  # told of a change since the listing in progress began
 
     # -- starting and stopping ---------------------------------------------------
     async def start(self) -> None:
@@ -140,7 +141,9 @@ class Connection:
                 self.on_garbage(self)
         elif getattr(message, "method", None) == "notifications/tools/list_changed":  # a 2025-era server
             # Not awaited here: the SDK delivers the answer to our request through this same reader.
-            self.relisting = asyncio.ensure_future(self._relist())
+            self.tools_stale = True
+            if self.relisting is None or self.relisting.done():  # a flood of notices: one listing at a time
+                self.relisting = asyncio.ensure_future(self._relist())
 
     async def _follow_tool_changes(self, client: Any) -> None:
         """A 2026-07-28 server tells of a changed tool list on a ``subscriptions/listen`` stream;
@@ -162,12 +165,14 @@ class Connection:
     async def _relist(self) -> None:
         """The tool list again, for the next request to the model; a failure keeps the old one."""
         client = self.client
-        if client is None or self.state != "ready":
-            return
-        try:
-            self._offer(await list_tools(client))
-        except Exception as error:
-            log.info("MCP server %s: could not list its changed tools: %s", self.name, describe_error(error))
+        self.tools_stale = True
+        while self.tools_stale and client is not None and self.state == "ready":
+            self.tools_stale = False
+            try:
+                self._offer(await list_tools(client))
+            except Exception as error:
+                log.info("MCP server %s: could not list its changed tools: %s", self.name, describe_error(error))
+                return
 
     async def _transport(self, stack: AsyncExitStack) -> Any:
         if isinstance(self.config, StdioServer):
