@@ -36,6 +36,13 @@ def pytest_configure(config: pytest.Config) -> None:
         compileall.compile_dir(Path(elelem_lsp.__file__).parent, quiet=1)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: a worker per core, and one more: most tests spend their time waiting for the
+    servers, editors and models they start, so a third worker on two cores finishes sooner
+    (measured: 396 s with two, 367 s with three, 1222 tests)."""
+    return len(os.sched_getaffinity(0)) + 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The slow end-to-end suites first, so that xdist's workers finish together instead of one
     of them starting a minute-long editor session when the others are done."""
