@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .spinner import Spinner
 
 if TYPE_CHECKING:
-    from .client.trust import TrustDecision
+    from .client.trust_prompt import TrustDecision
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -170,7 +170,8 @@ def plugin_trust(
     args: argparse.Namespace, interactive: bool, notice: Callable[[str], None], spinner: Spinner
 ) -> "TrustDecision":
     """Whether the folder's own plugins may load: --trust, the trust file, or the person's answer."""
-    from .client.trust import PluginSet, decide
+    from .client.trust_prompt import decide
+    from .host.trust import PluginSet
 
     with spinner.paused():
         return decide(PluginSet.scan(args.directory), interactive=interactive, trust_flag=args.trust, notice=notice)
@@ -180,7 +181,7 @@ def server_options(args: argparse.Namespace, trust: "TrustDecision") -> dict[str
     """The settings a terminal session passes as initializationOptions: the user's settings
     file, then the flags; None (after saying why) when the file is broken. Whether the
     folder's plugins load is the folder's trust, never a setting of the file."""
-    from .client.user_settings import SettingsFileError, read_user_settings
+    from .host.user_settings import SettingsFileError, read_user_settings
 
     try:
         file_settings = read_user_settings()

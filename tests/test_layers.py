@@ -1,7 +1,7 @@
 """The package's layering, checked on every run from the source's imports (``ast``, function-level
 imports included): no cycles between modules; the agent imports nothing else of ours; the host
 speaks no protocol and knows no face; providers know neither host nor server; the ACP face knows
-no LSP (of the terminal client, only its settings file and plugin trust)."""
+no LSP and nothing of the terminal client."""
 
 from __future__ import annotations
 
@@ -101,24 +101,16 @@ def test_there_are_no_import_cycles():
     [
         ("elelem_lsp.agent", ("elelem_lsp.host", "elelem_lsp.server", "elelem_lsp.client", "elelem_lsp.providers",
                               "elelem_lsp.cli", "elelem_lsp.textedits", "elelem_lsp.spinner", "pygls", "lsprotocol")),
-        ("elelem_lsp.host", ("pygls", "lsprotocol", "elelem_lsp.server", "elelem_lsp.client", "elelem_lsp.cli")),
-        ("elelem_lsp.providers", ("elelem_lsp.host", "elelem_lsp.server")),
-        ("elelem_lsp.acp", ("elelem_lsp.server", "elelem_lsp.cli", "elelem_lsp.textedits", "pygls", "lsprotocol")),
+        ("elelem_lsp.host", ("pygls", "lsprotocol", "elelem_lsp.server", "elelem_lsp.acp", "elelem_lsp.client",
+                             "elelem_lsp.cli")),
+        ("elelem_lsp.providers", ("elelem_lsp.host", "elelem_lsp.server", "elelem_lsp.acp", "elelem_lsp.client",
+                                  "elelem_lsp.cli", "elelem_lsp.textedits", "elelem_lsp.spinner")),
+        ("elelem_lsp.acp", ("elelem_lsp.server", "elelem_lsp.client", "elelem_lsp.cli", "elelem_lsp.textedits",
+                            "pygls", "lsprotocol")),
     ],
 )
 def test_each_layer_imports_only_what_is_below_it(importer, banned):
     assert forbidden(importer, banned) == []
-
-
-# What the ACP face may take from the terminal client: its settings file and its plugin trust.
-ACP_FROM_CLIENT = {"elelem_lsp.client.user_settings", "elelem_lsp.client.trust"}
-
-
-def test_the_acp_face_takes_only_the_settings_file_and_trust_from_the_client():
-    taken = [f"{m} imports {t} (line {n})" for m, t, n in all_imports()
-             if within(m, "elelem_lsp.acp") and within(t, "elelem_lsp.client")
-             and not any(within(t, allowed) for allowed in ACP_FROM_CLIENT)]
-    assert taken == []
 
 
 def test_only_the_mcp_module_speaks_mcp():

@@ -22,10 +22,10 @@ from acp.schema import ClientCapabilities, PermissionOption, PermissionOptionKin
 
 from ..agent.textfile import ModelView
 from ..agent.workspace import ProcessResult, WorkspaceError, read_stored, write_atomically
-from ..client.trust import PLUGIN_FOLDER, PluginSet, TrustStore
-from ..client.user_settings import SettingsFileError, read_user_settings
 from ..host.frontend import FileEdit, Frontend, Level, OpenDocument, ProgressSink, Unanswered
 from ..host.permission import ALLOW_ONCE, ALLOW_SESSION, DENY
+from ..host.trust import PLUGIN_FOLDER, PluginSet, TrustStore
+from ..host.user_settings import SettingsFileError, read_user_settings
 from .updates import Outbox, ToolCalls, TurnUpdates
 
 log = logging.getLogger(__name__)

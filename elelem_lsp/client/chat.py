@@ -24,9 +24,10 @@ from typing import Any, Callable
 from pygls.exceptions import JsonRpcException
 
 from . import TerminalClient
+from ..host.trust import PluginSet
 from ..spinner import Spinner
 from .terminal import Terminal, budget_line, one_line, plural
-from .trust import PluginSet, TrustDecision
+from .trust_prompt import TrustDecision
 
 HELP = """\
 /provider [NAME]   list the providers, or switch to NAME (the conversation is kept)

@@ -19,7 +19,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from elelem_lsp.client.trust import PluginSet, TrustStore, decide
+from elelem_lsp.client.trust_prompt import decide
+from elelem_lsp.host.trust import PluginSet, TrustStore
 from scaffold import ROOT, TEST_PLUGINS, add_plugin
 
 QUESTION = "Load the plugins in ./.agents/plugins (evil.py)? [y/N/always] "

@@ -1,10 +1,12 @@
-"""Plugin trust for the terminal client: whether a folder's ``.agents/plugins`` may run.
+"""Plugin trust: whether a folder's ``.agents/plugins`` may run.
 
-A workspace's plugin files are code from the project, so ``ask`` and ``chat``
-never let the server import them silently. This module bridges the person's
-answer (``y``, ``N`` or ``always``, asked once per folder on a terminal), the
-trust file that remembers "always", and the server's ``workspacePlugins``
-setting that carries the decision. As with direnv's ``allow``, trust covers the
+A workspace's plugin files are code from the project, so the terminal client
+(``ask``, ``chat``) and the ACP face never let the host import them silently.
+This module is what every face shares: the folder's plugin files and the trust
+file that remembers "always". Each face asks the person its own way (the
+terminal client in ``client/trust_prompt.py``, the ACP face through
+``session/request_permission``) and passes the answer on as the
+``workspacePlugins`` setting. As with direnv's ``allow``, trust covers the
 folder's resolved path and the exact plugin files (names and SHA-256 of their
 contents): a new or edited file asks again.
 """
@@ -15,11 +17,9 @@ import contextlib
 import hashlib
 import json
 import os
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TextIO
 
 import platformdirs
 
@@ -103,55 +103,3 @@ class TrustStore:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
-
-
-@dataclass
-class TrustDecision:
-    """What the person decided for one folder: load its plugins or not, and which files they saw."""
-
-    plugins: PluginSet
-    load: bool
-
-
-def read_answer(prompt: str, err: TextIO = sys.stderr) -> str | None:
-    """Ask on stderr (stdout may be a file the reply goes to) and read one line from stdin."""
-    err.write(prompt)
-    err.flush()
-    line = sys.stdin.readline()
-    return line.strip().lower() if line else None
-
-
-def decide(
-    plugins: PluginSet,
-    *,
-    interactive: bool,
-    trust_flag: bool = False,
-    store: TrustStore | None = None,
-    ask: Callable[[str], str | None] = read_answer,
-    notice: Callable[[str], None] = lambda message: None,
-) -> TrustDecision:
-    """Whether the server may load ``plugins``: ``--trust``, the trust file, or the person's answer."""
-    if not plugins.files:
-        return TrustDecision(plugins, load=False)
-    if trust_flag:
-        return TrustDecision(plugins, load=True)
-    store = store or TrustStore()
-    if store.trusts(plugins):
-        return TrustDecision(plugins, load=True)
-    where = plugins.shown()
-    if not interactive:
-        notice(
-            f"not loading the plugins in {where} ({', '.join(plugins.files)}): no terminal to ask; "
-            f"run with --trust to load them"
-        )
-        return TrustDecision(plugins, load=False)
-    answer = ask(question(plugins, store.trusted_files(plugins)))
-    if answer in ("always", "a"):
-        store.remember(plugins)
-        return TrustDecision(plugins, load=True)
-    return TrustDecision(plugins, load=answer in ("y", "yes"))
-
-
-def question(plugins: PluginSet, trusted: dict[str, str] | None) -> str:
-    changed = f"; changed since you trusted them: {', '.join(plugins.changed_since(trusted))}" if trusted else ""
-    return f"Load the plugins in {plugins.shown()} ({', '.join(plugins.files)}{changed})? [y/N/always] "

@@ -1,9 +1,11 @@
-"""The terminal client's settings file: the editors' ``elelem`` section, for ``ask`` and ``chat``.
+"""The user's settings file, for the faces whose client has no settings of its own: the
+terminal client (``ask``, ``chat``) and the ACP face.
 
 ``settings.json`` in the user's config directory (``~/.config/elelem-lsp/`` on
 Linux, from platformdirs) holds the same keys as the editor settings
 (``providers``, ``maxSteps``, ``temperature``, ``allowCommands``, ...); the
-client sends them to the server as its settings, command-line flags on top.
+terminal client sends them to the server as its settings, command-line flags on
+top; the ACP face hands them to the host as each folder's settings.
 """
 
 from __future__ import annotations
