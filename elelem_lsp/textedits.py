@@ -1,4 +1,4 @@
-"""Text changes in LSP coordinates: the smallest change between two texts, and applying changes.
+"""Text changes in LSP coordinates: a replacement as a range, and applying changes.
 
 Plain functions: the range is computed on the old text and expressed in the
 position encoding the client negotiated (UTF-16 unless it chose otherwise). Lines
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .agent.textfile import Replacement, breaks_as_lf, difference, line_start
+from .agent.textfile import Replacement, breaks_as_lf, line_start
 
 
 @dataclass(frozen=True)
@@ -48,12 +48,6 @@ def change_at(text: str, replacement: Replacement, encoding: str = "utf-16") -> 
         Position(last_line, units(text[last_line_begins:end], encoding)),
         replacement.text,
     )
-
-
-def minimal_change(old: str, new: str, encoding: str = "utf-16") -> Change | None:
-    """The one range of ``old`` to replace to get ``new``; None when they are equal."""
-    replacement = difference(old, new)
-    return None if replacement is None else change_at(old, replacement, encoding)
 
 
 def offset_at(text: str, position: Position, encoding: str = "utf-16") -> int:

@@ -9,8 +9,15 @@ import pytest
 from lsprotocol import types as lsp
 
 from elelem_lsp.agent.textfile import difference
-from elelem_lsp.textedits import Change, Position, apply_changes, minimal_change
+from elelem_lsp.textedits import Change, Position, apply_changes, change_at
 from scaffold import add_plugin, write_script
+
+
+def minimal_change(old: str, new: str, encoding: str = "utf-16") -> Change | None:
+    """What the editor sends when the agent turns ``old`` into ``new``: the smallest replacement
+    (``difference``) as a range in the client's position encoding (``change_at``)."""
+    replacement = difference(old, new)
+    return None if replacement is None else change_at(old, replacement, encoding)
 
 
 def reference_difference(old: str, new: str) -> tuple[int, int]:

@@ -54,6 +54,10 @@ def register(config: Config) -> None:
         config.provider(name, lazy("remote.presets", preset=name))
 
 
+# declared provider type -> the module and class that build it
+DECLARED_TYPES: dict[str, tuple[str, str]] = {"openai-chat": ("remote.openai_chat", "OpenAIGenericProvider")}
+
+
 def build_declared(
     type: str,
     model: str | None,
@@ -62,12 +66,19 @@ def build_declared(
     temperature: float | None = None,
     max_tokens: int | None = None,
 ) -> Any:
-    """A provider declared in settings, built from its ``type`` (today ``openai-chat``).
+    """A provider declared in settings, built from its ``type`` (today ``openai-chat``); Eklesia's
+    ``getProviderByType``, also importable under its name, ``provider_by_type``.
 
     ``temperature``/``max_tokens`` of None take the type's defaults. An unknown type or a
     missing model or endpoint raises ``ProviderTypeError`` (a ProviderError and a ValueError)
     saying which.
     """
-    from .remote.openai_chat import provider_by_type  # the HTTP stack loads only when one is built
+    from .remote.openai_chat import ProviderTypeError  # the HTTP stack loads only when one is built
 
-    return provider_by_type(type, model, endpoint, api_key, temperature, max_tokens)
+    if type not in DECLARED_TYPES:
+        raise ProviderTypeError(f'unknown provider type: "{type}". Supported: {", ".join(sorted(DECLARED_TYPES))}')
+    module, name = DECLARED_TYPES[type]
+    return getattr(import_module(f"{__name__}.{module}"), name)(model, endpoint, api_key, temperature, max_tokens)
+
+
+provider_by_type = build_declared

@@ -1,26 +1,18 @@
-"""The openai-chat type and declared providers: provider_by_type, build_declared and query(), over loopback HTTP."""
+"""The openai-chat type and declared providers: build_declared (Eklesia's provider_by_type), over loopback HTTP."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
 import pytest
 
 from elelem_lsp.agent.messages import ProviderError
-from elelem_lsp.providers import build_declared
-from elelem_lsp.providers.remote.openai_chat import OpenAIGenericProvider, ProviderTypeError, provider_by_type
-from .fake_model_server import Reply, json_error
+from elelem_lsp.providers import build_declared, provider_by_type
+from elelem_lsp.providers.remote.openai_chat import OpenAIGenericProvider, ProviderTypeError
+from .fake_model_server import Reply, json_error, openai_text
 
 ASK = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello"}]
-
-
-def completion(message: dict) -> dict:
-    return {
-        "id": "chatcmpl-9", "object": "chat.completion", "created": 1700000000, "model": "gpt-4",
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", **message}}],
-    }
 
 
 def test_provider_by_type_builds_openai_chat_with_its_defaults():
@@ -52,33 +44,27 @@ async def test_openai_chat_streams_a_tool_round_trip_from_the_fake_server(fake_s
     assert fake_server.requests[0].json["temperature"] == 0.7
 
 
-async def test_query_over_loopback_returns_the_whole_response_unstreamed(fake_server):
-    answer = completion({"content": "Bonjour, café."})
-    fake_server.queue(Reply([json.dumps(answer).encode()], content_type="application/json"))
-    provider = OpenAIGenericProvider("gpt-4", f"{fake_server.url}/v1/chat/completions", "sk-1")
-    assert await provider.query(ASK) == answer
-    sent = fake_server.requests[0].json
-    assert "stream" not in sent and sent["messages"] == ASK and sent["temperature"] == 0.7
-
-
-async def test_query_sends_tool_calls_in_the_chat_shape(fake_server):
-    fake_server.queue(Reply([json.dumps(completion({"content": "ok"})).encode()], content_type="application/json"))
-    provider = OpenAIGenericProvider("gpt-4", f"{fake_server.url}/v1/chat/completions", None)
+async def test_openai_chat_streams_the_reply_and_sends_the_conversation_in_the_chat_shape(fake_server):
+    fake_server.queue(Reply(openai_text(["Bonjour, ", "café."])))
+    provider = provider_by_type("openai-chat", "gpt-4", f"{fake_server.url}/v1/chat/completions", "sk-1", 0.2, None)
     conversation = [*ASK, {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "é.md"}}]},
                     {"role": "tool", "tool_call_id": "c1", "content": '{"ok":true}'}]
-    await provider.query(conversation, 0.2)
+    events: list[dict] = []
+    await provider.fetch(conversation, [], events.append)
+    assert "".join(e["text"] for e in events if e["type"] == "saying") == "Bonjour, café."
     sent = fake_server.requests[0].json
-    assert sent["temperature"] == 0.2
+    assert (sent["stream"], sent["temperature"], sent["max_tokens"]) == (True, 0.2, 300)
+    assert sent["messages"][:2] == ASK
     assert sent["messages"][2]["tool_calls"] == [
         {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"path":"é.md"}'}}]
     assert sent["messages"][3] == {"role": "tool", "tool_call_id": "c1", "content": '{"ok":true}'}
 
 
-async def test_query_failure_is_a_provider_error_with_the_apis_message(fake_server):
+async def test_openai_chat_failure_is_a_provider_error_with_the_apis_message(fake_server):
     fake_server.queue(json_error(404, {"error": {"message": "no such model: gpt-5"}}))
-    provider = OpenAIGenericProvider("gpt-5", f"{fake_server.url}/v1/chat/completions", None)
+    provider = provider_by_type("openai-chat", "gpt-5", f"{fake_server.url}/v1/chat/completions", None)
     with pytest.raises(ProviderError, match="^HTTP 404: no such model: gpt-5$"):
-        await provider.query(ASK)
+        await provider.fetch(ASK, [], lambda event: None)
 
 
 def test_build_declared_is_the_public_factory_of_declared_providers():

@@ -152,19 +152,15 @@ async def test_openai_chat_posts_to_the_full_endpoint_with_the_types_defaults():
     )
 
 
-async def test_openai_chat_query_sends_the_whole_body_and_returns_the_response():
-    response = (
-        b'{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4",'
-        b'"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"Hi."}}]}'
-    )
-    capture = Capture(response, content_type="application/json")
-    provider = OpenAIGenericProvider("gpt-4", "https://api.example.com/v1/chat/completions", "sk-x", transport=capture.transport)
-    answer = await provider.query([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}], 0.1)
+async def test_openai_chat_sends_its_own_temperature_and_max_tokens_with_the_system_prompt():
+    capture = Capture(OPENAI_DONE)
+    provider = OpenAIGenericProvider("gpt-4", "https://api.example.com/v1/chat/completions", "sk-x", 0.1, 50,
+                                     transport=capture.transport)
+    await provider.fetch([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}], [], lambda e: None)
     assert capture.last.content == (
-        b'{"model":"gpt-4","temperature":0.1,"max_tokens":300,"messages":'
-        b'[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}]}'
+        b'{"model":"gpt-4","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}],'
+        b'"stream":true,"temperature":0.1,"max_tokens":50}'
     )
-    assert answer["choices"][0]["message"]["content"] == "Hi."
 
 
 ANTHROPIC_MESSAGES = (

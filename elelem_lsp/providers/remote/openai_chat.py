@@ -1,20 +1,17 @@
-"""The ``openai-chat`` provider type and the builder of declared providers by type.
+"""The ``openai-chat`` provider type: any OpenAI-compatible chat-completions URL.
 
-Bridges a provider declared in settings (type, model, endpoint, key, temperature,
-max tokens; see docs/contract.md) to a provider object.
-``OpenAIGenericProvider(model, endpoint_url, api_key, temperature=0.7,
-max_tokens=300)`` talks to a full chat-completions URL: streamed, with tools,
-when the agent fetches; a whole ChatCompletionResponse from ``query``.
-``provider_by_type`` builds a declared provider from its type.
+A provider declared in settings (type, model, endpoint, key, temperature, max
+tokens; see docs/contract.md) is built by ``providers.build_declared``; this is
+the class it builds for ``openai-chat``, Eklesia's ``OpenAIGenericProvider(model,
+endpoint_url, api_key, temperature=0.7, max_tokens=300)``, streamed, with tools.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
-from ...agent.messages import Message, ProviderError
-from ..shaping import chat_message
-from .http import Transport, env, request_json
+from ...agent.messages import ProviderError
+from .http import Transport, env
 from .openai import DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAIProvider
 
 DEFAULT_TEMPERATURE = 0.7
@@ -27,15 +24,16 @@ class ProviderTypeError(ProviderError, ValueError):
 
 
 class OpenAIGenericProvider(OpenAIProvider):
-    """Any OpenAI-compatible server, addressed by its full chat-completions URL."""
+    """Any OpenAI-compatible server, addressed by its full chat-completions URL; a ``temperature``
+    or ``max_tokens`` of None is the type's default (0.7, 300)."""
 
     def __init__(
         self,
         model: str | None,
         endpoint_url: str | None,
         api_key: str | None,
-        temperature: float = DEFAULT_TEMPERATURE,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
         *,
         transport: Transport | None = None,
     ) -> None:
@@ -47,60 +45,15 @@ class OpenAIGenericProvider(OpenAIProvider):
             model,
             endpoint=endpoint_url,
             api_key=api_key,
-            temperature=temperature,
-            max_tokens=max_tokens,
+            temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
+            max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
             transport=transport,
         )
-
-    async def query(self, messages: list[Message], temperature: float | None = None) -> dict[str, Any]:
-        """The whole ChatCompletionResponse for ``messages``, not streamed."""
-        body = {
-            "model": self.model,
-            "temperature": self.temperature if temperature is None else temperature,
-            "max_tokens": self.max_tokens,
-            "messages": [chat_message(m) for m in messages],
-        }
-        return await request_json(
-            "POST", self.url, body=body, headers=self.headers(), transport=self.transport
-        )
-
-
-def build_openai_chat(
-    model: str | None, endpoint: str | None, api_key: str | None, temperature: float | None, max_tokens: int | None
-) -> OpenAIGenericProvider:
-    return OpenAIGenericProvider(
-        model,
-        endpoint,
-        api_key,
-        DEFAULT_TEMPERATURE if temperature is None else temperature,
-        DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
-    )
-
-
-PROVIDER_TYPES: dict[str, Callable[..., Any]] = {"openai-chat": build_openai_chat}
-
-
-def provider_by_type(
-    type: str,
-    model: str | None,
-    endpoint: str | None,
-    api_key: str | None,
-    temperature: float | None = DEFAULT_TEMPERATURE,
-    max_tokens: int | None = DEFAULT_MAX_TOKENS,
-) -> Any:
-    """A provider for a declared ``type``.
-
-    ``temperature``/``max_tokens`` of None take the type's defaults (0.7, 300).
-    """
-    build = PROVIDER_TYPES.get(type)
-    if build is None:
-        raise ProviderTypeError(f'unknown provider type: "{type}". Supported: {", ".join(sorted(PROVIDER_TYPES))}')
-    return build(model, endpoint, api_key, temperature, max_tokens)
 
 
 def factory(model: str | None = None, temperature: float | None = None, max_tokens: int | None = None, **_: Any):
     """``-p openai-chat``: ``OPENAI_CHAT_ENDPOINT`` (else ``OPENAI_BASE_URL`` + /chat/completions), ``OPENAI_API_KEY``, ``OPENAI_MODEL``."""
     endpoint = env("OPENAI_CHAT_ENDPOINT") or env("OPENAI_BASE_URL", DEFAULT_BASE_URL).rstrip("/") + CHAT_PATH
-    return provider_by_type(
-        "openai-chat", model or env("OPENAI_MODEL", DEFAULT_MODEL), endpoint, env("OPENAI_API_KEY"), temperature, max_tokens
+    return OpenAIGenericProvider(
+        model or env("OPENAI_MODEL", DEFAULT_MODEL), endpoint, env("OPENAI_API_KEY"), temperature, max_tokens
     )
