@@ -57,7 +57,7 @@ async def test_select_provider_keeps_the_conversation_and_drops_the_model(projec
     assert [m["content"] for m in messages[1:]] == ["first", "done.", "second", "parrot: second", "third", "third"]
 
 
-async def test_select_unknown_provider_reports_the_seed_error_and_keeps_the_old_one(project, start_editor):
+async def test_selecting_an_unknown_provider_says_which_package_to_install_and_keeps_the_old_one(project, start_editor):
     editor = await start_editor(project, settings={"provider": "stub"})
     error = await command_error(editor, "elelem.selectProvider", {"name": "nosuch"})
     assert 'unknown provider: "nosuch"' in error.message and "pip install elelem-nosuch" in error.message
@@ -153,7 +153,7 @@ async def test_one_turn_per_folder_but_folders_run_concurrently(tmp_path, home, 
     long_turn = asyncio.create_task(editor.ask("long", token="long", uri=slow.as_uri()))
     await wait_until(lambda: editor.events("long"), "the long turn to start")
     busy = await command_error(editor, "elelem.ask", {"prompt": "again", "uri": slow.as_uri()})
-    assert "already running" in busy.message
+    assert "already running" in busy.message and busy.message.endswith("cancel it (elelem.cancel)")
     other = await editor.ask("other", token="other", uri=fast.as_uri())
     assert other["reply"] == "quick" and not long_turn.done()
     assert (await long_turn)["reply"] == "waiting"

@@ -30,12 +30,12 @@ from acp import (
 from acp.schema import ToolCallLocation, ToolKind
 
 from ..agent.toolbox import brief
-from ..host.frontend import ProgressSink
+from ..agent.tools import BUILTIN_ALIASES
+from ..host.frontend import TEXT_BATCH_SECONDS, ProgressSink
 
 log = logging.getLogger(__name__)
 Send = Callable[[Any], Awaitable[None]]
 TEXT_UPDATES = {"saying": update_agent_message_text, "thinking": update_agent_thought_text}
-INTERVAL = 0.05  # seconds text may wait to be sent with the text after it, as the LSP face's $/progress
 
 
 class Outbox:
@@ -47,7 +47,7 @@ class Outbox:
     to build, serialise and parse, so a chunk per token would cost the client more than the text.
     """
 
-    def __init__(self, send: Send, *, interval: float = INTERVAL) -> None:
+    def __init__(self, send: Send, *, interval: float = TEXT_BATCH_SECONDS) -> None:
         self.send = send
         self.interval = interval
         self.queue: deque[Any] = deque()  # an update, or [kind, [texts]] for merged chunks
@@ -116,11 +116,12 @@ class ToolCalls:
 
 
 KINDS: dict[str, ToolKind] = {
-    "read": "read", "write": "edit", "edit": "edit", "execute": "execute", "bash": "execute", "sh": "execute",
-    "exec": "execute", "list": "search", "grep": "search",
+    "read": "read", "write": "edit", "edit": "edit", "execute": "execute", "list": "search", "grep": "search",
 }
-VERBS = {"read": "Read", "write": "Write", "edit": "Edit", "list": "List", "execute": "Run", "bash": "Run",
-         "sh": "Run", "exec": "Run"}
+VERBS = {"read": "Read", "write": "Write", "edit": "Edit", "list": "List", "execute": "Run"}
+# A tool's other names (``bash`` for ``execute``) are shown as the tool itself.
+KINDS |= {alias: KINDS[tool] for alias, tool in BUILTIN_ALIASES.items()}
+VERBS |= {alias: VERBS[tool] for alias, tool in BUILTIN_ALIASES.items() if tool in VERBS}
 
 
 def title_of(name: str, arguments: dict[str, Any]) -> str:

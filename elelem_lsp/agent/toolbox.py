@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 from pydantic import ValidationError
 
 from .messages import ToolDefinition
-from .tools import BUILTIN_TOOLS, Tool, ToolFailure
+from .tools import BUILTIN_TOOLS, Tool, ToolFailure, aliases_of
 from .workspace import Workspace, WorkspaceError
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ class ToolSource(ABC):
 class Toolbox:
     def __init__(self, tools: Iterable[Tool] = BUILTIN_TOOLS) -> None:
         self.tools = {tool.name: tool for tool in tools}
-        self.aliases = {alias: tool.name for tool in self.tools.values() for alias in tool.aliases}
+        self.aliases = aliases_of(self.tools.values())
         self._derived: list[list[ToolDefinition]] = []  # the definitions once derived; views share this list
         self.sources: tuple[ToolSource, ...] = ()
 

@@ -162,7 +162,7 @@ class Folder:
     def start(self, coroutine: Any) -> asyncio.Task[Any]:
         if self.turn is not None and not self.turn.done():
             coroutine.close()
-            raise Busy(f"a turn is already running in {self.root.name}; wait for it or cancel it (elelem.cancel)")
+            raise Busy(f"a turn is already running in {self.root.name}; wait for it or {self.frontend.cancel_hint}")
         self.turn = asyncio.ensure_future(coroutine)
         return self.turn
 

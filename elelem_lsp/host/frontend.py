@@ -1,4 +1,4 @@
-"""The port between the agent host and a front end (the LSP server today, ACP next).
+"""The port between the agent host and a front end (the LSP server, the ACP agent).
 
 The host never speaks a protocol: whatever it needs from the person or the editor
 (settings, messages, a turn's progress, permission, text input, open buffers,
@@ -60,6 +60,11 @@ class FileEdit:
     confirm: bool
 
 
+# Seconds streamed text may wait to go out with the text after it, in every face: a message per
+# token would cost the client more than the text, and 50 ms still reads as live.
+TEXT_BATCH_SECONDS = 0.05
+
+
 class ProgressSink(ABC):
     """Where one turn's events go; ``token`` names the turn for cancellation (or None)."""
 
@@ -90,8 +95,13 @@ class Frontend(ABC):
 
     @property
     def provider_hint(self) -> str:
-        """How the person changes provider in this front end."""
-        return "set elelem.provider or run elelem.selectProvider to change it"
+        """How the person changes provider in this front end, in its own words."""
+        return "set the provider setting to change it"
+
+    @property
+    def cancel_hint(self) -> str:
+        """How the person stops a running turn in this front end, in its own words."""
+        return "cancel it"
 
     @property
     def can_edit(self) -> bool:

@@ -1,4 +1,5 @@
-"""Per-folder settings: the ``elelem`` section of ``workspace/configuration`` as a pydantic model.
+"""Per-folder settings, as the front end supplies them (an editor's ``elelem`` settings, the
+user's settings file), as a pydantic model.
 
 An invalid value never stops the server: it is replaced by its default and
 reported by name, with the value used instead.

@@ -87,7 +87,11 @@ class LspFrontend(Frontend):
     def provider_hint(self) -> str:
         if announced_client(self.initialization_options) == TERMINAL_CLIENT:
             return "choose one with -p NAME (elelem-lsp providers lists them)"
-        return super().provider_hint
+        return "set elelem.provider or run elelem.selectProvider to change it"
+
+    @property
+    def cancel_hint(self) -> str:
+        return "cancel it (elelem.cancel)"
 
     @property
     def can_edit(self) -> bool:

@@ -12,14 +12,14 @@ import asyncio
 from typing import Any, Callable
 
 from ..agent.messages import TEXT_EVENTS
+from ..host.frontend import TEXT_BATCH_SECONDS
 
 Send = Callable[[dict[str, Any]], None]
-INTERVAL = 0.05
 TAIL = 80
 
 
 class ProgressStream:
-    def __init__(self, send: Send, *, interval: float = INTERVAL) -> None:
+    def __init__(self, send: Send, *, interval: float = TEXT_BATCH_SECONDS) -> None:
         self.send = send
         self.interval = interval
         self.pending: list[dict[str, Any]] = []
