@@ -138,6 +138,8 @@ async def test_the_server_exits_when_told_to_while_a_plugins_prepare_never_retur
 
 async def test_a_provider_that_fails_to_build_is_reported_by_the_turn_not_the_prepare(project, start_editor):
     editor = await start_editor(project, settings={"provider": "nosuch"})
+    # Nothing on the wire says the preparation is over (it fails at once, after initialized): an
+    # error it showed would come in this window.
     await asyncio.sleep(0.5)
     assert [m for m in editor.client.messages if m.type == lsp.MessageType.Error] == []
     result = await editor.ask("hi")

@@ -128,6 +128,7 @@ async def test_a_client_without_show_document_gets_the_message_only(project, hom
     await editor.ask("hi")
     await wait_until(lambda: reply_messages(editor), "the reply message")
     assert reply_messages(editor)[0].message.startswith("elelem: The readme is")
+    # Nothing to wait for: a document would be shown with the message, so this window is plenty.
     await asyncio.sleep(0.3)
     assert editor.client.shown_documents == []
     assert not (home / ".local" / "state" / "elelem-lsp" / "transcripts").exists()
@@ -143,5 +144,6 @@ async def test_our_own_clients_get_no_popup_and_no_document(project, start_edito
     )
     result = await editor.ask("hi")
     assert result["reply"].startswith("The readme is")
+    # Nothing to wait for: a popup or a document would come with the reply, so this window is plenty.
     await asyncio.sleep(0.3)
     assert reply_messages(editor) == [] and editor.client.shown_documents == []

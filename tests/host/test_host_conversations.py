@@ -107,11 +107,12 @@ async def test_cancelled_turns_are_stored_as_cancelled_and_an_empty_one_adds_no_
     add_plugin(project, "scripted")
     host, _ = started_host(project)
     folder = folder_of(host, project)
-    for script in ([[{"type": "saying", "text": "half"}, {"type": "sleep", "seconds": 30}]],
-                   [[{"type": "sleep", "seconds": 30}]]):
+    fetches = project / ".agents" / "fetches.jsonl"
+    for n, script in enumerate(([[{"type": "record"}, {"type": "saying", "text": "half"}, {"type": "sleep", "seconds": 30}]],
+                                [[{"type": "record"}, {"type": "sleep", "seconds": 30}]]), start=1):
         write_script(project, script)
         turn = await start_turn(host, project, "long job")
-        await asyncio.sleep(0.2)  # let the scripted fetch begin
+        await wait_until(lambda: fetches.exists() and len(fetches.read_text().splitlines()) == n, "the fetch to begin")
         folder.cancel()
         assert (await asyncio.wait_for(turn, 10))["cancelled"] is True
     entries = (await host.transcript(folder))["entries"]
