@@ -148,7 +148,7 @@ async def test_server_creates_a_progress_token_when_the_client_gives_none(projec
     assert editor.progress[token][-1]["kind"] == "end"
 
 
-async def test_unknown_provider_is_the_seed_error(project, start_editor):
+async def test_an_unknown_provider_replies_with_the_available_ones_and_which_package_to_install(project, start_editor):
     editor = await start_editor(project, settings={"provider": "nosuch"})
 
     result = await editor.ask("hi")
