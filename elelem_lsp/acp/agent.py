@@ -56,6 +56,7 @@ from ..agent.workspace import WorkspaceError
 from ..host.conversations import Asked
 from ..host.frontend import BadRequest, Refused
 from ..host.host import Host
+from ..providers.remote.presets import PRESETS
 from .frontend import AcpFrontend
 from .updates import replayed
 
@@ -64,9 +65,22 @@ DEFAULT_MODEL = "default"
 COMMANDS = {
     "provider": ("Show the providers, or switch: /provider NAME [MODEL]", "NAME [MODEL]"),
     "model": ("Switch the model of the current provider: /model NAME", "NAME"),
-    "reset": ("Start a new conversation (this one stays stored)", None),
     "compact": ("Replace the older turns with a summary, to fit more in the context", None),
     "tools": ("List the tools the agent can use", None),
+}
+# The LSP face's /reset moves the folder to a new conversation. Here a session is one stored
+# conversation for good (session/load and session/list name it by the session id), so a new
+# conversation is a new session, which only the client starts: /reset, typed, says so.
+NEW_THREAD = ("each thread is one stored conversation: start a new thread in your client for a fresh one "
+              "(this one stays stored)")
+# Models a person may pick from, by provider, besides the provider's own default ("default") and
+# the model the settings name; /model NAME takes any other.
+KNOWN_MODELS: dict[str, tuple[str, ...]] = {
+    "openai": ("gpt-4.1", "gpt-4.1-mini", "gpt-4o", "gpt-4o-mini", "gpt-5", "gpt-5-mini", "o3", "o4-mini"),
+    "anthropic": ("claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5"),
+    "vertex": ("claude-sonnet-4-5@20250929", "claude-opus-4-1@20250805", "claude-haiku-4-5@20251001"),
+    "ollama": ("gpt-oss:latest",),
+    **{name: (preset.model,) for name, preset in PRESETS.items() if preset.model},
 }
 
 
@@ -83,12 +97,16 @@ class AcpSession:
         self.host = Host(frontend)
         self.host.sync_folders({root.as_uri(): root})
         self.folder = next(iter(self.host.folders.values()))
+        self.prompting: asyncio.Task[PromptResponse] | None = None  # the prompt being answered
 
     # -- provider and model ---------------------------------------------------------
     async def config_options(self) -> list[SessionConfigOptionSelect]:
         info = await self.host.providers(self.folder)
         names = list(dict.fromkeys([info["provider"], *info["available"]]))
-        models = list(dict.fromkeys([DEFAULT_MODEL, *([info["model"]] if info["model"] else [])]))
+        declared = [d.model for d in self.folder.settings.providers if d.name == info["provider"] and d.model]
+        models = list(dict.fromkeys([
+            DEFAULT_MODEL, *KNOWN_MODELS.get(info["provider"], ()), *declared, *([info["model"]] if info["model"] else []),
+        ]))
         return [
             SessionConfigOptionSelect(
                 type="select", id="provider", name="Provider", description="Where the model runs",
@@ -155,21 +173,31 @@ class AcpSession:
 
     async def turn(self, asked: Asked) -> str:
         """Run one turn; its stop reason."""
+        before = self.frontend.turn
         try:
             result = await self.host.turn(self.folder, asked.prompt, context=asked.context, request=self.id)
         except Refused as error:
             raise RequestError(-32600, str(error)) from None
         if result["error"] and not result["cancelled"]:
-            self.frontend.outbox.put(update_agent_message_text(result["reply"]))
+            turn = self.frontend.turn
+            said = turn is not before and turn is not None and turn.said  # None: it failed before it began
+            self.frontend.outbox.put(update_agent_message_text(("\n\n" if said else "") + result["reply"]))
         await self.frontend.outbox.sent()
         if result["cancelled"]:
             return "cancelled"
+        # The host says maxSteps only in its error's words (a turn result has no reason field).
         if result["error"] and "(maxSteps)" in result["error"]:
             return "max_turn_requests"
         return "end_turn"
 
     def cancel(self) -> None:
-        self.host.cancel_request(self.id)
+        """Stop the prompt: a running turn through the host (it ends cancelled, and is stored so);
+        anything before or instead of a turn (the plugins question, reading attached files, a slash
+        command such as /compact) where it is."""
+        if self.id in self.host.turns_by_request:
+            self.host.cancel_request(self.id)
+        elif self.prompting is not None:
+            self.prompting.cancel()
 
     # -- slash commands -----------------------------------------------------------------
     async def command(self, name: str, argument: str) -> str:
@@ -190,8 +218,7 @@ class AcpSession:
             await self.options_changed()
             return f"model: {argument}"
         if name == "reset":
-            await self.host.new_conversation(self.folder)
-            return "a new conversation starts here"
+            return NEW_THREAD
         if name == "compact":
             report = await self.host.compact(self.folder)
             if not report["turns"]:
@@ -244,7 +271,7 @@ def slash_command(text: str) -> tuple[str, str] | None:
     if not text.startswith("/"):
         return None
     name, _, argument = text[1:].strip().partition(" ")
-    return (name, argument.strip()) if name in COMMANDS else None
+    return (name, argument.strip()) if name in COMMANDS or name == "reset" else None
 
 
 class ElelemAgent:
@@ -313,11 +340,16 @@ class ElelemAgent:
         self.sessions[session_id] = session
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> NewSessionResponse:
-        """A session on the folder's current conversation; a new one when that is open here already."""
+        """A session on the folder's current conversation; a new one when a live session has that one
+        (one writer per conversation)."""
         session = self._open(cwd, mcp_servers)
-        conversation = (await session.host.transcript(session.folder))["id"]
-        if conversation in self.sessions:
-            conversation = (await session.host.new_conversation(session.folder))["id"]
+        try:
+            conversation = (await session.host.transcript(session.folder))["id"]
+            if conversation in {live.folder.conversation for live in self.sessions.values()}:
+                conversation = (await session.host.new_conversation(session.folder))["id"]
+        except BaseException:
+            await session.host.shutdown()
+            raise
         self._register(session, conversation)
         options = await session.config_options()
         self._after_answer(self._announce(session))
@@ -328,16 +360,20 @@ class ElelemAgent:
     ) -> LoadSessionResponse:
         """The stored conversation ``session_id``, replayed as updates before the answer."""
         live = self.sessions.get(session_id)
-        if live is not None and live.folder.turn is not None and not live.folder.turn.done():
+        if live is not None and live.prompting is not None and not live.prompting.done():
             raise RequestError(-32600, f"session {session_id!r} is running a turn; cancel it first")
         session = self._open(cwd, mcp_servers)
         try:
             transcript = await session.host.resume(session.folder, session_id)
         except BadRequest:
+            await session.host.shutdown()
             raise invalid("sessionId", f"unknown session {session_id!r}: no stored conversation has that id "
                                        f"in {session.root}") from None
+        except BaseException:
+            await session.host.shutdown()
+            raise
         self._register(session, session_id)
-        for update in replayed(transcript, session.root):
+        for update in replayed(transcript, session.root, session.frontend.calls):
             session.frontend.outbox.put(update)
         await session.frontend.outbox.sent()
         options = await session.config_options()
@@ -386,21 +422,39 @@ class ElelemAgent:
         await session.host.prepare()  # the provider is ready before the first prompt
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
+        """The prompt answered in a task of the session's own, which ``session/cancel`` stops
+        wherever it is: ``cancelled`` even before a turn began."""
         session = self._session(session_id)
+        if session.prompting is not None and not session.prompting.done():
+            raise RequestError(-32600, "a prompt is already running in this session; wait for it or cancel it")
+        task = session.prompting = asyncio.ensure_future(self._answer(session, prompt))
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:  # the connection is closing
+            task.cancel()
+            raise
+        return PromptResponse(stop_reason="cancelled") if task.cancelled() else task.result()
+
+    async def _answer(self, session: AcpSession, prompt: list[Any]) -> PromptResponse:
         asked = await session.prompt_text(prompt)
         if not asked.text.strip():
             raise invalid("prompt", "is empty")
-        command = slash_command(asked.text)
+        command = slash_command(asked.prompt)  # the person's words, not the files attached to them
         session.frontend.prompted = True
+        trusted = session.frontend.plugins_load
         if command is None:
-            return PromptResponse(stop_reason=await session.turn(asked))
-        try:
-            answer = await session.command(*command)
-        except (Refused, BadRequest) as error:
-            answer = f"/{command[0]}: {error}"
-        session.frontend.outbox.put(update_agent_message_text(answer))
+            stop_reason = await session.turn(asked)
+        else:
+            try:
+                answer = await session.command(*command)
+            except (Refused, BadRequest) as error:
+                answer = f"/{command[0]}: {error}"
+            session.frontend.outbox.put(update_agent_message_text(answer))
+            stop_reason = "end_turn"
+        if trusted is None and session.frontend.plugins_load:
+            await session.options_changed()  # the folder's plugin providers can be picked now
         await session.frontend.outbox.sent()
-        return PromptResponse(stop_reason="end_turn")
+        return PromptResponse(stop_reason=stop_reason)
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         session = self.sessions.get(session_id)

@@ -17,7 +17,15 @@ import logging
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from acp import RequestError, text_block, tool_content, tool_diff_content, tool_terminal_ref, update_tool_call
+from acp import (
+    RequestError,
+    start_tool_call,
+    text_block,
+    tool_content,
+    tool_diff_content,
+    tool_terminal_ref,
+    update_tool_call,
+)
 from acp.schema import ClientCapabilities, PermissionOption, PermissionOptionKind, ToolCallUpdate
 
 from ..agent.textfile import ModelView
@@ -45,12 +53,12 @@ class AcpFrontend(Frontend):
         self.conn, self.session_id, self.root = conn, session_id, root.resolve()
         self.capabilities, self.client, self.trust_flag = capabilities, client, trust
         self.outbox = Outbox(lambda update: conn.session_update(session_id=self.session_id, update=update))
-        self.calls = ToolCalls()
+        self.calls = ToolCalls()  # each turn's own, sharing the session's ids (``used``)
         self.turn: TurnUpdates | None = None
         self.notices: list[str] = []
         self.prompted = False  # a prompt of this session is running: the person can be asked about it
         self.plugins_load: bool | None = None
-        self.trust_question: asyncio.Future[bool] | None = None
+        self.trust_question: asyncio.Future[bool | None] | None = None
         self.edits_allowed = False  # "allow always" to a confirmEdits question, for this session
         self.settings_problem: str | None = None
         self.cleanup: set[asyncio.Task[Any]] = set()
@@ -108,21 +116,29 @@ class AcpFrontend(Frontend):
             return False  # asked during the first prompt, where a client expects questions
         if self.trust_question is None:  # one question, however many wait for its answer
             self.trust_question = asyncio.ensure_future(self._ask_trust(plugins, store))
-        self.plugins_load = await asyncio.shield(self.trust_question)
-        return self.plugins_load
+        answer = await asyncio.shield(self.trust_question)
+        if answer is None:
+            return False
+        self.plugins_load = answer
+        return answer
 
-    async def _ask_trust(self, plugins: PluginSet, store: TrustStore) -> bool:
+    async def _ask_trust(self, plugins: PluginSet, store: TrustStore) -> bool | None:
+        """Whether the person lets the plugins load; None when the question was cancelled (the
+        prompt was): not loaded now, and asked again at the next prompt."""
         where = self.root / PLUGIN_FOLDER
         try:
             answer = await self.ask(
                 f"Load the plugins in {where} ({', '.join(plugins.files)})? They are code from this project.",
                 [LOAD_ONCE, LOAD_ALWAYS, LOAD_NOT],
                 {LOAD_ONCE: "allow_once", LOAD_ALWAYS: "allow_always", LOAD_NOT: "reject_once"},
-                PLUGINS_CALL,
+                None, PLUGINS_CALL,
             )
         except Unanswered as error:
             self.show_message("warning", f"elelem: not loading the plugins in {where}: {error}")
-            answer = None
+            return False
+        if answer is None:
+            self.trust_question = None
+            return None
         if answer == LOAD_ALWAYS:
             store.remember(plugins)
         return answer in (LOAD_ONCE, LOAD_ALWAYS)
@@ -136,7 +152,7 @@ class AcpFrontend(Frontend):
             self.notices.append(text)
 
     async def open_progress(self, token: Any, title: str, message: str) -> ProgressSink:
-        self.calls = ToolCalls()
+        self.calls = ToolCalls(self.calls.used)
         self.turn = TurnUpdates(self.outbox, self.calls, self.root)
         for notice in self.notices:
             self.outbox.put_text("thinking", notice + "\n")
@@ -148,26 +164,46 @@ class AcpFrontend(Frontend):
             self.turn.started(call_id)
 
     # -- questions ------------------------------------------------------------------
-    async def ask(self, title: str, options: list[str], kinds: dict[str, PermissionOptionKind], call_id: str) -> str | None:
+    async def ask(
+        self, title: str, options: list[str], kinds: dict[str, PermissionOptionKind], call_id: str | None, card: str
+    ) -> str | None:
         """The option the person picked through ``session/request_permission``; None when the
-        request was cancelled; Unanswered when the client could not ask."""
+        request was cancelled; Unanswered when the client could not ask.
+
+        Asked on the card of the tool call ``call_id`` when a call is running (its own title, such
+        as ``Run pytest -q``, says what is asked); else on a card of its own, named ``card`` and
+        titled ``title``, that ends once answered (completed when allowed) instead of waiting forever."""
         ids = {f"option-{number}": option for number, option in enumerate(options)}
+        own_card = call_id is None
+        if call_id is not None:
+            about = ToolCallUpdate(tool_call_id=call_id)
+        else:
+            call_id = self.calls.unique(card)
+            self.outbox.put(start_tool_call(call_id, title, kind="other", status="pending"))
+            await self.outbox.sent()
+            about = ToolCallUpdate(tool_call_id=call_id, title=title)
+        answer = None
         try:
             response = await self.conn.request_permission(
                 session_id=self.session_id,
-                tool_call=ToolCallUpdate(tool_call_id=call_id, title=title),
+                tool_call=about,
                 options=[
                     PermissionOption(option_id=option_id, name=option, kind=kinds.get(option, "allow_once"))
                     for option_id, option in ids.items()
                 ],
             )
+            outcome = response.outcome
+            answer = ids.get(outcome.option_id) if outcome.outcome == "selected" else None
         except (RequestError, ConnectionError) as error:
             raise Unanswered(f"the client could not ask for permission: {error}") from None
-        outcome = response.outcome
-        return ids.get(outcome.option_id) if outcome.outcome == "selected" else None
+        finally:
+            if own_card:
+                allowed = answer is not None and kinds.get(answer, "allow_once").startswith("allow")
+                self.outbox.put(update_tool_call(call_id, status="completed" if allowed else "failed"))
+        return answer
 
     async def ask_permission(self, question: str, options: list[str]) -> str | None:
-        return await self.ask(question, options, KIND_OF_ANSWER, self.calls.current or "elelem-question")
+        return await self.ask(question, options, KIND_OF_ANSWER, self.calls.current, "elelem-question")
 
     async def ask_text(self, prompt: str) -> str:
         raise Unanswered("an ACP client cannot be asked for a line of text, so the human provider cannot be used here")
@@ -188,7 +224,7 @@ class AcpFrontend(Frontend):
         if edit.confirm and not self.edits_allowed:
             answer = await self.ask(
                 f"elelem wants to {edit.tool} {name}", [ALLOW_ONCE, ALLOW_SESSION, DENY], KIND_OF_ANSWER,
-                self.calls.current or f"elelem-edit-{name}",
+                self.calls.current, f"elelem-edit-{name}",
             )
             if answer not in (ALLOW_ONCE, ALLOW_SESSION):
                 return False, "the person rejected it" if answer == DENY else "the question was dismissed"

@@ -104,11 +104,44 @@ class Outbox:
 
 @dataclass
 class ToolCalls:
-    """A turn's tool calls as the front end sees them run: which one runs now, and what each
-    produced that the person should see (a diff, a command's output, its terminal)."""
+    """A turn's tool calls as the front end sees them run: the id each has in the session, which
+    one runs now, and what each produced that the person should see (a diff, a command's output,
+    its terminal).
 
+    A client keeps one card per tool-call id, so ids are unique in the session: the provider's
+    own, unless the session used it already (a plugin's ``call_1`` comes back at each step), then
+    with ``-2``, ``-3``... The host keeps naming a call by the provider's id."""
+
+    used: set[str] = field(default_factory=set)  # the session's ids so far, shared by its turns
+    announced: dict[str, deque[str]] = field(default_factory=dict)  # provider's id -> ours, until finished
     current: str | None = None
     content: dict[str, list[Any]] = field(default_factory=dict)
+
+    def unique(self, call_id: str) -> str:
+        """An id no other tool call of the session has, ``call_id`` if it is free."""
+        unique, number = call_id, 1
+        while unique in self.used:
+            number += 1
+            unique = f"{call_id}-{number}"
+        self.used.add(unique)
+        return unique
+
+    def announce(self, call_id: str) -> str:
+        """The session's id for the call the provider calls ``call_id``."""
+        unique = self.unique(call_id)
+        self.announced.setdefault(call_id, deque()).append(unique)
+        return unique
+
+    def of(self, call_id: str) -> str:
+        """The session's id of the provider's ``call_id`` that runs or ends now (calls end in order)."""
+        waiting = self.announced.get(call_id)
+        return waiting[0] if waiting else call_id
+
+    def finish(self, call_id: str) -> str:
+        unique = self.of(call_id)
+        if self.announced.get(call_id):
+            self.announced[call_id].popleft()
+        return unique
 
     def add(self, item: Any) -> None:
         if self.current is not None:
@@ -160,9 +193,10 @@ def outcome_of(call_id: str, ok: bool, error: str | None, content: list[Any], ra
     )
 
 
-def replayed(transcript: dict[str, Any], root: Path) -> list[Any]:
+def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[Any]:
     """A stored conversation as the updates that would have shown it: each prompt, its tool
-    calls with their final status, its reply; a compaction as one thought line."""
+    calls with their final status (ids made unique in the session by ``calls``), its reply; a
+    compaction as one thought line."""
     updates: list[Any] = []
     for entry in transcript["entries"]:
         if entry["kind"] == "compaction":
@@ -171,10 +205,11 @@ def replayed(transcript: dict[str, Any], root: Path) -> list[Any]:
         updates.append(update_user_message_text(entry["prompt"]))
         for call in entry.get("tools", []):
             arguments = call["arguments"] if isinstance(call.get("arguments"), dict) else {}
-            updates.append(tool_call_of(call["id"], call["name"], arguments, root, "pending"))
+            call_id = calls.unique(str(call["id"]))
+            updates.append(tool_call_of(call_id, call["name"], arguments, root, "pending"))
             raw = {"ok": call["ok"], **({"summary": call["summary"]} if call.get("summary") else {}),
                    **({"error": call["error"]} if call.get("error") else {})}
-            updates.append(outcome_of(call["id"], call["ok"], call.get("error"), [], raw))
+            updates.append(outcome_of(call_id, call["ok"], call.get("error"), [], raw))
         reply = entry.get("reply") or ("(cancelled)" if entry.get("cancelled") else "")
         if reply:
             updates.append(update_agent_message_text(reply))
@@ -193,20 +228,24 @@ class TurnUpdates(ProgressSink):
     def __init__(self, outbox: Outbox, calls: ToolCalls, root: Path) -> None:
         self.outbox, self.calls, self.root = outbox, calls, root
         self.ended: str | None = None
+        self.said = False  # some of the reply went out: an error after it starts a paragraph of its own
 
     def add(self, event: dict[str, Any]) -> None:
         if self.ended is not None:
             return
         kind = event["type"]
         if kind in TEXT_UPDATES:
+            self.said = self.said or kind == "saying"
             self.outbox.put_text(kind, event["text"])
         elif kind == "doing":
-            self.outbox.put(tool_call_of(event["id"], event["name"], event["arguments"], self.root, "pending"))
+            call_id = self.calls.announce(event["id"])
+            self.outbox.put(tool_call_of(call_id, event["name"], event["arguments"], self.root, "pending"))
         elif kind == "result":
             self.calls.current = None
-            content = self.calls.content.pop(event["id"], [])
+            call_id = self.calls.finish(event["id"])
+            content = self.calls.content.pop(call_id, [])
             raw = {k: event[k] for k in ("ok", "summary", "error") if k in event}
-            self.outbox.put(outcome_of(event["id"], event["ok"], event.get("error"), content, raw))
+            self.outbox.put(outcome_of(call_id, event["ok"], event.get("error"), content, raw))
         elif kind == "context":
             self.outbox.put_text("thinking", context_line(event))
         elif kind == "compacted":
@@ -214,8 +253,8 @@ class TurnUpdates(ProgressSink):
 
     def started(self, call_id: str) -> None:
         """The call runs now: it was pending (streamed, or waiting for permission) until here."""
-        self.calls.current = call_id
-        self.outbox.put(update_tool_call(call_id, status="in_progress"))
+        self.calls.current = self.calls.of(call_id)
+        self.outbox.put(update_tool_call(self.calls.current, status="in_progress"))
 
     def end(self, message: str) -> None:
         self.ended = message

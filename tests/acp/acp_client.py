@@ -2,7 +2,8 @@
 ``agent-client-protocol`` package's client-side connection.
 
 ``RecordingClient`` keeps every ``session/update``; answers permission requests from a
-list of option kinds (``allow_once``, ``allow_always``, ``reject_once``, ``cancelled``);
+list of option kinds (``allow_once``, ``allow_always``, ``reject_once``, ``cancelled``, or ``hold``:
+the kind the test later sets on ``held``);
 serves ``fs/*`` from its own buffers (unsaved text wins over the disk, as in an editor);
 and runs ``terminal/*`` as real subprocesses. (This folder has no ``__init__.py``: a test
 package named ``acp`` would hide the library.)
@@ -56,6 +57,7 @@ class RecordingClient:
         self.updates: list[tuple[str, Any]] = []
         self.permission_answers: list[str] = []  # option kinds, in order; allow_once when they run out
         self.permission_requests: list[Any] = []
+        self.held: asyncio.Future[str] | None = None  # the answer to a question on hold, when the test gives it
         self.buffers: dict[str, str] = {}  # path -> unsaved text
         self.reads: list[str] = []
         self.writes: list[tuple[str, str]] = []
@@ -79,6 +81,9 @@ class RecordingClient:
     async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **_: Any) -> Any:
         self.permission_requests.append((tool_call, options))
         kind = self.permission_answers.pop(0) if self.permission_answers else "allow_once"
+        if kind == "hold":
+            self.held = asyncio.get_running_loop().create_future()
+            kind = await self.held
         if kind == "cancelled":
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         [option] = [o for o in options if o.kind == kind]

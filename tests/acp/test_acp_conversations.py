@@ -51,7 +51,9 @@ async def test_session_load_after_a_restart_replays_the_conversation(scripted_pr
     assert said == ["what does the readme say?", "It says hello.", "and now?"]
 
 
-async def test_session_new_continues_the_folders_conversation_and_reset_starts_another(scripted_project: Path, start_agent):
+async def test_session_new_continues_the_folders_conversation_and_a_second_session_starts_another(
+    scripted_project: Path, start_agent
+):
     write_script(scripted_project, [[{"type": "saying", "text": "one"}]])
     first = await start_agent(scripted_project)
     await first.prompt("first")
@@ -60,17 +62,36 @@ async def test_session_new_continues_the_folders_conversation_and_reset_starts_a
     second = await start_agent(scripted_project)
     assert second.session_id == first.session_id  # the folder's current conversation
     also = await second.conn.new_session(cwd=str(scripted_project), mcp_servers=[])
-    assert also.session_id != second.session_id  # that one is open here already: a new one
+    assert also.session_id != second.session_id  # that one has a live session already: a new one
 
-    await second.prompt("/reset")
     write_script(scripted_project, [[{"type": "record"}]])
-    await second.prompt("fresh start")
+    await second.prompt("fresh start", session_id=also.session_id)
     said = [m["content"] for m in recorded(scripted_project)[0]["messages"] if m["role"] == "user"]
-    assert said == ["fresh start"]
-    # the old conversation is still stored, under the old id
+    assert said == ["fresh start"]  # its own conversation, not the live session's
+    # the first conversation is still stored, under its id
     third = await start_agent(scripted_project, new_session=False)
     await third.conn.load_session(cwd=str(scripted_project), session_id=first.session_id, mcp_servers=[])
     await wait_until(lambda: third.client.text() == "one", "the old conversation replayed")
+
+
+async def test_reset_says_to_start_a_new_thread_and_the_session_keeps_its_conversation(
+    scripted_project: Path, start_agent
+):
+    write_script(scripted_project, [[{"type": "saying", "text": "one"}], [{"type": "saying", "text": "two"}]])
+    agent = await start_agent(scripted_project)
+    await agent.prompt("before")
+    seen = len(agent.client.updates)
+    await agent.prompt("/reset")
+    assert "start a new thread" in agent.client.text(since=seen)
+    await agent.prompt("after")
+    listed = (await agent.conn.list_sessions(cwd=str(scripted_project))).sessions
+    assert [s.session_id for s in listed] == [agent.session_id]  # no conversation the client never started
+    assert await agent.stop() == 0
+
+    again = await start_agent(scripted_project, new_session=False)
+    await again.conn.load_session(cwd=str(scripted_project), session_id=agent.session_id, mcp_servers=[])
+    await wait_until(lambda: again.client.text() == "onetwo", "the whole thread replayed")
+    assert [u.content.text for u in again.client.of("user_message_chunk")] == ["before", "after"]
 
 
 async def test_loading_an_unknown_or_running_session_is_refused(scripted_project: Path, start_agent):
@@ -95,7 +116,7 @@ async def test_compact_summarises_older_turns(scripted_project: Path, start_agen
     assert "turns compacted into a summary" in said and "tokens" in said
     await wait_until(lambda: agent.client.of("available_commands_update"), "the slash commands")
     names = {c.name for c in agent.client.of("available_commands_update")[0].available_commands}
-    assert {"compact", "reset"} <= names
+    assert "compact" in names
 
 
 async def test_session_list_gives_the_folders_stored_conversations_newest_first(

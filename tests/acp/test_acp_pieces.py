@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from elelem_lsp.acp.agent import attached, file_path, slash_command
-from elelem_lsp.acp.updates import Outbox, context_line, locations_of, replayed, title_of
+from elelem_lsp.acp.updates import Outbox, ToolCalls, context_line, locations_of, replayed, title_of
 from scaffold import wait_until
 
 
@@ -51,6 +51,7 @@ def test_slash_commands_are_only_the_known_ones():
     assert slash_command("/tools") == ("tools", "")
     assert slash_command("/etc/hosts is a file") is None  # a prompt that starts with a path
     assert slash_command("please /reset") is None
+    assert slash_command("/reset") == ("reset", "")  # answered with how to start a new conversation here
 
 
 def test_a_replayed_turn_shows_prompt_calls_and_reply(tmp_path: Path):
@@ -59,11 +60,22 @@ def test_a_replayed_turn_shows_prompt_calls_and_reply(tmp_path: Path):
             {"id": "c1", "name": "execute", "arguments": {"command": "ls"}, "ok": False, "summary": None, "error": "denied"}]},
         {"kind": "compaction", "turns": 4, "summary": "...", "at": "2026-01-01T00:00:00Z"},
     ]}
-    updates = replayed(transcript, tmp_path)
+    calls = ToolCalls()
+    updates = replayed(transcript, tmp_path, calls)
     assert [u.session_update for u in updates] == [
         "user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk", "agent_thought_chunk"]
     assert updates[2].status == "failed" and updates[2].content[0].content.text == "denied"
     assert updates[3].content.text == "(cancelled)"
+    assert calls.announce("c1") == "c1-2"  # a later call the provider also names c1 gets a card of its own
+
+
+def test_tool_call_ids_are_unique_in_the_session_and_results_find_their_call():
+    calls = ToolCalls()
+    first = [calls.announce("call_1"), calls.announce("call_2")]
+    assert [calls.finish("call_1"), calls.finish("call_2")] == first == ["call_1", "call_2"]
+    step_two = ToolCalls(calls.used)  # the next turn shares the session's ids
+    assert step_two.announce("call_1") == "call_1-2" and step_two.announce("call_1-2") == "call_1-2-2"
+    assert step_two.of("call_1") == "call_1-2" and step_two.finish("call_1") == "call_1-2"
 
 
 async def test_the_outbox_keeps_order_and_coalesces_text_between_other_updates():

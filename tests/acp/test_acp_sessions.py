@@ -149,7 +149,7 @@ async def test_provider_and_model_are_config_options_and_slash_commands(scripted
     assert (model.id, model.category, model.current_value) == ("model", "model", "default")
     await wait_until(lambda: agent.client.of("available_commands_update"), "the slash commands")
     [commands] = agent.client.of("available_commands_update")
-    assert {c.name for c in commands.available_commands} == {"provider", "model", "reset", "compact", "tools"}
+    assert {c.name for c in commands.available_commands} == {"provider", "model", "compact", "tools"}
 
     changed = await agent.conn.set_config_option(config_id="provider", session_id=agent.session_id, value="stub")
     assert changed.config_options[0].current_value == "stub"
@@ -165,6 +165,10 @@ async def test_provider_and_model_are_config_options_and_slash_commands(scripted
     assert "provider: scripted (model tiny-1)" in agent.client.text(since=seen)
     [update] = agent.client.of("config_option_update")[-1:]
     assert [o.current_value for o in update.config_options] == ["scripted", "tiny-1"]
+    selection = resource_block(embedded_text_resource((scripted_project / "a.py").as_uri(), "x = 1"))
+    await agent.prompt([text_block("/model tiny-2"), selection])  # the command is the words, not the selection
+    [update] = agent.client.of("config_option_update")[-1:]
+    assert update.config_options[1].current_value == "tiny-2"
     seen = len(agent.client.updates)
     await agent.prompt("/tools")
     assert agent.client.text(since=seen) == "tools: read, write, edit, execute, list, grep"
@@ -176,12 +180,14 @@ async def test_provider_and_model_are_config_options_and_slash_commands(scripted
     assert "/provider:" in agent.client.text(since=seen) and "nonesuch" in agent.client.text(since=seen)
 
 
-async def test_reset_starts_a_new_conversation(scripted_project: Path, start_agent):
-    write_script(scripted_project, [[{"type": "saying", "text": "first"}], [{"type": "say_tool_result"}]])
+async def test_the_model_option_offers_the_providers_known_models(scripted_project: Path, home: Path, start_agent):
+    write_user_settings(home, {"provider": "openai"})
     agent = await start_agent(scripted_project)
-    await agent.prompt("one")
-    await agent.prompt("/reset")
-    assert "new conversation" in agent.client.text()
+    model = agent.new.config_options[1]
+    assert model.current_value == "default"
+    assert {"default", "gpt-4.1", "gpt-4o", "o3"} <= {o.value for o in model.options}
+    changed = await agent.conn.set_config_option(config_id="provider", session_id=agent.session_id, value="groq")
+    assert "llama-3.3-70b-versatile" in {o.value for o in changed.config_options[1].options}
 
 
 async def test_max_steps_ends_with_max_turn_requests_and_a_provider_error_goes_on(scripted_project: Path, home: Path, start_agent):
@@ -195,6 +201,10 @@ async def test_max_steps_ends_with_max_turn_requests_and_a_provider_error_goes_o
     seen = len(agent.client.updates)
     assert (await agent.prompt("again")).stop_reason == "end_turn"
     assert agent.client.text(since=seen) == "Error: the model fell over"
+    write_script(scripted_project, [[{"type": "saying", "text": "Half a"}, {"type": "raise", "message": "cut off"}]])
+    seen = len(agent.client.updates)
+    await agent.prompt("once more")
+    assert agent.client.text(since=seen) == "Half a\n\nError: cut off"  # the error is not glued to the reply
     write_script(scripted_project, [[{"type": "saying", "text": "recovered"}]])
     await agent.prompt("and again")
     assert agent.client.text().endswith("recovered")
@@ -208,11 +218,36 @@ async def test_workspace_plugins_are_asked_about_through_request_permission(scri
     [(call, options)] = agent.client.permission_requests
     assert ".agents/plugins" in call.title and "scripted.py" in call.title
     assert agent.client.text().endswith("scripted speaking")
+    card = agent.client.tool_updates(call.tool_call_id)
+    assert [u.status for u in card] == ["pending", "completed"]  # the question's card ends once answered
 
     again = await start_agent(scripted_project, args=())  # "always" was remembered for these files
     await again.prompt("hi")
     assert again.client.permission_requests == []
     assert again.client.text().endswith("scripted speaking")
+
+
+async def test_cancel_while_the_plugins_question_waits_ends_the_prompt_and_the_question_is_asked_again(
+    scripted_project: Path, home: Path, start_agent
+):
+    write_user_settings(home, {"provider": "stub"})
+    agent = await start_agent(scripted_project, args=())
+    assert "scripted" not in {o.value for o in agent.new.config_options[0].options}  # the plugins are not loaded yet
+    agent.client.permission_answers = ["hold", "allow_once"]
+    prompt = asyncio.ensure_future(agent.prompt("hi"))
+    await wait_until(lambda: agent.client.held is not None, "the plugins question")
+    await agent.conn.cancel(session_id=agent.session_id)
+    assert (await asyncio.wait_for(prompt, 10)).stop_reason == "cancelled"  # the question still waits
+    agent.client.held.set_result("cancelled")  # as a client answers its questions once it cancelled the turn
+
+    assert (await agent.prompt("hi again")).stop_reason == "end_turn"
+    assert len(agent.client.permission_requests) == 2  # a cancelled question was no refusal
+    assert "done." in agent.client.text()
+    [update] = agent.client.of("config_option_update")  # the plugin's provider can be picked now
+    assert "scripted" in {o.value for o in update.config_options[0].options}
+    first, second = (call.tool_call_id for call, _ in agent.client.permission_requests)
+    assert first != second
+    assert [u.status for u in agent.client.tool_updates(first)] == ["pending", "failed"]
 
 
 async def test_refused_plugins_do_not_load(scripted_project: Path, start_agent):

@@ -148,6 +148,7 @@ async def test_permission_allow_once_asks_again_always_does_not_reject_refuses(s
     await agent.prompt("run five times")
     assert len(agent.client.permission_requests) == 3
     assert [c.tool_call_id for c, _ in agent.client.permission_requests] == ["x1", "x2", "x3"]
+    assert all(c.title is None for c, _ in agent.client.permission_requests)  # the card keeps "Run echo x >> ran.txt"
     assert marker.read_text() == "x\n" * 5
 
     other = await agent.conn.new_session(cwd=str(scripted_project), mcp_servers=[])
@@ -169,3 +170,19 @@ async def test_allow_commands_and_deny_need_no_question(scripted_project: Path, 
     assert agent.client.tool_updates("x1")[-1].status == "completed"
     assert agent.client.tool_updates("x2")[-1].status == "failed"
     assert not (scripted_project / "no").exists()
+
+
+async def test_tool_call_ids_a_provider_repeats_get_cards_of_their_own(scripted_project: Path, start_agent):
+    # a plugin without ids of its own: the agent names them call_1, call_2... again at each step
+    write_script(scripted_project, [
+        [doing("", "read", path="README.md")], [doing("", "list"), doing("", "read", path="gone")], [],  # one turn
+        [doing("", "read", path="README.md")], [],  # the next
+    ])
+    agent = await start_agent(scripted_project)
+    await agent.prompt("look")
+    await agent.prompt("again")
+    started = agent.client.of("tool_call")
+    assert [(u.tool_call_id, u.title) for u in started] == [
+        ("call_1", "Read README.md"), ("call_1-2", "List ."), ("call_2", "Read gone"), ("call_1-3", "Read README.md")]
+    finished = [agent.client.tool_updates(u.tool_call_id)[-1].status for u in started]
+    assert finished == ["completed", "completed", "failed", "completed"]
