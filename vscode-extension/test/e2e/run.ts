@@ -520,6 +520,13 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await question.waitFor({ timeout: 30_000 });
   await page.locator(".notification-toast", { hasText: "elelem wants to run: echo elelem-ran" }).waitFor({ timeout: 10_000 });
   step("the permission request is in the chat view and in VS Code's notification");
+  // Someone typing their next prompt keeps typing: a Space must not press "Allow once".
+  await page.keyboard.type("next ");
+  if ((await frame.locator("#input").inputValue()) !== "next " || (await question.count()) !== 1) {
+    throw new Error("the permission request took the focus from the input");
+  }
+  await frame.locator("#input").fill("");
+  step("the request left the focus in the input: 'next ' was typed there, nothing was allowed");
   const darkShot = path.join(OUTPUT_DIR, "chat-dark.png");
   await page.screenshot({ path: darkShot });
   await question.getByRole("button", { name: "Allow once" }).click();

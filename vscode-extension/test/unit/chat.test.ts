@@ -8,7 +8,7 @@ import { countLineChanges } from "../../src/lineCounts";
 import { toContextUsage, toConversations, toProgressValue, toTranscriptResult } from "../../src/protocol";
 import { describeTool, renderTurn } from "../../src/render";
 import { applyProgress, conversationTitle, describeUsage, newTurn, Turn, turnsFromTranscript } from "../../src/transcript";
-import { fileQueryAt, PromptHistory, withoutQuery } from "../../src/webview/composer";
+import { escapeAnswer, fileQueryAt, PromptHistory, requestFocus, withoutQuery } from "../../src/webview/composer";
 
 function say(turn: Turn, ...events: unknown[]): void {
   const value = toProgressValue({ kind: "report", events });
@@ -230,4 +230,13 @@ test("the header's size line comes from elelem.context, and says nothing without
   assert.equal(describeUsage(toContextUsage({ tokens: 5, budget: 0 })), "");
   assert.equal(describeUsage(toContextUsage({ tokens: "many", budget: 100 })), "≈0 of 100 tokens");
   assert.equal(describeUsage(toContextUsage(null)), "");
+});
+
+test("a permission request never takes the focus onto Allow, nor from someone typing; Escape denies", () => {
+  assert.equal(requestFocus("choice", true), "none", "a Space or Enter typed into the input must not answer it");
+  assert.equal(requestFocus("text", true), "none", "the next prompt must not land in the human provider's reply");
+  assert.equal(requestFocus("choice", false), "request", "the request itself, not its first button (Allow once)");
+  assert.equal(requestFocus("text", false), "reply");
+  assert.equal(escapeAnswer(["Allow once", "Allow for this session", "Deny"]), "Deny");
+  assert.equal(escapeAnswer(["Yes", "No"]), null, "without a Deny, Escape leaves it unanswered (a refusal)");
 });
