@@ -135,7 +135,8 @@ function renderItem(turn: Turn, item: TurnItem, index: number): string {
       const icon = { ok: "codicon-check", failed: "codicon-error", running: "codicon-loading codicon-modifier-spin" }[state];
       const outcome = describeOutcome(item.outcome);
       const details = item.outcome
-        ? `<div class="tool-outcome">${escapeHtml(item.outcome.ok ? item.outcome.summary ?? "ok" : item.outcome.error ?? "failed")}</div>`
+        ? `<div class="tool-outcome">${escapeHtml(item.outcome.ok ? item.outcome.summary ?? "ok" : item.outcome.error ?? "failed")}</div>` +
+          (item.outcome.output ? `<pre class="tool-output" aria-label="Output">${escapeHtml(item.outcome.output)}</pre>` : "")
         : "";
       return (
         `<details class="tool ${state}" data-key="${key}" data-tool="${escapeHtml(item.name)}">` +

@@ -18,6 +18,8 @@ export interface ToolOutcome {
   ok: boolean;
   summary?: string;
   error?: string;
+  /** The end of what a command printed (live turns only: stored ones keep no output). */
+  output?: string;
 }
 
 /** A file the turn's edits changed, with its line counts against the text before the turn. */
@@ -110,6 +112,9 @@ export function applyEvents(turn: Turn, events: readonly AgentEvent[]): void {
         }
         if (event.error) {
           outcome.error = event.error;
+        }
+        if (event.output) {
+          outcome.output = event.output;
         }
         if (call) {
           call.outcome = outcome;

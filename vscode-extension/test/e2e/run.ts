@@ -535,6 +535,9 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   const runText = (await runTurn.innerText()).replace(/\s+/g, " ");
   assertIncludes(runText, "Ran echo elelem-ran — exit 0", "the allowed command");
   assertIncludes(runText, "The command printed elelem-ran.", "the command's output in the reply");
+  await runTurn.locator("details.tool summary").click();
+  await runTurn.locator(".tool-output", { hasText: "elelem-ran" }).waitFor({ timeout: 5_000 });
+  step("the command's row opens to what it printed");
 
   // Answered in the view, the notification stays until closed (an extension cannot close it).
   await page.locator(".notification-toast", { hasText: "elelem wants to run" }).getByRole("button", { name: /Clear Notification/ }).click();

@@ -240,3 +240,18 @@ test("a permission request never takes the focus onto Allow, nor from someone ty
   assert.equal(escapeAnswer(["Allow once", "Allow for this session", "Deny"]), "Deny");
   assert.equal(escapeAnswer(["Yes", "No"]), null, "without a Deny, Escape leaves it unanswered (a refusal)");
 });
+
+test("a command's row opens to the end of what it printed, as text", () => {
+  const turn = newTurn(9, "Run it");
+  say(
+    turn,
+    { type: "doing", id: "c1", name: "execute", arguments: { command: "npm test" } },
+    { type: "result", id: "c1", name: "execute", ok: true, summary: "exit 1, 2 lines of output", output: "<b>FAIL</b> app.test.js\n1 failed\n" },
+  );
+  const html = renderTurn(turn);
+  assert.match(html, /Ran npm test<\/span><span class="outcome"> — exit 1, 2 lines of output/);
+  assert.match(html, /<pre class="tool-output" aria-label="Output">&lt;b&gt;FAIL&lt;\/b&gt; app.test.js\n1 failed\n<\/pre>/);
+  assert.doesNotMatch(html, /<b>FAIL/);
+  say(turn, { type: "doing", id: "c2", name: "read", arguments: { path: "a.py" } }, { type: "result", id: "c2", name: "read", ok: true, summary: "3 lines" });
+  assert.equal((renderTurn(turn).match(/tool-output/g) ?? []).length, 1, "a call without output has no output block");
+});
