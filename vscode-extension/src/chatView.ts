@@ -22,7 +22,8 @@ export class ChatView implements vscode.WebviewViewProvider, TranscriptSink, vsc
   private header: ChatHeader = { folder: "", provider: null, model: null, conversation: "", usage: "", multiRoot: false };
   private chips: ContextChip[] = [];
   private busy = false;
-  private readonly questions = new Map<number, ViewQuestion>();
+  /** Open requests, each with the folder key of the turn that asked (undefined: shown in any). */
+  private readonly questions = new Map<number, { question: ViewQuestion; folder: string | undefined }>();
   private notes = 0;
   private readonly received = new vscode.EventEmitter<ViewMessage>();
   private readonly registration: vscode.Disposable;
@@ -63,16 +64,6 @@ export class ChatView implements vscode.WebviewViewProvider, TranscriptSink, vsc
     if (!preserveFocus) {
       this.post({ type: "focusInput" });
     }
-  }
-
-  /** Whether the page is there to show a question. */
-  get visible(): boolean {
-    return this.view?.visible === true;
-  }
-
-  /** The folder whose transcript is shown. */
-  get currentFolder(): string {
-    return this.folder;
   }
 
   /** Shows another folder's transcript. */
@@ -134,10 +125,12 @@ export class ChatView implements vscode.WebviewViewProvider, TranscriptSink, vsc
     this.post({ type: "files", query, files });
   }
 
-  /** Shows a request of the running turn until `settle` is called for its id. */
-  ask(question: ViewQuestion): void {
-    this.questions.set(question.id, question);
-    this.post({ type: "question", question });
+  /** Shows a request of `folder`'s running turn with that folder's transcript until `settle` is called for its id. */
+  ask(question: ViewQuestion, folder: string | undefined): void {
+    this.questions.set(question.id, { question, folder });
+    if (folder === undefined || folder === this.folder) {
+      this.post({ type: "question", question });
+    }
   }
 
   /** Takes a request out of the view once it was answered (here or elsewhere). */
@@ -161,8 +154,10 @@ export class ChatView implements vscode.WebviewViewProvider, TranscriptSink, vsc
     for (const [key, html] of this.entries.get(this.folder) ?? []) {
       this.post({ type: "entry", key, html });
     }
-    for (const question of this.questions.values()) {
-      this.post({ type: "question", question });
+    for (const { question, folder } of this.questions.values()) {
+      if (folder === undefined || folder === this.folder) {
+        this.post({ type: "question", question });
+      }
     }
   }
 

@@ -51,8 +51,6 @@ export interface Turn {
   edits?: FileChange[];
   /** Set once "Undo this turn's edits" restored them. */
   editsUndone?: boolean;
-  /** A turn redrawn from a stored conversation: no live controls. */
-  stored?: boolean;
 }
 
 /** "32,000" */
@@ -241,7 +239,6 @@ export function turnsFromTranscript(transcript: TranscriptResult, nextId: () => 
   const turns: Turn[] = [];
   for (const entry of transcript.entries) {
     const turn = entry.kind === "turn" ? newTurn(nextId(), ...splitStoredPrompt(entry.prompt)) : newTurn(nextId(), "");
-    turn.stored = true;
     if (entry.kind === "compaction") {
       turn.items.push({ kind: "note", text: `${plural(entry.turns, "earlier turn")} compacted into a summary` });
       turn.status = "done";

@@ -661,6 +661,15 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
     throw new Error(`the model picker should write the folder setting; .vscode/settings.json has ${JSON.stringify(modelSettings)}`);
   }
   step("the header's model picker set 'tiny-1' (header and .vscode/settings.json)");
+
+  // --- Stop while a permission request is pending: the request leaves the view with the turn ------
+  await sendInChat(frame, "Run the greeting script once more");
+  const pending = frame.locator(".question", { hasText: "elelem wants to run: echo elelem-ran" });
+  await pending.waitFor({ timeout: 30_000 });
+  await frame.locator("#stop").click();
+  await frame.locator("section.turn", { hasText: "Run the greeting script once more" }).and(frame.locator(".cancelled")).waitFor({ timeout: 30_000 });
+  await pending.waitFor({ state: "detached", timeout: 10_000 });
+  step("Stop with a permission request pending: the turn is cancelled and the request left the view");
 }
 
 /** A loopback model server speaking OpenAI's streamed chat completions; it counts its requests. */

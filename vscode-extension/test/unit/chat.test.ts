@@ -5,6 +5,7 @@ import { test } from "node:test";
 
 import { withAttachedFiles } from "../../src/args";
 import { countLineChanges } from "../../src/lineCounts";
+import { PendingRequests } from "../../src/pendingRequests";
 import { toContextUsage, toConversations, toProgressValue, toTranscriptResult } from "../../src/protocol";
 import { describeTool, renderTurn } from "../../src/render";
 import { applyProgress, conversationTitle, describeUsage, newTurn, Turn, turnsFromTranscript } from "../../src/transcript";
@@ -254,4 +255,22 @@ test("a command's row opens to the end of what it printed, as text", () => {
   assert.doesNotMatch(html, /<b>FAIL/);
   say(turn, { type: "doing", id: "c2", name: "read", arguments: { path: "a.py" } }, { type: "result", id: "c2", name: "read", ok: true, summary: "3 lines" });
   assert.equal((renderTurn(turn).match(/tool-output/g) ?? []).length, 1, "a call without output has no output block");
+});
+
+test("a pending request goes once its folder's turn ends (Stop), not when another folder's does", () => {
+  const pending = new PendingRequests();
+  const answers: Array<[string, string | null]> = [];
+  pending.add(1, "file:///a", (answer) => answers.push(["a permission", answer]));
+  pending.add(2, "file:///b", (answer) => answers.push(["b input", answer]));
+  pending.add(3, undefined, (answer) => answers.push(["no turn", answer]));
+  pending.endTurn("file:///a");
+  assert.deepEqual(answers, [["a permission", null]]);
+  pending.answer(1, "Allow once");
+  assert.deepEqual(answers, [["a permission", null]], "a late click on a withdrawn request answers nothing");
+  pending.answer(2, "hello");
+  pending.answer(2, null);
+  pending.endTurn("file:///b");
+  assert.deepEqual(answers.slice(1), [["b input", "hello"]], "settled once, by the first answer");
+  pending.answer(3, null);
+  assert.deepEqual(answers.at(-1), ["no turn", null], "withdrawn by the server");
 });
