@@ -618,7 +618,8 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await editorLines(page, "hello.txt").click();
   await page.keyboard.press("Control+Z");
   await editorLines(page, "hello.txt").getByText("Hello, elelem!").waitFor({ timeout: 10_000 });
-  step("Ctrl+Z in hello.txt takes the undo back");
+  await firstTurn.locator("button[data-action=undo]").waitFor({ timeout: 10_000 });
+  step("Ctrl+Z in hello.txt takes the undo back, and the turn offers its undo again");
 
   // --- A window reload: the draft (typed before the undo above) and the conversation come back ---
   // Reloaded as a person does (Developer: Reload Window), so the workbench saves the views' state

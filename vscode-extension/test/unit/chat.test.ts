@@ -8,6 +8,7 @@ import { countLineChanges } from "../../src/lineCounts";
 import { PendingRequests } from "../../src/pendingRequests";
 import { toContextUsage, toConversations, toProgressValue, toTranscriptResult } from "../../src/protocol";
 import { describeTool, renderTurn } from "../../src/render";
+import { asTheTurnLeftThem, planUndo } from "../../src/undoPlan";
 import { applyProgress, conversationTitle, describeUsage, newTurn, Turn, turnsFromTranscript } from "../../src/transcript";
 import { escapeAnswer, fileQueryAt, PromptHistory, requestFocus, withoutQuery } from "../../src/webview/composer";
 
@@ -273,4 +274,27 @@ test("a pending request goes once its folder's turn ends (Stop), not when anothe
   assert.deepEqual(answers.slice(1), [["b input", "hello"]], "settled once, by the first answer");
   pending.answer(3, null);
   assert.deepEqual(answers.at(-1), ["no turn", null], "withdrawn by the server");
+});
+
+test("undoing a turn's edits puts files back, and names those changed since the turn before overwriting them", () => {
+  const untouched = { uri: "file:///w/a.py", before: "a = 1\n", left: "a = 2\n", now: "a = 2\n" };
+  const editedSince = { uri: "file:///w/b.py", before: "b\n", left: "b2\n", now: "b2 and the person's work\n" };
+  const created = { uri: "file:///w/notes.txt", before: undefined, left: "notes\n", now: "notes\n" };
+  const createdThenEdited = { uri: "file:///w/todo.txt", before: undefined, left: "todo\n", now: "todo\nmine\n" };
+  const deletedSince = { uri: "file:///w/c.py", before: "c\n", left: "c2\n", now: undefined };
+  assert.deepEqual(planUndo([untouched, created]), {
+    steps: [{ uri: untouched.uri, restore: "a = 1\n" }, { uri: created.uri, delete: true }],
+    changedSince: [],
+  });
+  const plan = planUndo([untouched, editedSince, createdThenEdited, deletedSince]);
+  assert.deepEqual(plan.changedSince, [editedSince.uri, createdThenEdited.uri, deletedSince.uri], "asked about, not overwritten silently");
+  assert.deepEqual(plan.steps.map((step) => ("delete" in step ? `delete ${step.uri}` : `restore ${step.uri}`)), [
+    `restore ${untouched.uri}`,
+    `restore ${editedSince.uri}`,
+    `delete ${createdThenEdited.uri}`,
+    `restore ${deletedSince.uri}`,
+  ]);
+  assert.deepEqual(planUndo([{ ...created, now: undefined }]).steps, [], "a created file already gone is left alone");
+  assert.equal(asTheTurnLeftThem([untouched, created]), true, "Ctrl+Z of the undo: the edits can be undone again");
+  assert.equal(asTheTurnLeftThem([untouched, { ...created, now: undefined }]), false);
 });
