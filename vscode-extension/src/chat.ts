@@ -59,7 +59,9 @@ export class ChatController implements vscode.Disposable {
     private readonly connection: ServerConnection,
   ) {
     this.subscriptions.push(
-      view.onDidReceiveMessage((message) => void this.receive(message)),
+      view.onDidReceiveMessage((message) =>
+        this.receive(message).catch((error) => void vscode.window.showErrorMessage(`elelem: ${errorText(error)}`)),
+      ),
       vscode.window.onDidChangeActiveTextEditor((editor) => this.follow(editor)),
       vscode.window.onDidChangeTextEditorSelection((event) => {
         if (event.textEditor === this.editor) {
@@ -270,9 +272,10 @@ export class ChatController implements vscode.Disposable {
       void vscode.window.showInformationMessage("elelem: open a file to insert the code into.");
       return;
     }
-    await vscode.window.showTextDocument(editor.document, editor.viewColumn);
-    await editor.edit((builder) => {
-      for (const selection of editor.selections) {
+    // The editor shown may be a new one for the same document (the old one closed): edit that.
+    const shown = await vscode.window.showTextDocument(editor.document, editor.viewColumn);
+    await shown.edit((builder) => {
+      for (const selection of shown.selections) {
         builder.replace(selection, code);
       }
     });
