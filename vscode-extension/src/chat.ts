@@ -14,6 +14,7 @@ import { ChatView } from "./chatView";
 import { activeFolder, Commands, errorText, ShownConversation } from "./commands";
 import { ServerConnection } from "./connection";
 import { ProvidersResult, toContextUsage, toTranscriptResult } from "./protocol";
+import { describeStatus } from "./render";
 import { conversationTitle, describeUsage, turnsFromTranscript } from "./transcript";
 import { TurnEdits } from "./turnEdits";
 import { folderKey, TurnRunner } from "./turns";
@@ -79,6 +80,9 @@ export class ChatController implements vscode.Disposable {
         view.setBusy(this.runner.busyIn(this.key));
         if (turn.status !== "running") {
           void this.measure();
+          if (runner.find(turn.id)?.folder === this.key) {
+            view.announce(`elelem: ${describeStatus(turn)}`);
+          }
         }
       }),
       connection.onDidStart(() => {

@@ -120,6 +120,11 @@ export class ChatView implements vscode.WebviewViewProvider, TranscriptSink, vsc
     this.post({ type: "busy", busy });
   }
 
+  /** Says `text` to a screen reader (the turn's streaming itself is not read out). */
+  announce(text: string): void {
+    this.post({ type: "announce", text });
+  }
+
   /** Offers the #file matches for what the person typed after `#`. */
   offerFiles(query: string, files: string[]): void {
     this.post({ type: "files", query, files });
@@ -188,9 +193,10 @@ export class ChatView implements vscode.WebviewViewProvider, TranscriptSink, vsc
   <button id="new" class="icon-button" title="New Conversation" aria-label="New conversation"><span class="codicon codicon-add"></span></button>
 </header>
 <div class="conversation-title"><span id="conversation-title"></span><span id="usage" title="The conversation's size as the provider will see it, against elelem.contextTokens"></span></div>
-<main id="log" data-elelem-transcript aria-live="polite">
+<main id="log" data-elelem-transcript aria-label="Conversation" aria-busy="false">
 <p class="empty">Ask below, or pick <b>Fix with elelem</b> on a problem. Type <b>#</b> to attach a file.</p>
 </main>
+<div id="announce" class="sr-only" role="status" aria-live="polite"></div>
 <div id="questions" aria-live="assertive"></div>
 <footer class="composer">
   <div id="chips" class="chips" aria-label="Context"></div>

@@ -143,8 +143,14 @@ function showChips(chips: ContextChip[]): void {
 
 function showBusy(running: boolean): void {
   busy = running;
+  // While a turn streams its entries are replaced on every event: a screen reader waits for the end.
+  log.setAttribute("aria-busy", String(running));
+  const stopHadFocus = document.activeElement === stopButton;
   stopButton.hidden = !running;
   sendButton.hidden = running;
+  if (stopHadFocus && !running) {
+    input.focus();
+  }
 }
 
 function showQuestion(question: ViewQuestion): void {
@@ -423,6 +429,9 @@ window.addEventListener("message", (event: MessageEvent) => {
       break;
     case "answered":
       removeQuestion(Number(message.id));
+      break;
+    case "announce":
+      element<HTMLElement>("announce").textContent = String(message.text);
       break;
     case "focusInput":
       input.focus();

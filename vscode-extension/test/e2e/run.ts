@@ -418,6 +418,9 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   assertIncludes(turnText, "Done: hello.txt is updated.", "the final reply");
   assertIncludes(turnText, "1 file changed hello.txt +1 −1", "the turn's changed files");
   assertIncludes(turnText, "done — scripted", "the turn's footer");
+  await frame.locator("#announce", { hasText: "elelem: done — scripted" }).waitFor({ timeout: 5_000 });
+  await frame.locator("#log[aria-busy=false]").waitFor({ timeout: 5_000 });
+  step("a screen reader hears the turn's end from the status region, not every streamed change");
   await frame.locator("#usage", { hasText: /^≈[1-9][\d,]* of [\d,]+ tokens$/ }).waitFor({ timeout: 10_000 });
   step(`the header gives the conversation's size: ${await frame.locator("#usage").innerText()}`);
   const bold = await firstTurn.locator(".saying strong").first().innerText();

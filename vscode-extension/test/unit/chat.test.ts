@@ -74,7 +74,7 @@ test("a tool row shows the summary that says more, and the error of a failed cal
     { type: "doing", id: "m", name: "github__get", arguments: { id: 7 } },
     { type: "result", id: "m", name: "github__get", ok: false, error: "HTTP 404" },
   );
-  const rows = [...renderTurn(turn).matchAll(/<summary>(.*?)<\/summary>/g)].map((match) => match[1].replace(/<[^>]+>/g, "").trim());
+  const rows = [...renderTurn(turn).matchAll(/<summary[^>]*>(.*?)<\/summary>/g)].map((match) => match[1].replace(/<[^>]+>/g, "").trim());
   assert.deepEqual(rows, ["Ran npm test — exit 1, 4 lines of output", "Edited a.py", "github: get id=7 — HTTP 404"]);
   assert.match(renderTurn(turn), /class="tool failed" data-key="3-2" data-tool="github__get"/);
 });
@@ -254,6 +254,11 @@ test("a command's row opens to the end of what it printed, as text", () => {
   assert.match(html, /Ran npm test<\/span><span class="outcome"> — exit 1, 2 lines of output/);
   assert.match(html, /<pre class="tool-output" aria-label="Output">&lt;b&gt;FAIL&lt;\/b&gt; app.test.js\n1 failed\n<\/pre>/);
   assert.doesNotMatch(html, /<b>FAIL/);
+  assert.match(
+    html,
+    /<summary aria-label="Ran npm test — exit 1, 2 lines of output, done; details"><span class="chevron codicon codicon-chevron-right" aria-hidden="true">/,
+    "the focusable row says what it is and that it opens",
+  );
   say(turn, { type: "doing", id: "c2", name: "read", arguments: { path: "a.py" } }, { type: "result", id: "c2", name: "read", ok: true, summary: "3 lines" });
   assert.equal((renderTurn(turn).match(/tool-output/g) ?? []).length, 1, "a call without output has no output block");
 });
