@@ -666,6 +666,11 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   }
   step("the header's model picker set 'tiny-1' (header and .vscode/settings.json)");
 
+  // The folder asks for confirmation of edits from here on (used below, after the server has
+  // had the time of the next turn to pull the changed setting).
+  const settingsFile = path.join(folders.workspace, ".vscode", "settings.json");
+  fs.writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(readFile(folders, path.join(".vscode", "settings.json"))), "elelem.confirmEdits": true }, null, 2));
+
   // --- Stop while a permission request is pending: the request leaves the view with the turn ------
   await sendInChat(frame, "Run the greeting script once more");
   const pending = frame.locator(".question", { hasText: "elelem wants to run: echo elelem-ran" });
@@ -674,6 +679,21 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await frame.locator("section.turn", { hasText: "Run the greeting script once more" }).and(frame.locator(".cancelled")).waitFor({ timeout: 30_000 });
   await pending.waitFor({ state: "detached", timeout: 10_000 });
   step("Stop with a permission request pending: the turn is cancelled and the request left the view");
+
+  // --- elelem.confirmEdits: VS Code's Refactor Preview comes first, and Apply applies the edit ------
+  await sendInChat(frame, "Create notes once more");
+  const apply = page.locator(".monaco-button", { hasText: /^Apply$/ });
+  await apply.waitFor({ state: "visible", timeout: 30_000 });
+  if (fs.existsSync(path.join(folders.workspace, "notes.txt"))) {
+    throw new Error("with elelem.confirmEdits the file must wait for the Refactor Preview's Apply");
+  }
+  step("with elelem.confirmEdits the edit waits in VS Code's Refactor Preview");
+  await apply.click();
+  const confirmedTurn = frame.locator("section.turn", { hasText: "Create notes once more" });
+  await confirmedTurn.and(frame.locator(".done")).waitFor({ timeout: 30_000 });
+  assertIncludes((await confirmedTurn.innerText()).replace(/\s+/g, " "), "notes.txt +2 −0", "the confirmed edit's row");
+  await waitFor("notes.txt on disk", async () => (fs.existsSync(path.join(folders.workspace, "notes.txt")) ? true : undefined), 10_000);
+  step("Apply in the Refactor Preview applied it: notes.txt is there and listed in the turn");
 }
 
 /** A loopback model server speaking OpenAI's streamed chat completions; it counts its requests. */
