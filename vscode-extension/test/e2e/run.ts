@@ -547,6 +547,8 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
 
   // Screenshots for the docs: the dark one above (the question pending), the light one here.
   await colorTheme(page, "Default Light Modern", "vs");
+  // the opened row's output at the bottom of the view, as a person who follows the turn sees it
+  await frame.locator("#log").evaluate((log) => log.scrollTo(0, log.scrollHeight));
   const lightShot = path.join(OUTPUT_DIR, "chat-light.png");
   await page.screenshot({ path: lightShot });
   await colorTheme(page, "Default Dark Modern", "vs-dark");
@@ -688,6 +690,12 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
     throw new Error("with elelem.confirmEdits the file must wait for the Refactor Preview's Apply");
   }
   step("with elelem.confirmEdits the edit waits in VS Code's Refactor Preview");
+  // VS Code leaves an edit that needs confirmation unticked: Apply alone would apply nothing.
+  const ticks = page.locator(".bulk-edit-panel input.edit-checkbox");
+  await ticks.first().waitFor({ timeout: 10_000 });
+  for (let index = 0; index < (await ticks.count()); index++) {
+    await ticks.nth(index).check();
+  }
   await apply.click();
   const confirmedTurn = frame.locator("section.turn", { hasText: "Create notes once more" });
   await confirmedTurn.and(frame.locator(".done")).waitFor({ timeout: 30_000 });
