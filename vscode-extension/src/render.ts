@@ -131,12 +131,18 @@ function renderItem(turn: Turn, item: TurnItem, index: number): string {
       );
     }
     case "tool": {
-      const state = item.outcome ? (item.outcome.ok ? "ok" : "failed") : "running";
-      const icon = { ok: "codicon-check", failed: "codicon-error", running: "codicon-loading codicon-modifier-spin" }[state];
-      const outcome = describeOutcome(item.outcome);
+      // A call the turn ended without (Stop, an error) is not running any more.
+      const state = item.outcome ? (item.outcome.ok ? "ok" : "failed") : turn.status === "running" ? "running" : "stopped";
+      const icon = {
+        ok: "codicon-check",
+        failed: "codicon-error",
+        running: "codicon-loading codicon-modifier-spin",
+        stopped: "codicon-circle-slash",
+      }[state];
+      const outcome = state === "stopped" ? "did not finish" : describeOutcome(item.outcome);
       const label = describeTool(item.name, item.arguments, item.outcome);
       // What a screen reader says on the (focusable) row: the call, how it ended, and that it opens.
-      const spoken = `${label}${outcome ? ` — ${outcome}` : ""}, ${{ ok: "done", failed: "failed", running: "running" }[state]}; details`;
+      const spoken = `${label}${outcome ? ` — ${outcome}` : ""}, ${{ ok: "done", failed: "failed", running: "running", stopped: "stopped" }[state]}; details`;
       const details = item.outcome
         ? `<div class="tool-outcome">${escapeHtml(item.outcome.ok ? item.outcome.summary ?? "ok" : item.outcome.error ?? "failed")}</div>` +
           (item.outcome.output ? `<pre class="tool-output" aria-label="Output">${escapeHtml(item.outcome.output)}</pre>` : "")

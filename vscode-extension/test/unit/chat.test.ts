@@ -9,7 +9,7 @@ import { PendingRequests } from "../../src/pendingRequests";
 import { toContextUsage, toConversations, toProgressValue, toTranscriptResult } from "../../src/protocol";
 import { describeTool, renderTurn } from "../../src/render";
 import { asTheTurnLeftThem, planUndo } from "../../src/undoPlan";
-import { applyProgress, conversationTitle, describeUsage, newTurn, Turn, turnsFromTranscript } from "../../src/transcript";
+import { applyProgress, cancelTurn, conversationTitle, describeUsage, newTurn, Turn, turnsFromTranscript } from "../../src/transcript";
 import { escapeAnswer, fileQueryAt, PromptHistory, requestFocus, withoutQuery } from "../../src/webview/composer";
 
 function say(turn: Turn, ...events: unknown[]): void {
@@ -302,4 +302,14 @@ test("undoing a turn's edits puts files back, and names those changed since the 
   assert.deepEqual(planUndo([{ ...created, now: undefined }]).steps, [], "a created file already gone is left alone");
   assert.equal(asTheTurnLeftThem([untouched, created]), true, "Ctrl+Z of the undo: the edits can be undone again");
   assert.equal(asTheTurnLeftThem([untouched, { ...created, now: undefined }]), false);
+});
+
+test("a command the turn was stopped during no longer spins: it did not finish", () => {
+  const turn = newTurn(10, "Run it");
+  say(turn, { type: "doing", id: "c1", name: "execute", arguments: { command: "sleep 60" } });
+  assert.match(renderTurn(turn), /class="tool running"[^]*codicon-loading[^]*Running sleep 60/);
+  cancelTurn(turn);
+  const html = renderTurn(turn);
+  assert.match(html, /class="tool stopped"[^]*codicon-circle-slash[^]*Running sleep 60<\/span><span class="outcome"> — did not finish/);
+  assert.doesNotMatch(html, /codicon-loading/);
 });
