@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from elelem_lsp.agent.toolbox import Toolbox, encode
+from elelem_lsp.agent.toolbox import EVENT_OUTPUT_CHARS, Toolbox, encode
 from elelem_lsp.agent.workspace import Workspace
 from security.attacks_cmds import still_alive_after
 
@@ -141,3 +141,15 @@ async def test_paths_that_lead_out_are_refused(box, ws, tmp_path, tool, argument
 
 def test_results_are_json():
     assert json.loads(encode({"ok": True, "content": "é"})) == {"ok": True, "content": "é"}
+
+
+async def test_a_commands_result_event_carries_the_end_of_its_output_capped(box, ws):
+    result = await box.call("execute", {"command": "seq 1 3000; echo the-last-line"}, ws)
+    event = box.event("call-1", "execute", result)
+    assert event["summary"] == "exit 0, 3001 lines of output"
+    assert event["output"].endswith("2999\n3000\nthe-last-line\n")
+    assert len(event["output"]) == EVENT_OUTPUT_CHARS < len(result["output"])
+    read = box.event("call-2", "read", await box.call("read", {"path": "a.txt"}, ws))
+    assert read == {"type": "result", "id": "call-2", "name": "read", "ok": True, "summary": "3 lines"}
+    failed = box.event("call-3", "read", await box.call("read", {"path": "missing.txt"}, ws))
+    assert failed["ok"] is False and failed["error"] and "output" not in failed

@@ -235,12 +235,7 @@ class Session:
                     else:
                         self.workspace.tool_starting(call["id"], call["name"])
                         result = await self.toolbox.call(call["name"], call["arguments"], self.workspace)
-                    outcome = {"type": "result", "id": call["id"], "name": call["name"], "ok": result["ok"]}
-                    if result["ok"]:
-                        outcome["summary"] = self.toolbox.summary(call["name"], result)
-                    else:
-                        outcome["error"] = result["error"]
-                    observer(outcome)
+                    observer(self.toolbox.event(call["id"], call["name"], result))
                     messages.append(tool_result(call["id"], encode(result)))
         except asyncio.CancelledError:
             self.history += exchange(prompt, fetched.text, cancelled=True)

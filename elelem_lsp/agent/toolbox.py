@@ -22,6 +22,9 @@ from .workspace import Workspace, WorkspaceError
 
 log = logging.getLogger(__name__)
 
+#: The most of a command's output (its end) a ``result`` event carries.
+EVENT_OUTPUT_CHARS = 2000
+
 
 class ToolSource(ABC):
     """Tools served from outside the agent, offered beside the built-in ones."""
@@ -80,6 +83,20 @@ class Toolbox:
         tool = self.find(name)
         describe_result = SUMMARIES.get(tool.name if tool else name)
         return describe_result(result) if describe_result else "done"
+
+    def event(self, call_id: str, name: str, result: dict[str, Any]) -> dict[str, Any]:
+        """The ``result`` event of one call, for a person: its ``summary`` or ``error``, and for a
+        command the tail of what it printed as ``output`` (capped: progress reports stay small)."""
+        event: dict[str, Any] = {"type": "result", "id": call_id, "name": name, "ok": result["ok"]}
+        if not result["ok"]:
+            event["error"] = result["error"]
+            return event
+        event["summary"] = self.summary(name, result)
+        tool = self.find(name) if self._source(name) is None else None
+        output = result.get("output")
+        if tool is not None and tool.name == "execute" and isinstance(output, str) and output:
+            event["output"] = output[-EVENT_OUTPUT_CHARS:]
+        return event
 
     async def call(self, name: str, arguments: dict[str, Any], workspace: Workspace) -> dict[str, Any]:
         source = self._source(name)

@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,13 @@ def compiled() -> str:
     return npm_run("compile-tests", timeout=120)
 
 
+@pytest.fixture(scope="module")
+def packaged() -> Path:
+    """The .vsix `npm run package` builds (production bundles, then vsce), once for the tests below."""
+    npm_run("package", timeout=120)
+    return EXTENSION / "elelem-lsp.vsix"
+
+
 def test_typescript_type_checks(compiled):
     # `npm run typecheck` is the same program without the output: a type error fails compile-tests
     assert "error TS" not in compiled, compiled
@@ -86,13 +94,28 @@ def test_transcript_rendering_and_argument_building(compiled):
     assert int(passed.group(1)) >= 15, f"expected the unit tests to run, got:\n{output}"
 
 
+def test_the_package_holds_the_bundles_the_font_the_pictures_and_the_notices(packaged):
+    """What the installed extension loads: a file missing from the .vsix is a blank chat view."""
+    with zipfile.ZipFile(packaged) as vsix:
+        names = set(vsix.namelist())
+        webview = vsix.read("extension/dist/webview.js").decode()
+    # (vsce stores README.md as readme.md and LICENSE as LICENSE.txt)
+    for needed in ["dist/extension.js", "dist/webview.js", "dist/webview.css", "dist/codicon.ttf", "package.json",
+                   "readme.md", "LICENSE.txt", "ThirdPartyNotices.txt"]:
+        assert f"extension/{needed}" in names, (needed, sorted(names))
+    media = {path.relative_to(EXTENSION).as_posix() for path in (EXTENSION / "media").iterdir()}
+    assert media and {f"extension/{name}" for name in media} <= names, (media, sorted(names))
+    assert "DOMPurify" in webview  # the page's sanitiser is bundled, not fetched
+    assert not any("node_modules" in name or name.endswith(".map") for name in names), sorted(names)
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(480)
-def test_ask_fix_cancel_undo_in_code_server(compiled):
+def test_ask_fix_cancel_undo_in_code_server(compiled, packaged):
     require(CODE_SERVER.exists(), f"code-server ({CODE_SERVER})")
     require(CHROMIUM.exists(), f"chromium ({CHROMIUM})")
     (OUTPUT / "chat-dark.png").unlink(missing_ok=True)
-    npm_run("package", timeout=120)  # `npm run e2e` is package, compile-tests, e2e:run
+    # `npm run e2e` is package (the `packaged` fixture), compile-tests, e2e:run
     output = npm_run(
         "e2e:run",
         timeout=420,

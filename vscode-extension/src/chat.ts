@@ -14,6 +14,7 @@ import { ChatView } from "./chatView";
 import { activeFolder, Commands, errorText, ShownConversation } from "./commands";
 import { ServerConnection } from "./connection";
 import { ProvidersResult, toContextUsage, toTranscriptResult } from "./protocol";
+import { describeStatus } from "./render";
 import { conversationTitle, describeUsage, turnsFromTranscript } from "./transcript";
 import { TurnEdits } from "./turnEdits";
 import { folderKey, TurnRunner } from "./turns";
@@ -59,7 +60,9 @@ export class ChatController implements vscode.Disposable {
     private readonly connection: ServerConnection,
   ) {
     this.subscriptions.push(
-      view.onDidReceiveMessage((message) => void this.receive(message)),
+      view.onDidReceiveMessage((message) =>
+        this.receive(message).catch((error) => void vscode.window.showErrorMessage(`elelem: ${errorText(error)}`)),
+      ),
       vscode.window.onDidChangeActiveTextEditor((editor) => this.follow(editor)),
       vscode.window.onDidChangeTextEditorSelection((event) => {
         if (event.textEditor === this.editor) {
@@ -77,6 +80,9 @@ export class ChatController implements vscode.Disposable {
         view.setBusy(this.runner.busyIn(this.key));
         if (turn.status !== "running") {
           void this.measure();
+          if (runner.find(turn.id)?.folder === this.key) {
+            view.announce(`elelem: ${describeStatus(turn)}`);
+          }
         }
       }),
       connection.onDidStart(() => {
@@ -270,9 +276,10 @@ export class ChatController implements vscode.Disposable {
       void vscode.window.showInformationMessage("elelem: open a file to insert the code into.");
       return;
     }
-    await vscode.window.showTextDocument(editor.document, editor.viewColumn);
-    await editor.edit((builder) => {
-      for (const selection of editor.selections) {
+    // The editor shown may be a new one for the same document (the old one closed): edit that.
+    const shown = await vscode.window.showTextDocument(editor.document, editor.viewColumn);
+    await shown.edit((builder) => {
+      for (const selection of shown.selections) {
         builder.replace(selection, code);
       }
     });

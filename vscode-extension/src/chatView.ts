@@ -22,7 +22,8 @@ export class ChatView implements vscode.WebviewViewProvider, TranscriptSink, vsc
   private header: ChatHeader = { folder: "", provider: null, model: null, conversation: "", usage: "", multiRoot: false };
   private chips: ContextChip[] = [];
   private busy = false;
-  private readonly questions = new Map<number, ViewQuestion>();
+  /** Open requests, each with the folder key of the turn that asked (undefined: shown in any). */
+  private readonly questions = new Map<number, { question: ViewQuestion; folder: string | undefined }>();
   private notes = 0;
   private readonly received = new vscode.EventEmitter<ViewMessage>();
   private readonly registration: vscode.Disposable;
@@ -63,16 +64,6 @@ export class ChatView implements vscode.WebviewViewProvider, TranscriptSink, vsc
     if (!preserveFocus) {
       this.post({ type: "focusInput" });
     }
-  }
-
-  /** Whether the page is there to show a question. */
-  get visible(): boolean {
-    return this.view?.visible === true;
-  }
-
-  /** The folder whose transcript is shown. */
-  get currentFolder(): string {
-    return this.folder;
   }
 
   /** Shows another folder's transcript. */
@@ -129,15 +120,22 @@ export class ChatView implements vscode.WebviewViewProvider, TranscriptSink, vsc
     this.post({ type: "busy", busy });
   }
 
+  /** Says `text` to a screen reader (the turn's streaming itself is not read out). */
+  announce(text: string): void {
+    this.post({ type: "announce", text });
+  }
+
   /** Offers the #file matches for what the person typed after `#`. */
   offerFiles(query: string, files: string[]): void {
     this.post({ type: "files", query, files });
   }
 
-  /** Shows a request of the running turn until `settle` is called for its id. */
-  ask(question: ViewQuestion): void {
-    this.questions.set(question.id, question);
-    this.post({ type: "question", question });
+  /** Shows a request of `folder`'s running turn with that folder's transcript until `settle` is called for its id. */
+  ask(question: ViewQuestion, folder: string | undefined): void {
+    this.questions.set(question.id, { question, folder });
+    if (folder === undefined || folder === this.folder) {
+      this.post({ type: "question", question });
+    }
   }
 
   /** Takes a request out of the view once it was answered (here or elsewhere). */
@@ -161,8 +159,10 @@ export class ChatView implements vscode.WebviewViewProvider, TranscriptSink, vsc
     for (const [key, html] of this.entries.get(this.folder) ?? []) {
       this.post({ type: "entry", key, html });
     }
-    for (const question of this.questions.values()) {
-      this.post({ type: "question", question });
+    for (const { question, folder } of this.questions.values()) {
+      if (folder === undefined || folder === this.folder) {
+        this.post({ type: "question", question });
+      }
     }
   }
 
@@ -193,9 +193,10 @@ export class ChatView implements vscode.WebviewViewProvider, TranscriptSink, vsc
   <button id="new" class="icon-button" title="New Conversation" aria-label="New conversation"><span class="codicon codicon-add"></span></button>
 </header>
 <div class="conversation-title"><span id="conversation-title"></span><span id="usage" title="The conversation's size as the provider will see it, against elelem.contextTokens"></span></div>
-<main id="log" data-elelem-transcript aria-live="polite">
+<main id="log" data-elelem-transcript aria-label="Conversation" aria-busy="false">
 <p class="empty">Ask below, or pick <b>Fix with elelem</b> on a problem. Type <b>#</b> to attach a file.</p>
 </main>
+<div id="announce" class="sr-only" role="status" aria-live="polite"></div>
 <div id="questions" aria-live="assertive"></div>
 <footer class="composer">
   <div id="chips" class="chips" aria-label="Context"></div>

@@ -35,9 +35,9 @@ export interface ConnectionHooks {
   /** Applies the server's edit (the language client's own handling, plus what the turn keeps). */
   applyEdit(client: LanguageClient, params: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult>;
   /** Answers `window/showMessageRequest` (a command's permission). */
-  askChoice(params: ShowMessageRequestParams): Promise<MessageActionItem | null>;
+  askChoice(params: ShowMessageRequestParams, token: vscode.CancellationToken): Promise<MessageActionItem | null>;
   /** Answers `elelem/input` (the human provider): `{text}`, or null when declined. */
-  askText(prompt: string): Promise<{ text: string } | null>;
+  askText(prompt: string, token: vscode.CancellationToken): Promise<{ text: string } | null>;
 }
 
 export class ServerConnection implements vscode.Disposable {
@@ -104,10 +104,10 @@ export class ServerConnection implements vscode.Disposable {
     };
     const client = new LanguageClient("elelem", "elelem", serverOptions, clientOptions);
     // Registered before start, these replace the client's built-in handlers of the same requests.
-    client.onRequest("elelem/input", (params: { prompt?: unknown }) =>
-      this.hooks.askText(typeof params?.prompt === "string" ? params.prompt : "The agent asks for input"),
+    client.onRequest("elelem/input", (params: { prompt?: unknown }, token) =>
+      this.hooks.askText(typeof params?.prompt === "string" ? params.prompt : "The agent asks for input", token),
     );
-    client.onRequest(ShowMessageRequest.type, (params) => this.hooks.askChoice(params));
+    client.onRequest(ShowMessageRequest.type, (params, token) => this.hooks.askChoice(params, token));
     client.onRequest(ApplyWorkspaceEditRequest.type, (params) => this.hooks.applyEdit(client, params));
     this.client = client;
     try {

@@ -23,18 +23,19 @@ let connection: ServerConnection | undefined;
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel("elelem");
   const view = new ChatView(context.extensionUri);
-  const questions = new Questions(view);
   const status = new StatusBar();
   let commands: Commands | undefined;
   let edits: TurnEdits | undefined;
+  let questions: Questions | undefined;
   connection = new ServerConnection(output, {
     runTurnCommand: (command, args) => commands!.runServerTurn(command, args),
     applyEdit: (client, params) => edits!.apply(client, params),
-    askChoice: (params) => questions.askChoice(params),
-    askText: (prompt) => questions.askText(prompt),
+    askChoice: (params, token) => questions!.askChoice(params, token),
+    askText: (prompt, token) => questions!.askText(prompt, token),
   });
   const server = connection;
   const runner = new TurnRunner(() => server.client, view);
+  questions = new Questions(view, runner);
   edits = new TurnEdits(runner);
   commands = new Commands(server, runner, view, status);
   const ui = commands;

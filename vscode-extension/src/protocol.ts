@@ -18,7 +18,10 @@ export interface DoingEvent {
   arguments: Record<string, unknown>;
 }
 
-/** How a tool call ended, reported after it ran: a short summary on success, the error otherwise. */
+/**
+ * How a tool call ended, reported after it ran: a short summary on success, the error otherwise,
+ * and for a command the end of what it printed.
+ */
 export interface ResultEvent {
   type: "result";
   id: string;
@@ -26,6 +29,7 @@ export interface ResultEvent {
   ok: boolean;
   summary?: string;
   error?: string;
+  output?: string;
 }
 
 /** Sent before a turn's first fetch when earlier turns were left out or tool results shortened. */
@@ -154,11 +158,15 @@ export function toAgentEvent(value: unknown): AgentEvent | undefined {
       };
       const summary = text(value.summary);
       const error = text(value.error);
+      const output = text(value.output);
       if (summary) {
         result.summary = summary;
       }
       if (error) {
         result.error = error;
+      }
+      if (output) {
+        result.output = output;
       }
       return result;
     }

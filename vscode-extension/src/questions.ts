@@ -4,30 +4,44 @@
  * Code's notification and as buttons in the chat view; the `human` provider's `elelem/input` as
  * an input box and as a text field in the view. Whichever the person uses first answers; the
  * other is withdrawn (a notification cannot be closed by an extension, so its late click is
- * ignored).
+ * ignored). A question belongs to the folder whose turn asked: it goes unanswered when the
+ * server withdraws it or that turn ends (Stop, an error), and the view shows it with that
+ * folder's conversation only.
  */
 
 import * as vscode from "vscode";
 import { MessageActionItem, MessageType, ShowMessageRequestParams } from "vscode-languageclient/node";
 
 import { ChatView } from "./chatView";
+import { PendingRequests } from "./pendingRequests";
+import { TurnRunner } from "./turns";
 
 export class Questions implements vscode.Disposable {
   private count = 0;
-  /** Question id -> what settles it, for answers that come from the view. */
-  private readonly waiting = new Map<number, (answer: string | null) => void>();
-  private readonly subscription: vscode.Disposable;
+  private readonly pending = new PendingRequests();
+  private readonly subscriptions: vscode.Disposable[];
 
-  constructor(private readonly view: ChatView) {
-    this.subscription = view.onDidReceiveMessage((message) => {
-      if (message.type === "answer") {
-        this.waiting.get(message.id)?.(typeof message.answer === "string" ? message.answer : null);
-      }
-    });
+  constructor(
+    private readonly view: ChatView,
+    private readonly runner: TurnRunner,
+  ) {
+    this.subscriptions = [
+      view.onDidReceiveMessage((message) => {
+        if (message.type === "answer") {
+          this.pending.answer(message.id, typeof message.answer === "string" ? message.answer : null);
+        }
+      }),
+      runner.onDidChangeTurn((turn) => {
+        const folder = runner.find(turn.id)?.folder;
+        if (turn.status !== "running" && folder !== undefined && !runner.busyIn(folder)) {
+          this.pending.endTurn(folder);
+        }
+      }),
+    ];
   }
 
   /** Answers `window/showMessageRequest`: the action chosen, or null when none was. */
-  async askChoice(params: ShowMessageRequestParams): Promise<MessageActionItem | null> {
+  async askChoice(params: ShowMessageRequestParams, token: vscode.CancellationToken): Promise<MessageActionItem | null> {
     const actions = params.actions ?? [];
     const show =
       params.type === MessageType.Error
@@ -37,6 +51,7 @@ export class Questions implements vscode.Disposable {
           : vscode.window.showInformationMessage;
     const answer = await this.race(
       { kind: "choice", message: params.message, options: actions.map((action) => action.title) },
+      token,
       (settled) => {
         void show(params.message, ...actions.map((action) => action.title)).then((title) => settled(title ?? null));
         return () => undefined;
@@ -46,8 +61,8 @@ export class Questions implements vscode.Disposable {
   }
 
   /** Answers `elelem/input`: `{text}`, or null when the person declined. */
-  async askText(prompt: string): Promise<{ text: string } | null> {
-    const text = await this.race({ kind: "text", message: prompt, options: [] }, (settled) => {
+  async askText(prompt: string, token: vscode.CancellationToken): Promise<{ text: string } | null> {
+    const text = await this.race({ kind: "text", message: prompt, options: [] }, token, (settled) => {
       const box = vscode.window.createInputBox();
       box.title = "elelem";
       box.prompt = prompt;
@@ -71,34 +86,34 @@ export class Questions implements vscode.Disposable {
   }
 
   dispose(): void {
-    this.subscription.dispose();
+    for (const subscription of this.subscriptions) {
+      subscription.dispose();
+    }
   }
 
   /**
    * Asks in the view and through `elsewhere` (which returns how to withdraw its own question);
-   * resolves with the first answer.
+   * resolves with the first answer, or null once the server withdraws the request or the turn
+   * that asked ends.
    */
   private race(
     question: { kind: "choice" | "text"; message: string; options: string[] },
+    token: vscode.CancellationToken,
     elsewhere: (settled: (answer: string | null) => void) => () => void,
   ): Promise<string | null> {
     const id = ++this.count;
+    const folder = this.runner.newestRunningFolder();
     return new Promise((resolve) => {
-      let done = false;
       let withdraw = (): void => undefined;
-      const settled = (answer: string | null) => {
-        if (done) {
-          return;
-        }
-        done = true;
-        this.waiting.delete(id);
+      const cancelled = token.onCancellationRequested(() => this.pending.answer(id, null));
+      this.pending.add(id, folder, (answer) => {
+        cancelled.dispose();
         this.view.settle(id, answer);
         withdraw();
         resolve(answer);
-      };
-      this.waiting.set(id, settled);
-      this.view.ask({ id, ...question });
-      withdraw = elsewhere(settled);
+      });
+      this.view.ask({ id, ...question }, folder);
+      withdraw = elsewhere((answer) => this.pending.answer(id, answer));
     });
   }
 }

@@ -131,16 +131,27 @@ function renderItem(turn: Turn, item: TurnItem, index: number): string {
       );
     }
     case "tool": {
-      const state = item.outcome ? (item.outcome.ok ? "ok" : "failed") : "running";
-      const icon = { ok: "codicon-check", failed: "codicon-error", running: "codicon-loading codicon-modifier-spin" }[state];
-      const outcome = describeOutcome(item.outcome);
+      // A call the turn ended without (Stop, an error) is not running any more.
+      const state = item.outcome ? (item.outcome.ok ? "ok" : "failed") : turn.status === "running" ? "running" : "stopped";
+      const icon = {
+        ok: "codicon-check",
+        failed: "codicon-error",
+        running: "codicon-loading codicon-modifier-spin",
+        stopped: "codicon-circle-slash",
+      }[state];
+      const outcome = state === "stopped" ? "did not finish" : describeOutcome(item.outcome);
+      const label = describeTool(item.name, item.arguments, item.outcome);
+      // What a screen reader says on the (focusable) row: the call, how it ended, and that it opens.
+      const spoken = `${label}${outcome ? ` — ${outcome}` : ""}, ${{ ok: "done", failed: "failed", running: "running", stopped: "stopped" }[state]}; details`;
       const details = item.outcome
-        ? `<div class="tool-outcome">${escapeHtml(item.outcome.ok ? item.outcome.summary ?? "ok" : item.outcome.error ?? "failed")}</div>`
+        ? `<div class="tool-outcome">${escapeHtml(item.outcome.ok ? item.outcome.summary ?? "ok" : item.outcome.error ?? "failed")}</div>` +
+          (item.outcome.output ? `<pre class="tool-output" aria-label="Output">${escapeHtml(item.outcome.output)}</pre>` : "")
         : "";
       return (
         `<details class="tool ${state}" data-key="${key}" data-tool="${escapeHtml(item.name)}">` +
-        `<summary><span class="icon codicon ${icon}" aria-label="${state}"></span> ` +
-        `<span class="tool-label">${escapeHtml(describeTool(item.name, item.arguments, item.outcome))}</span>` +
+        `<summary aria-label="${escapeHtml(spoken)}"><span class="chevron codicon codicon-chevron-right" aria-hidden="true"></span>` +
+        `<span class="icon codicon ${icon}" aria-hidden="true"></span> ` +
+        `<span class="tool-label">${escapeHtml(label)}</span>` +
         (outcome ? `<span class="outcome"> — ${escapeHtml(outcome)}</span>` : "") +
         `</summary><pre class="tool-arguments">${escapeHtml(JSON.stringify(item.arguments, null, 2))}</pre>${details}</details>`
       );
@@ -178,7 +189,8 @@ function renderEdits(turn: Turn): string {
   );
 }
 
-function renderFooter(turn: Turn): string {
+/** The turn's status line: `done — scripted · 2 steps`. */
+export function describeStatus(turn: Turn): string {
   const about = [turn.provider, turn.model].filter(Boolean).join(" · ");
   const steps = turn.steps !== undefined ? `${turn.steps} step${turn.steps === 1 ? "" : "s"}` : "";
   const label = {
@@ -188,7 +200,11 @@ function renderFooter(turn: Turn): string {
     error: "failed",
   }[turn.status];
   const details = [about, steps].filter(Boolean).join(" · ");
-  return `<footer class="status ${turn.status}">${label}${details ? ` — ${escapeHtml(details)}` : ""}</footer>`;
+  return `${label}${details ? ` — ${details}` : ""}`;
+}
+
+function renderFooter(turn: Turn): string {
+  return `<footer class="status ${turn.status}">${escapeHtml(describeStatus(turn))}</footer>`;
 }
 
 /** The HTML of one turn, replaced as a whole on every update. */

@@ -18,6 +18,8 @@ export interface ToolOutcome {
   ok: boolean;
   summary?: string;
   error?: string;
+  /** The end of what a command printed (live turns only: stored ones keep no output). */
+  output?: string;
 }
 
 /** A file the turn's edits changed, with its line counts against the text before the turn. */
@@ -49,8 +51,6 @@ export interface Turn {
   edits?: FileChange[];
   /** Set once "Undo this turn's edits" restored them. */
   editsUndone?: boolean;
-  /** A turn redrawn from a stored conversation: no live controls. */
-  stored?: boolean;
 }
 
 /** "32,000" */
@@ -110,6 +110,9 @@ export function applyEvents(turn: Turn, events: readonly AgentEvent[]): void {
         }
         if (event.error) {
           outcome.error = event.error;
+        }
+        if (event.output) {
+          outcome.output = event.output;
         }
         if (call) {
           call.outcome = outcome;
@@ -236,7 +239,6 @@ export function turnsFromTranscript(transcript: TranscriptResult, nextId: () => 
   const turns: Turn[] = [];
   for (const entry of transcript.entries) {
     const turn = entry.kind === "turn" ? newTurn(nextId(), ...splitStoredPrompt(entry.prompt)) : newTurn(nextId(), "");
-    turn.stored = true;
     if (entry.kind === "compaction") {
       turn.items.push({ kind: "note", text: `${plural(entry.turns, "earlier turn")} compacted into a summary` });
       turn.status = "done";

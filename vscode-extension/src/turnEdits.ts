@@ -4,7 +4,9 @@
  * confirmation) after keeping each file's text from before the turn first touched it. The turn
  * then lists its changed files with line counts; a file opens `vscode.diff` between that text
  * (served under the `elelem-before` scheme) and now; "Undo this turn's edits" puts every file
- * back through one WorkspaceEdit, so the undo is itself undoable.
+ * back through one WorkspaceEdit, so the undo is itself undoable. The text each edit left is kept
+ * too: a file changed since is not overwritten (nor a created one deleted) without asking, and
+ * once Ctrl+Z brings back what the turn left, its edits can be undone again.
  */
 
 import * as vscode from "vscode";
@@ -13,11 +15,20 @@ import { ApplyWorkspaceEditParams, ApplyWorkspaceEditResult, LanguageClient, Tex
 import { countLineChanges } from "./lineCounts";
 import { Turn } from "./transcript";
 import { TurnRunner } from "./turns";
+import { asTheTurnLeftThem, planUndo, TurnFile } from "./undoPlan";
 
 export const BEFORE_SCHEME = "elelem-before";
 
-/** A file's text before the turn; undefined when the turn created it. */
+/** A file's text; undefined where it does not exist (before the turn: the turn created it). */
 type BeforeText = string | undefined;
+
+/** A file the turn changed: its text before the turn, and what the turn's last edit of it left. */
+interface ChangedFile {
+  before: BeforeText;
+  left: BeforeText;
+}
+
+const UNDO_ANYWAY = "Undo Anyway";
 
 /** The documents a workspace edit touches, as the client's URIs. */
 function editedUris(client: LanguageClient, params: ApplyWorkspaceEditParams): vscode.Uri[] {
@@ -53,12 +64,19 @@ async function currentText(uri: vscode.Uri): Promise<BeforeText> {
 }
 
 export class TurnEdits implements vscode.TextDocumentContentProvider, vscode.Disposable {
-  /** Turn id -> document URI -> its text before the turn. */
-  private readonly before = new Map<number, Map<string, BeforeText>>();
-  private readonly registration: vscode.Disposable;
+  /** Turn id -> document URI -> its texts. */
+  private readonly changed = new Map<number, Map<string, ChangedFile>>();
+  private readonly subscriptions: vscode.Disposable[];
 
   constructor(private readonly runner: TurnRunner) {
-    this.registration = vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, this);
+    this.subscriptions = [
+      vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, this),
+      vscode.workspace.onDidChangeTextDocument((event) => {
+        if (event.reason === vscode.TextDocumentChangeReason.Undo || event.reason === vscode.TextDocumentChangeReason.Redo) {
+          void this.offerUndoAgain(event.document.uri.toString());
+        }
+      }),
+    ];
   }
 
   /** Answers the server's `workspace/applyEdit`, recording the before-text for the running turn. */
@@ -78,8 +96,10 @@ export class TurnEdits implements vscode.TextDocumentContentProvider, vscode.Dis
     }
     const applied = await vscode.workspace.applyEdit(edit);
     if (applied && turn && known) {
-      for (const [uri, text] of snapshot) {
-        known.set(uri, text);
+      for (const uri of uris) {
+        const key = uri.toString();
+        const before = snapshot.has(key) ? snapshot.get(key) : known.get(key)?.before;
+        known.set(key, { before, left: await currentText(uri) });
       }
       await this.count(turn, known);
     }
@@ -88,12 +108,12 @@ export class TurnEdits implements vscode.TextDocumentContentProvider, vscode.Dis
 
   provideTextDocumentContent(uri: vscode.Uri): string {
     const query = new URLSearchParams(uri.query);
-    return this.before.get(Number(query.get("turn")))?.get(query.get("uri") ?? "") ?? "";
+    return this.changed.get(Number(query.get("turn")))?.get(query.get("uri") ?? "")?.before ?? "";
   }
 
   /** Opens the diff of one file: its text before the turn on the left, the file now on the right. */
   async openDiff(turnId: number, uri: string): Promise<void> {
-    if (!this.before.get(turnId)?.has(uri)) {
+    if (!this.changed.get(turnId)?.has(uri)) {
       return;
     }
     const file = vscode.Uri.parse(uri);
@@ -107,28 +127,47 @@ export class TurnEdits implements vscode.TextDocumentContentProvider, vscode.Dis
   }
 
   /**
-   * Puts back every file the turn changed (a file it created is deleted) in one WorkspaceEdit.
-   * A file that was saved before the undo is saved again, so the disk matches what is shown.
+   * Puts back every file the turn changed (a file it created is deleted) in one WorkspaceEdit,
+   * after asking when a file changed since the turn left it. A file that was saved before the
+   * undo is saved again, so the disk matches what is shown.
    */
   async undo(turnId: number): Promise<boolean> {
-    const files = this.before.get(turnId);
+    const files = this.changed.get(turnId);
     const found = this.runner.find(turnId);
     if (!files || !found || found.turn.editsUndone) {
       return false;
     }
+    const texts = await this.texts(files);
+    const { steps, changedSince } = planUndo(texts);
+    if (changedSince.length) {
+      const names = changedSince.map((uri) => vscode.workspace.asRelativePath(vscode.Uri.parse(uri))).join(", ");
+      const choice = await vscode.window.showWarningMessage(
+        `${names} changed since this turn; undo anyway? The later changes there would be lost.`,
+        { modal: true },
+        UNDO_ANYWAY,
+      );
+      if (choice !== UNDO_ANYWAY) {
+        return false;
+      }
+    }
+    const gone = new Set(texts.filter((file) => file.now === undefined).map((file) => file.uri));
     const edit = new vscode.WorkspaceEdit();
     const save: vscode.TextDocument[] = [];
-    for (const [key, text] of files) {
-      const uri = vscode.Uri.parse(key);
-      if (text === undefined) {
+    for (const step of steps) {
+      const uri = vscode.Uri.parse(step.uri);
+      if ("delete" in step) {
         edit.deleteFile(uri, { ignoreIfNotExists: true });
-        continue;
+      } else if (gone.has(step.uri)) {
+        // deleted since the turn: bring it back with its text from before the turn
+        edit.createFile(uri, { ignoreIfExists: true });
+        edit.insert(uri, new vscode.Position(0, 0), step.restore);
+      } else {
+        const document = await vscode.workspace.openTextDocument(uri);
+        if (!document.isDirty) {
+          save.push(document);
+        }
+        edit.replace(uri, new vscode.Range(document.positionAt(0), document.positionAt(document.getText().length)), step.restore);
       }
-      const document = await vscode.workspace.openTextDocument(uri);
-      if (!document.isDirty) {
-        save.push(document);
-      }
-      edit.replace(uri, new vscode.Range(document.positionAt(0), document.positionAt(document.getText().length)), text);
     }
     if (!(await vscode.workspace.applyEdit(edit))) {
       void vscode.window.showWarningMessage("elelem: the turn's edits could not be undone.");
@@ -141,25 +180,47 @@ export class TurnEdits implements vscode.TextDocumentContentProvider, vscode.Dis
   }
 
   dispose(): void {
-    this.registration.dispose();
+    for (const subscription of this.subscriptions) {
+      subscription.dispose();
+    }
   }
 
-  private filesOf(turn: Turn): Map<string, BeforeText> {
-    let files = this.before.get(turn.id);
+  /** After an undo or redo in `uri`: a turn whose files are all as it left them again can be undone again. */
+  private async offerUndoAgain(uri: string): Promise<void> {
+    for (const [turnId, files] of this.changed) {
+      const found = this.runner.find(turnId);
+      if (found?.turn.editsUndone && files.has(uri) && asTheTurnLeftThem(await this.texts(files))) {
+        found.turn.editsUndone = false;
+        this.runner.refresh(found.turn);
+      }
+    }
+  }
+
+  /** The turn's files with their text now. */
+  private async texts(files: Map<string, ChangedFile>): Promise<TurnFile[]> {
+    const texts: TurnFile[] = [];
+    for (const [uri, file] of files) {
+      texts.push({ uri, ...file, now: await currentText(vscode.Uri.parse(uri)) });
+    }
+    return texts;
+  }
+
+  private filesOf(turn: Turn): Map<string, ChangedFile> {
+    let files = this.changed.get(turn.id);
     if (!files) {
       files = new Map();
-      this.before.set(turn.id, files);
+      this.changed.set(turn.id, files);
     }
     return files;
   }
 
   /** The turn's changed files, counted against the documents as they are now. */
-  private async count(turn: Turn, files: Map<string, BeforeText>): Promise<void> {
+  private async count(turn: Turn, files: Map<string, ChangedFile>): Promise<void> {
     turn.edits = [];
-    for (const [key, text] of files) {
+    for (const [key, file] of files) {
       const uri = vscode.Uri.parse(key);
       const now = (await currentText(uri)) ?? "";
-      turn.edits.push({ uri: key, path: vscode.workspace.asRelativePath(uri), ...countLineChanges(text ?? "", now) });
+      turn.edits.push({ uri: key, path: vscode.workspace.asRelativePath(uri), ...countLineChanges(file.before ?? "", now) });
     }
     this.runner.refresh(turn);
   }

@@ -88,6 +88,12 @@ export class TurnRunner implements vscode.Disposable {
     return (inFolder.length ? inFolder : this.running).at(-1)?.turn;
   }
 
+  /** The folder key of the newest running turn (whose turn a request of the server is for). */
+  newestRunningFolder(): string | undefined {
+    const newest = this.running.at(-1);
+    return newest && folderKey(newest.uri);
+  }
+
   /** Whether a turn runs in the folder with `key`. */
   busyIn(key: string): boolean {
     return this.running.some((running) => folderKey(running.uri) === key);

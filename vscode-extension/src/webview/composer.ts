@@ -76,3 +76,21 @@ export function withoutQuery(text: string, query: FileQuery, caret: number): { t
   const before = text.slice(0, query.start);
   return { text: before + rest, caret: before.length };
 }
+
+/**
+ * Where a request that just arrived puts the focus. Never on one of its buttons, and nowhere
+ * while the person is typing elsewhere (or the view is not focused): a Space or Enter meant for
+ * their text would otherwise answer it unseen. Else the reply field of a text request, or the
+ * request itself (so Escape reaches it and a screen reader reads it).
+ */
+export function requestFocus(kind: "choice" | "text", typingElsewhere: boolean): "none" | "request" | "reply" {
+  if (typingElsewhere) {
+    return "none";
+  }
+  return kind === "text" ? "reply" : "request";
+}
+
+/** What Escape answers a permission request: its "Deny" option, else no answer (also a refusal). */
+export function escapeAnswer(options: string[]): string | null {
+  return options.find((option) => option.toLowerCase() === "deny") ?? null;
+}

@@ -10,7 +10,7 @@
 
 import DOMPurify from "dompurify";
 
-import { fileQueryAt, FileQuery, PromptHistory, withoutQuery } from "./composer";
+import { escapeAnswer, fileQueryAt, FileQuery, PromptHistory, requestFocus, withoutQuery } from "./composer";
 import { ChatHeader, ContextChip, ViewQuestion } from "./messages";
 
 interface VsCodeApi {
@@ -143,8 +143,14 @@ function showChips(chips: ContextChip[]): void {
 
 function showBusy(running: boolean): void {
   busy = running;
+  // While a turn streams its entries are replaced on every event: a screen reader waits for the end.
+  log.setAttribute("aria-busy", String(running));
+  const stopHadFocus = document.activeElement === stopButton;
   stopButton.hidden = !running;
   sendButton.hidden = running;
+  if (stopHadFocus && !running) {
+    input.focus();
+  }
 }
 
 function showQuestion(question: ViewQuestion): void {
@@ -159,6 +165,9 @@ function showQuestion(question: ViewQuestion): void {
   message.textContent = question.message;
   box.appendChild(message);
   const answer = (value: string | null) => vscode.postMessage({ type: "answer", id: question.id, answer: value });
+  const active = document.activeElement;
+  const typingElsewhere = !document.hasFocus() || active instanceof HTMLTextAreaElement || active instanceof HTMLInputElement;
+  const focus = requestFocus(question.kind, typingElsewhere);
   if (question.kind === "choice") {
     const buttons = document.createElement("div");
     buttons.className = "question-buttons";
@@ -170,8 +179,18 @@ function showQuestion(question: ViewQuestion): void {
       buttons.appendChild(button);
     });
     box.appendChild(buttons);
+    box.tabIndex = -1;
+    box.title = "Escape denies";
+    box.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        answer(escapeAnswer(question.options));
+      }
+    });
     questionsBox.appendChild(box);
-    (buttons.firstElementChild as HTMLButtonElement | null)?.focus();
+    if (focus === "request") {
+      box.focus();
+    }
   } else {
     const row = document.createElement("div");
     row.className = "input-row";
@@ -194,9 +213,21 @@ function showQuestion(question: ViewQuestion): void {
     row.append(text, send);
     box.appendChild(row);
     questionsBox.appendChild(box);
-    text.focus();
+    if (focus === "reply") {
+      text.focus();
+    }
   }
   log.scrollTop = log.scrollHeight;
+}
+
+/** Takes an answered request away; focus that was in it goes back to the input. */
+function removeQuestion(id: number): void {
+  const box = document.getElementById(`question-${id}`);
+  const hadFocus = box?.contains(document.activeElement) === true;
+  box?.remove();
+  if (hadFocus) {
+    input.focus();
+  }
 }
 
 // -- #file completion --------------------------------------------------------------------------
@@ -397,7 +428,10 @@ window.addEventListener("message", (event: MessageEvent) => {
       showQuestion(message.question as ViewQuestion);
       break;
     case "answered":
-      document.getElementById(`question-${message.id}`)?.remove();
+      removeQuestion(Number(message.id));
+      break;
+    case "announce":
+      element<HTMLElement>("announce").textContent = String(message.text);
       break;
     case "focusInput":
       input.focus();

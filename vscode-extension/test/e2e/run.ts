@@ -418,6 +418,9 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   assertIncludes(turnText, "Done: hello.txt is updated.", "the final reply");
   assertIncludes(turnText, "1 file changed hello.txt +1 −1", "the turn's changed files");
   assertIncludes(turnText, "done — scripted", "the turn's footer");
+  await frame.locator("#announce", { hasText: "elelem: done — scripted" }).waitFor({ timeout: 5_000 });
+  await frame.locator("#log[aria-busy=false]").waitFor({ timeout: 5_000 });
+  step("a screen reader hears the turn's end from the status region, not every streamed change");
   await frame.locator("#usage", { hasText: /^≈[1-9][\d,]* of [\d,]+ tokens$/ }).waitFor({ timeout: 10_000 });
   step(`the header gives the conversation's size: ${await frame.locator("#usage").innerText()}`);
   const bold = await firstTurn.locator(".saying strong").first().innerText();
@@ -520,6 +523,13 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await question.waitFor({ timeout: 30_000 });
   await page.locator(".notification-toast", { hasText: "elelem wants to run: echo elelem-ran" }).waitFor({ timeout: 10_000 });
   step("the permission request is in the chat view and in VS Code's notification");
+  // Someone typing their next prompt keeps typing: a Space must not press "Allow once".
+  await page.keyboard.type("next ");
+  if ((await frame.locator("#input").inputValue()) !== "next " || (await question.count()) !== 1) {
+    throw new Error("the permission request took the focus from the input");
+  }
+  await frame.locator("#input").fill("");
+  step("the request left the focus in the input: 'next ' was typed there, nothing was allowed");
   const darkShot = path.join(OUTPUT_DIR, "chat-dark.png");
   await page.screenshot({ path: darkShot });
   await question.getByRole("button", { name: "Allow once" }).click();
@@ -528,12 +538,17 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   const runText = (await runTurn.innerText()).replace(/\s+/g, " ");
   assertIncludes(runText, "Ran echo elelem-ran — exit 0", "the allowed command");
   assertIncludes(runText, "The command printed elelem-ran.", "the command's output in the reply");
+  await runTurn.locator("details.tool summary").click();
+  await runTurn.locator(".tool-output", { hasText: "elelem-ran" }).waitFor({ timeout: 5_000 });
+  step("the command's row opens to what it printed");
 
   // Answered in the view, the notification stays until closed (an extension cannot close it).
   await page.locator(".notification-toast", { hasText: "elelem wants to run" }).getByRole("button", { name: /Clear Notification/ }).click();
 
   // Screenshots for the docs: the dark one above (the question pending), the light one here.
   await colorTheme(page, "Default Light Modern", "vs");
+  // the opened row's output at the bottom of the view, as a person who follows the turn sees it
+  await frame.locator("#log").evaluate((log) => log.scrollTo(0, log.scrollHeight));
   const lightShot = path.join(OUTPUT_DIR, "chat-light.png");
   await page.screenshot({ path: lightShot });
   await colorTheme(page, "Default Dark Modern", "vs-dark");
@@ -608,7 +623,8 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await editorLines(page, "hello.txt").click();
   await page.keyboard.press("Control+Z");
   await editorLines(page, "hello.txt").getByText("Hello, elelem!").waitFor({ timeout: 10_000 });
-  step("Ctrl+Z in hello.txt takes the undo back");
+  await firstTurn.locator("button[data-action=undo]").waitFor({ timeout: 10_000 });
+  step("Ctrl+Z in hello.txt takes the undo back, and the turn offers its undo again");
 
   // --- A window reload: the draft (typed before the undo above) and the conversation come back ---
   // Reloaded as a person does (Developer: Reload Window), so the workbench saves the views' state
@@ -651,6 +667,41 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
     throw new Error(`the model picker should write the folder setting; .vscode/settings.json has ${JSON.stringify(modelSettings)}`);
   }
   step("the header's model picker set 'tiny-1' (header and .vscode/settings.json)");
+
+  // The folder asks for confirmation of edits from here on (used below, after the server has
+  // had the time of the next turn to pull the changed setting).
+  const settingsFile = path.join(folders.workspace, ".vscode", "settings.json");
+  fs.writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(readFile(folders, path.join(".vscode", "settings.json"))), "elelem.confirmEdits": true }, null, 2));
+
+  // --- Stop while a permission request is pending: the request leaves the view with the turn ------
+  await sendInChat(frame, "Run the greeting script once more");
+  const pending = frame.locator(".question", { hasText: "elelem wants to run: echo elelem-ran" });
+  await pending.waitFor({ timeout: 30_000 });
+  await frame.locator("#stop").click();
+  await frame.locator("section.turn", { hasText: "Run the greeting script once more" }).and(frame.locator(".cancelled")).waitFor({ timeout: 30_000 });
+  await pending.waitFor({ state: "detached", timeout: 10_000 });
+  step("Stop with a permission request pending: the turn is cancelled and the request left the view");
+
+  // --- elelem.confirmEdits: VS Code's Refactor Preview comes first, and Apply applies the edit ------
+  await sendInChat(frame, "Create notes once more");
+  const apply = page.locator(".monaco-button", { hasText: /^Apply$/ });
+  await apply.waitFor({ state: "visible", timeout: 30_000 });
+  if (fs.existsSync(path.join(folders.workspace, "notes.txt"))) {
+    throw new Error("with elelem.confirmEdits the file must wait for the Refactor Preview's Apply");
+  }
+  step("with elelem.confirmEdits the edit waits in VS Code's Refactor Preview");
+  // VS Code leaves an edit that needs confirmation unticked: Apply alone would apply nothing.
+  const ticks = page.locator(".bulk-edit-panel input.edit-checkbox");
+  await ticks.first().waitFor({ timeout: 10_000 });
+  for (let index = 0; index < (await ticks.count()); index++) {
+    await ticks.nth(index).check();
+  }
+  await apply.click();
+  const confirmedTurn = frame.locator("section.turn", { hasText: "Create notes once more" });
+  await confirmedTurn.and(frame.locator(".done")).waitFor({ timeout: 30_000 });
+  assertIncludes((await confirmedTurn.innerText()).replace(/\s+/g, " "), "notes.txt +2 −0", "the confirmed edit's row");
+  await waitFor("notes.txt on disk", async () => (fs.existsSync(path.join(folders.workspace, "notes.txt")) ? true : undefined), 10_000);
+  step("Apply in the Refactor Preview applied it: notes.txt is there and listed in the turn");
 }
 
 /** A loopback model server speaking OpenAI's streamed chat completions; it counts its requests. */

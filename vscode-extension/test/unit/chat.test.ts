@@ -5,10 +5,12 @@ import { test } from "node:test";
 
 import { withAttachedFiles } from "../../src/args";
 import { countLineChanges } from "../../src/lineCounts";
+import { PendingRequests } from "../../src/pendingRequests";
 import { toContextUsage, toConversations, toProgressValue, toTranscriptResult } from "../../src/protocol";
 import { describeTool, renderTurn } from "../../src/render";
-import { applyProgress, conversationTitle, describeUsage, newTurn, Turn, turnsFromTranscript } from "../../src/transcript";
-import { fileQueryAt, PromptHistory, withoutQuery } from "../../src/webview/composer";
+import { asTheTurnLeftThem, planUndo } from "../../src/undoPlan";
+import { applyProgress, cancelTurn, conversationTitle, describeUsage, newTurn, Turn, turnsFromTranscript } from "../../src/transcript";
+import { escapeAnswer, fileQueryAt, PromptHistory, requestFocus, withoutQuery } from "../../src/webview/composer";
 
 function say(turn: Turn, ...events: unknown[]): void {
   const value = toProgressValue({ kind: "report", events });
@@ -72,7 +74,7 @@ test("a tool row shows the summary that says more, and the error of a failed cal
     { type: "doing", id: "m", name: "github__get", arguments: { id: 7 } },
     { type: "result", id: "m", name: "github__get", ok: false, error: "HTTP 404" },
   );
-  const rows = [...renderTurn(turn).matchAll(/<summary>(.*?)<\/summary>/g)].map((match) => match[1].replace(/<[^>]+>/g, "").trim());
+  const rows = [...renderTurn(turn).matchAll(/<summary[^>]*>(.*?)<\/summary>/g)].map((match) => match[1].replace(/<[^>]+>/g, "").trim());
   assert.deepEqual(rows, ["Ran npm test — exit 1, 4 lines of output", "Edited a.py", "github: get id=7 — HTTP 404"]);
   assert.match(renderTurn(turn), /class="tool failed" data-key="3-2" data-tool="github__get"/);
 });
@@ -230,4 +232,84 @@ test("the header's size line comes from elelem.context, and says nothing without
   assert.equal(describeUsage(toContextUsage({ tokens: 5, budget: 0 })), "");
   assert.equal(describeUsage(toContextUsage({ tokens: "many", budget: 100 })), "≈0 of 100 tokens");
   assert.equal(describeUsage(toContextUsage(null)), "");
+});
+
+test("a permission request never takes the focus onto Allow, nor from someone typing; Escape denies", () => {
+  assert.equal(requestFocus("choice", true), "none", "a Space or Enter typed into the input must not answer it");
+  assert.equal(requestFocus("text", true), "none", "the next prompt must not land in the human provider's reply");
+  assert.equal(requestFocus("choice", false), "request", "the request itself, not its first button (Allow once)");
+  assert.equal(requestFocus("text", false), "reply");
+  assert.equal(escapeAnswer(["Allow once", "Allow for this session", "Deny"]), "Deny");
+  assert.equal(escapeAnswer(["Yes", "No"]), null, "without a Deny, Escape leaves it unanswered (a refusal)");
+});
+
+test("a command's row opens to the end of what it printed, as text", () => {
+  const turn = newTurn(9, "Run it");
+  say(
+    turn,
+    { type: "doing", id: "c1", name: "execute", arguments: { command: "npm test" } },
+    { type: "result", id: "c1", name: "execute", ok: true, summary: "exit 1, 2 lines of output", output: "<b>FAIL</b> app.test.js\n1 failed\n" },
+  );
+  const html = renderTurn(turn);
+  assert.match(html, /Ran npm test<\/span><span class="outcome"> — exit 1, 2 lines of output/);
+  assert.match(html, /<pre class="tool-output" aria-label="Output">&lt;b&gt;FAIL&lt;\/b&gt; app.test.js\n1 failed\n<\/pre>/);
+  assert.doesNotMatch(html, /<b>FAIL/);
+  assert.match(
+    html,
+    /<summary aria-label="Ran npm test — exit 1, 2 lines of output, done; details"><span class="chevron codicon codicon-chevron-right" aria-hidden="true">/,
+    "the focusable row says what it is and that it opens",
+  );
+  say(turn, { type: "doing", id: "c2", name: "read", arguments: { path: "a.py" } }, { type: "result", id: "c2", name: "read", ok: true, summary: "3 lines" });
+  assert.equal((renderTurn(turn).match(/tool-output/g) ?? []).length, 1, "a call without output has no output block");
+});
+
+test("a pending request goes once its folder's turn ends (Stop), not when another folder's does", () => {
+  const pending = new PendingRequests();
+  const answers: Array<[string, string | null]> = [];
+  pending.add(1, "file:///a", (answer) => answers.push(["a permission", answer]));
+  pending.add(2, "file:///b", (answer) => answers.push(["b input", answer]));
+  pending.add(3, undefined, (answer) => answers.push(["no turn", answer]));
+  pending.endTurn("file:///a");
+  assert.deepEqual(answers, [["a permission", null]]);
+  pending.answer(1, "Allow once");
+  assert.deepEqual(answers, [["a permission", null]], "a late click on a withdrawn request answers nothing");
+  pending.answer(2, "hello");
+  pending.answer(2, null);
+  pending.endTurn("file:///b");
+  assert.deepEqual(answers.slice(1), [["b input", "hello"]], "settled once, by the first answer");
+  pending.answer(3, null);
+  assert.deepEqual(answers.at(-1), ["no turn", null], "withdrawn by the server");
+});
+
+test("undoing a turn's edits puts files back, and names those changed since the turn before overwriting them", () => {
+  const untouched = { uri: "file:///w/a.py", before: "a = 1\n", left: "a = 2\n", now: "a = 2\n" };
+  const editedSince = { uri: "file:///w/b.py", before: "b\n", left: "b2\n", now: "b2 and the person's work\n" };
+  const created = { uri: "file:///w/notes.txt", before: undefined, left: "notes\n", now: "notes\n" };
+  const createdThenEdited = { uri: "file:///w/todo.txt", before: undefined, left: "todo\n", now: "todo\nmine\n" };
+  const deletedSince = { uri: "file:///w/c.py", before: "c\n", left: "c2\n", now: undefined };
+  assert.deepEqual(planUndo([untouched, created]), {
+    steps: [{ uri: untouched.uri, restore: "a = 1\n" }, { uri: created.uri, delete: true }],
+    changedSince: [],
+  });
+  const plan = planUndo([untouched, editedSince, createdThenEdited, deletedSince]);
+  assert.deepEqual(plan.changedSince, [editedSince.uri, createdThenEdited.uri, deletedSince.uri], "asked about, not overwritten silently");
+  assert.deepEqual(plan.steps.map((step) => ("delete" in step ? `delete ${step.uri}` : `restore ${step.uri}`)), [
+    `restore ${untouched.uri}`,
+    `restore ${editedSince.uri}`,
+    `delete ${createdThenEdited.uri}`,
+    `restore ${deletedSince.uri}`,
+  ]);
+  assert.deepEqual(planUndo([{ ...created, now: undefined }]).steps, [], "a created file already gone is left alone");
+  assert.equal(asTheTurnLeftThem([untouched, created]), true, "Ctrl+Z of the undo: the edits can be undone again");
+  assert.equal(asTheTurnLeftThem([untouched, { ...created, now: undefined }]), false);
+});
+
+test("a command the turn was stopped during no longer spins: it did not finish", () => {
+  const turn = newTurn(10, "Run it");
+  say(turn, { type: "doing", id: "c1", name: "execute", arguments: { command: "sleep 60" } });
+  assert.match(renderTurn(turn), /class="tool running"[^]*codicon-loading[^]*Running sleep 60/);
+  cancelTurn(turn);
+  const html = renderTurn(turn);
+  assert.match(html, /class="tool stopped"[^]*codicon-circle-slash[^]*Running sleep 60<\/span><span class="outcome"> — did not finish/);
+  assert.doesNotMatch(html, /codicon-loading/);
 });

@@ -70,7 +70,7 @@ test("a streamed turn becomes thinking, reply text, and a tool call with its out
   assert.doesNotMatch(html, /<details class="thinking"[^>]* open>/, "finished thinking is collapsed");
   assert.match(html, /class="tool ok"/);
   const text = visibleText(html);
-  const row = html.match(/<details class="tool[^>]*><summary>.*?<\/summary>/)?.[0] ?? "";
+  const row = html.match(/<details class="tool[^>]*><summary[^>]*>.*?<\/summary>/)?.[0] ?? "";
   assert.equal(visibleText(row), "Edited hello.txt", "the tool call is one compact row");
   assert.ok(text.includes('{ "path": "hello.txt", "old": "Hello, world", "new": "Hello, elelem" } ok'), text);
   assert.ok(text.includes("done — scripted · 2 steps"), text);
