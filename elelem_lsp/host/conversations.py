@@ -85,9 +85,14 @@ class ConversationStore:
         return listed[0]["id"] if listed else None
 
     def entries(self, conversation: str) -> list[dict[str, Any]]:
-        """The stored entries, oldest first; lines that do not parse (a torn last line) are skipped."""
+        """The stored entries, oldest first; lines that do not parse (a torn last line) are skipped.
+
+        Split on newlines only: ``json.dumps(ensure_ascii=False)`` leaves U+2028, U+2029 and U+0085
+        raw inside a line, where ``str.splitlines`` would cut the entry in two."""
         entries = []
-        for number, line in enumerate(self._read(self.path(conversation)).splitlines(), 1):
+        for number, line in enumerate(self._read(self.path(conversation)).split("\n"), 1):
+            if not line.strip():
+                continue  # the end of the file after its last newline
             try:
                 entry = json.loads(line)
             except json.JSONDecodeError:

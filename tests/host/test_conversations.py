@@ -59,6 +59,24 @@ def test_a_torn_last_line_is_skipped_and_the_next_entry_starts_a_line_of_its_own
     assert [e["prompt"] for e in store.entries(conversation)] == ["kept", "after"]
 
 
+# characters str.splitlines takes for line ends; only "\n" ends a stored line
+LINE_BREAKS_WITHIN_TEXT = ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\r"]
+
+
+@pytest.mark.parametrize("character", LINE_BREAKS_WITHIN_TEXT, ids=lambda c: f"U+{ord(c):04X}")
+def test_a_text_holding_a_line_separator_comes_back_whole(store, character):
+    conversation = new_id()
+    store.append(conversation, turn(f"before{character}after", f"reply{character}more"))
+    store.append(conversation, {"kind": "compaction", "turns": 1, "summary": f"sum{character}mary", "at": "x"})
+    store.append(conversation, turn("next"))
+    entries = store.entries(conversation)
+    assert [(e.get("prompt"), e.get("reply"), e.get("summary")) for e in entries] == [
+        (f"before{character}after", f"reply{character}more", None),
+        (None, None, f"sum{character}mary"),
+        ("next", "ok", None),
+    ]
+
+
 def test_lines_that_are_not_entries_are_skipped(store):
     conversation = new_id()
     store.append(conversation, turn("one"))

@@ -103,6 +103,24 @@ async def test_the_context_a_turn_was_asked_from_is_stored_apart_from_the_words(
     assert [m["content"] for m in history][0] == asked_from_file  # and still does after a restart
 
 
+async def test_prompts_and_replies_holding_line_separators_survive_a_restart(project):
+    add_plugin(project, "scripted")
+    separators = "\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e"
+    write_script(project, [[{"type": "saying", "text": f"reply{c}end"}] for c in separators])
+    host, _ = started_host(project)
+    folder = folder_of(host, project)
+    for character in separators:
+        await host.turn(folder, f"prompt{character}end")
+    history = list(folder.session.history)
+    assert len(history) == 2 * len(separators)
+
+    restarted, _ = started_host(project)
+    again = folder_of(restarted, project)
+    assert (await restarted.context(again))["messages"][1:] == history
+    entries = (await restarted.transcript(again))["entries"]
+    assert [(e["prompt"], e["reply"]) for e in entries] == [(f"prompt{c}end", f"reply{c}end") for c in separators]
+
+
 async def test_cancelled_turns_are_stored_as_cancelled_and_an_empty_one_adds_no_reply(project):
     add_plugin(project, "scripted")
     host, _ = started_host(project)
