@@ -160,26 +160,36 @@ def test_a_result_that_is_not_json_is_cut_as_text_and_a_small_one_is_left_alone(
     assert fit([], [], [small], 4000, estimate_tokens).messages == [small]
 
 
-def test_the_estimate_is_characters_over_the_measured_ratio():
+def test_the_estimate_is_ascii_over_the_measured_ratio_and_a_token_for_any_other_character():
     assert estimate_tokens("") == 0
     assert estimate_tokens("x" * 300) == round(300 / CHARS_PER_TOKEN)
+    assert estimate_tokens("上下文预算" * 20) == 100  # CJK: a token each, not a third of one
+    assert estimate_tokens("abc" + "é") == 2
 
 
-def test_the_budget_is_the_setting_else_the_provider_else_the_models_window_else_32000(ws):
+def test_the_budget_is_the_setting_else_the_provider_else_the_models_window_less_the_reply_else_32000(ws):
     class Plain(Recording):
         pass
 
     class Windowed(Recording):
         context_tokens = 2048
 
+    class Capped(Recording):
+        max_tokens = 16_000
+
     session = Session(Plain(), ws)
     assert session.context_tokens == DEFAULT_CONTEXT_TOKENS == 32000
     session.model_window = 128_000
-    assert session.context_tokens == 128_000
+    assert session.context_tokens == 128_000 - 4096 - 12_800  # room for a reply, and a margin
+    session.model_window = 8192
+    assert session.context_tokens == 8192 - 2048 - 819  # a small window keeps three quarters at most
+    session.provider = Capped()
+    session.model_window = 128_000
+    assert session.context_tokens == 128_000 - 16_000 - 12_800  # the provider's own max_tokens
     session.provider = Windowed()
     assert session.context_tokens == 2048
     session.context_setting = 5000
-    assert session.context_tokens == 5000
+    assert session.context_tokens == 5000  # the setting as the person gave it
 
 
 @pytest.mark.parametrize("model, window", [

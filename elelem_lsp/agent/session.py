@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .bridge import TurnAbandoned, run_in_thread
-from .budget import DEFAULT_CONTEXT_TOKENS, Counter, Fitted, counter_of, fit, total_tokens
+from .budget import DEFAULT_CONTEXT_TOKENS, Counter, Fitted, counter_of, fit, total_tokens, window_budget
 from .messages import (
     Message,
     Provider,
@@ -153,14 +153,11 @@ class Session:
 
     @property
     def context_tokens(self) -> int:
-        """The budget of one fetch (messages and tools): the setting, else what the provider says
-        it takes (a local model once loaded), else the model's known window, else a safe default."""
-        return (
-            self.context_setting
-            or getattr(self.provider, "context_tokens", None)
-            or self.model_window
-            or DEFAULT_CONTEXT_TOKENS
-        )
+        """The budget of one fetch (messages and tools): the setting as given, else what the provider
+        says it takes (a local model once loaded: its context less its max_tokens), else the model's
+        known window less room for the reply and a margin, else a safe default."""
+        known = self.model_window and window_budget(self.model_window, getattr(self.provider, "max_tokens", None))
+        return self.context_setting or getattr(self.provider, "context_tokens", None) or known or DEFAULT_CONTEXT_TOKENS
 
     async def messages(self) -> list[Message]:
         """The conversation as a provider sees it at the start of a turn."""
