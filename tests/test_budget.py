@@ -13,6 +13,7 @@ from elelem_lsp.agent.budget import (
     DEFAULT_CONTEXT_TOKENS,
     estimate_tokens,
     fit,
+    oldest_turns,
     split_turns,
     total_tokens,
 )
@@ -140,6 +141,16 @@ def test_fit_leaves_out_whole_turns_oldest_first():
     assert fitted.left_out == 2 and fitted.messages == head + history[3:] + current  # the cancelled turn is one message
     assert fit(head, history, current, 10, estimate_tokens).messages == head + current
     assert [len(turn) for turn in split_turns(history)] == [2, 1, 2]
+
+
+def test_the_oldest_turns_that_fit_are_taken_and_one_too_large_alone_is_cut_to_fit():
+    turns = [exchange(f"turn {n} " + "x" * 600, "ok") for n in range(4)]  # about 210 tokens each
+    kept, taken = oldest_turns(turns, 500, estimate_tokens)
+    assert taken == 2 and kept == turns[0] + turns[1]
+    huge = exchange("big " + "y" * 30_000, "z" * 30_000)
+    kept, taken = oldest_turns([huge, *turns], 500, estimate_tokens)
+    assert taken == 1 and total_tokens(kept, estimate_tokens) <= 500
+    assert kept[0]["content"].startswith("big y") and kept[0]["content"].endswith("characters cut to fit the context window]")
 
 
 def test_a_result_that_is_not_json_is_cut_as_text_and_a_small_one_is_left_alone():

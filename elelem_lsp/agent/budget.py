@@ -148,6 +148,31 @@ def cut_to_fit(size: int, render: Callable[[int], str], tokens: int, limit: int,
     return None
 
 
+def cut_text(text: str, limit: int, count: Counter) -> str:
+    """``text`` cut to about ``limit`` tokens with a marker; as it was when it fits."""
+    tokens = count(text)
+    if tokens <= limit:
+        return text
+    return cut_to_fit(len(text), text_cutter(text), tokens, limit, count) or text_cutter(text)(0)
+
+
+def oldest_turns(turns: list[list[Message]], room: int, count: Counter) -> tuple[list[Message], int]:
+    """The messages of as many of the oldest ``turns`` as fit ``room`` tokens, and how many turns
+    that is: always one at least, its messages cut to equal shares of ``room`` when it alone is over."""
+    kept: list[Message] = []
+    taken = 0
+    for turn in turns:
+        size = total_tokens(turn, count)
+        if taken and total_tokens(kept, count) + size > room:
+            break
+        if size > room:
+            share = max(room // len(turn) - MESSAGE_OVERHEAD, 1)
+            turn = [{**message, "content": cut_text(message.get("content") or "", share, count)} for message in turn]
+        kept += turn
+        taken += 1
+    return kept, taken
+
+
 def cut_marker(cut: int, whole: int, unit: str) -> str:
     return f"[… {cut:,} of {whole:,} {unit} cut to fit the context window]"
 

@@ -12,6 +12,7 @@ import pytest
 
 from scaffold import add_plugin, wait_until, write_script
 
+from elelem_lsp.agent.budget import estimate_tokens, total_tokens
 from elelem_lsp.agent.session import CANCELLED_EMPTY_MARK, CANCELLED_MARK, SUMMARY_MARK
 from elelem_lsp.host.conversations import ConversationStore, conversations_dir
 from elelem_lsp.host.frontend import BadRequest, Refused
@@ -255,6 +256,26 @@ async def test_compaction_asks_the_provider_and_keeps_the_last_two_turns(project
     with pytest.raises(Refused, match="could not compact the conversation: model overloaded"):
         await host.compact(folder)
     assert folder.session.history == before
+
+
+async def test_a_long_conversation_is_summarised_in_requests_that_each_fit_the_budget(project):
+    add_plugin(project, "scripted")
+    host, _ = started_host(project, {**SCRIPTED, "contextTokens": 1000})
+    folder = folder_of(host, project)
+    for n in range(8):  # about 600 tokens a turn: the six to compact are three times the budget
+        await host.turn(folder, f"turn {n} " + "x" * 1800)
+    write_script(project, [[{"type": "record"}, {"type": "saying", "text": f"summary {n}"}] for n in range(6)])
+    report = await host.compact(folder)
+
+    sent = [json.loads(line)["messages"] for line in (project / ".agents/fetches.jsonl").read_text().splitlines()]
+    assert 3 <= len(sent) <= 6
+    assert all(total_tokens(messages, estimate_tokens) <= 1000 for messages in sent)
+    asked = [m["content"][:6] for messages in sent for m in messages if m["content"].startswith("turn")]
+    assert asked == [f"turn {n}" for n in range(6)]  # each older turn once, oldest first
+    for n, messages in enumerate(sent[1:]):  # each request after the first goes on from the summary so far
+        assert messages[1]["content"] == f"{SUMMARY_MARK}\n\nsummary {n}"
+    assert report["turns"] == 6
+    assert folder.session.history[0]["content"] == f"{SUMMARY_MARK}\n\nsummary {len(sent) - 1}"
 
 
 async def test_over_budget_a_summarize_folder_compacts_before_the_turn(project):
