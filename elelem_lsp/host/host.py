@@ -127,7 +127,7 @@ class Host:
         try:
             session = folder.ready_session()
         except ProviderError as error:
-            return turn_result(choice, TurnResult(f"Error: {error}", 0, error=str(error)))
+            return turn_result(choice.name, choice.model, TurnResult(f"Error: {error}", 0, error=str(error)))
         self.tell_choice(folder, choice)
         progress = await self.frontend.open_progress(token, "elelem", asked.prompt)
         started, tools = now(), ToolLog()
@@ -160,7 +160,8 @@ class Host:
         else:
             result = task.result()
             progress.end(result.reply if result.error else "done")
-        answer = turn_result(choice, result)
+        # the model the provider ran: the choice names none when the provider's default is used
+        answer = turn_result(choice.name, getattr(session.provider, "model", None) or choice.model, result)
         if began:  # a turn cancelled before it began left nothing in the history: nothing to store
             self._store_entry(folder, turn_entry(asked.prompt, asked.context, answer, started, tools.calls))
         return answer
@@ -418,11 +419,11 @@ class Host:
         await asyncio.gather(*(folder.mcp.stop() for folder in self.folders.values()))
 
 
-def turn_result(choice: Choice, result: TurnResult) -> dict[str, Any]:
+def turn_result(provider: str, model: str | None, result: TurnResult) -> dict[str, Any]:
     return {
         "reply": result.reply,
-        "provider": choice.name,
-        "model": choice.model,
+        "provider": provider,
+        "model": model,
         "steps": result.steps,
         "cancelled": result.cancelled,
         "error": result.error,

@@ -214,6 +214,19 @@ async def test_no_key_from_the_environment_reaches_the_files(project, monkeypatc
     assert all(secret not in p.read_text() for p in files)
 
 
+async def test_the_model_stored_is_the_one_the_provider_ran_when_none_was_chosen(project):
+    settings = {"provider": "office", "providers": [{"name": "office", "type": "openai-chat", "model": "office-model",
+                                                     "endpoint": "http://127.0.0.1:9/v1"}]}
+    host, _ = started_host(project, settings)
+    folder = folder_of(host, project)
+    result = await host.turn(folder, "hello")  # nothing listens there: the turn's error, stored all the same
+    assert result["error"] and result["model"] == "office-model"
+    [entry] = (await host.transcript(folder))["entries"]
+    assert (entry["provider"], entry["model"]) == ("office", "office-model")
+    [listed] = await host.conversations(folder)
+    assert listed["model"] == "office-model"
+
+
 async def test_a_store_that_cannot_be_written_is_reported_and_the_turn_goes_on(project, tmp_path):
     add_plugin(project, "scripted")
     conversations_dir().parent.mkdir(parents=True)
