@@ -196,9 +196,11 @@ class Session:
             self._counted = (key, functools.lru_cache(maxsize=COUNTED_TEXTS)(counter_of(self.provider)))
         return self._counted[1]
 
-    async def estimate(self) -> Fitted:
-        """What the next turn would send before its prompt: the messages as they fit the budget."""
-        return self.fitted(await self.messages(), len(self.history), self.toolbox.definitions())
+    async def estimate(self, prompt: str | None = None) -> Fitted:
+        """What the next turn would send (before its prompt, or with ``prompt``) as it fits the
+        budget, with the tools it would offer (outside tools too: their servers may start)."""
+        asked = [user(prompt)] if prompt is not None else []
+        return self.fitted([*await self.messages(), *asked], len(self.history), await self.toolbox.offered())
 
     async def summarise(self, messages: list[Message]) -> str:
         """The provider's summary of ``messages``, in fetches without tools that each fit the budget:

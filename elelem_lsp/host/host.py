@@ -20,7 +20,7 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS, split_turns
-from ..agent.messages import ProviderError, user
+from ..agent.messages import ProviderError
 from ..agent.session import Session, TurnResult, is_summary, summary_message
 from ..agent.toolbox import Toolbox, describe
 from ..providers.windows import model_window
@@ -171,10 +171,8 @@ class Host:
     ) -> TurnResult:
         """The turn, after compacting the older turns when they would not fit and the folder asks to."""
         self._set_budget(folder, session)
-        if folder.settings.compaction == "summarize":
-            messages = [*await session.messages(), user(prompt)]
-            if session.fitted(messages, len(session.history), session.toolbox.definitions()).left_out:
-                await self._compact_for_turn(folder, session, add)
+        if folder.settings.compaction == "summarize" and (await session.estimate(prompt)).left_out:
+            await self._compact_for_turn(folder, session, add)
         return await session.turn(prompt, add)
 
     async def _compact_for_turn(self, folder: Folder, session: Session, add: Callable[[dict[str, Any]], None]) -> None:

@@ -13,6 +13,7 @@ import pytest
 from scaffold import add_plugin, wait_until, write_script
 
 from elelem_lsp.agent.budget import estimate_tokens, total_tokens
+from elelem_lsp.agent.messages import system
 from elelem_lsp.agent.session import CANCELLED_EMPTY_MARK, CANCELLED_MARK, SUMMARY_MARK
 from elelem_lsp.host.conversations import ConversationStore, conversations_dir
 from elelem_lsp.host.frontend import BadRequest, Refused
@@ -269,6 +270,34 @@ async def test_compaction_asks_the_provider_and_keeps_the_last_two_turns(project
     with pytest.raises(Refused, match="could not compact the conversation: model overloaded"):
         await host.compact(folder)
     assert folder.session.history == before
+
+
+OUTSIDE_TOOL = {"type": "function", "function": {"name": "notes__add", "description": "adds a note " * 500,
+                                                 "parameters": {"type": "object"}}}
+
+
+async def test_the_context_and_the_compaction_check_count_the_outside_tools_a_turn_offers(project, monkeypatch):
+    add_plugin(project, "scripted")
+    settings = {**SCRIPTED, "compaction": "summarize", "contextTokens": 4000}
+    host, frontend = started_host(project, settings)
+    folder = folder_of(host, project)
+
+    async def served_tools():  # what the folder's MCP servers offer, as they join its turns
+        return [OUTSIDE_TOOL]
+
+    monkeypatch.setattr(folder.mcp, "definitions", served_tools)
+    estimated = (await host.context(folder))["tokens"]
+    write_script(project, [[{"type": "record"}]])
+    await host.turn(folder, "turn 0")
+    [fetch] = [json.loads(line) for line in (project / ".agents/fetches.jsonl").read_text().splitlines()]
+    assert fetch["tools"][-1] == OUTSIDE_TOOL
+    offered = total_tokens([system(json.dumps(fetch["tools"], ensure_ascii=False))], estimate_tokens)
+    assert estimated == total_tokens(fetch["messages"][:1], estimate_tokens) + offered
+
+    # about 500 tokens a turn and 2,900 for the tools with the outside one (800 without): over by the third
+    for n in range(1, 4):
+        await host.turn(folder, f"turn {n} " + "x" * 1500)
+    assert "compacted" in [e["type"] for p in frontend.progress for e in p.events]
 
 
 async def test_a_long_conversation_is_summarised_in_requests_that_each_fit_the_budget(project):
