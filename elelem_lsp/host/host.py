@@ -305,7 +305,11 @@ class Host:
         if not folder.settings.history or folder.conversation is None:
             return
         try:
-            ConversationStore(folder.root).append(folder.conversation, entry)
+            store = ConversationStore(folder.root)
+            first = not store.exists(folder.conversation)
+            store.append(folder.conversation, entry)
+            if first:  # a new conversation is the one a restart continues once it holds a turn
+                store.make_current(folder.conversation)
         except OSError as error:
             self._storage_failed(folder, error)
 
@@ -328,16 +332,13 @@ class Host:
         return (await self._stored(folder)).list()
 
     async def new_conversation(self, folder: Folder) -> dict[str, Any]:
-        """Start a new current conversation; the old one stays on disk."""
-        store = await self._stored(folder)
+        """Start a new current conversation; the old one stays on disk, and stays the one a restart
+        continues until the new one's first turn is stored (a client that starts and leaves without
+        asking moves nothing)."""
+        await self.refresh_settings(folder)
         self._idle(folder, "starting a new conversation")
         conversation = new_id()
         folder.continue_conversation(conversation, [])
-        if folder.settings.history:
-            try:
-                store.make_current(conversation)
-            except OSError as error:
-                self._storage_failed(folder, error)
         return {"reset": True, "id": conversation}
 
     async def resume(self, folder: Folder, conversation: str) -> dict[str, Any]:

@@ -154,7 +154,11 @@ async def test_resume_transcript_and_delete_and_what_they_refuse(project):
     first = folder.conversation
     new = await host.new_conversation(folder)
     assert new["reset"] is True and new["id"] != first and folder.session.history == []
+    restarted, _ = started_host(project)  # nothing asked in the new one yet: a restart goes on with the first
+    assert (await restarted.transcript(folder_of(restarted, project)))["id"] == first
     await host.turn(folder, "in the second")
+    restarted, _ = started_host(project)
+    assert (await restarted.transcript(folder_of(restarted, project)))["id"] == new["id"]
     second = folder.conversation
     assert [c["id"] for c in await host.conversations(folder)] == [second, first]
 
