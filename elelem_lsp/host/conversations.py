@@ -113,7 +113,11 @@ class ConversationStore:
         for path in self.directory.glob("*" + SUFFIX):
             conversation = path.name[: -len(SUFFIX)]
             if valid_id(conversation) and not path.is_symlink():
-                entries = self.entries(conversation)
+                try:
+                    entries = self.entries(conversation)
+                except StoreError as error:  # one unreadable file does not hide the others
+                    log.warning("conversation %s is not listed: %s", conversation, error)
+                    continue
                 if entries:
                     found.append(summary(conversation, entries))
         return sorted(found, key=lambda c: (str(c["updated"] or ""), c["id"]), reverse=True)
@@ -176,13 +180,13 @@ class ConversationStore:
     def _read(self, path: Path) -> str:
         """A file's text, or "" when it is missing; never through a symlink."""
         try:
-            descriptor = os.open(path, os.O_RDONLY | NO_FOLLOW)
+            with os.fdopen(os.open(path, os.O_RDONLY | NO_FOLLOW), "rb") as file:
+                content = file.read()
         except FileNotFoundError:
             return ""
-        except OSError as error:
+        except OSError as error:  # a symlink, a folder where the file goes, no permission
             raise StoreError(f"cannot read {path.name}: {error.strerror or error}") from None
-        with os.fdopen(descriptor, "rb") as file:
-            return file.read().decode("utf-8", "replace")
+        return content.decode("utf-8", "replace")
 
 
 def summary(conversation: str, entries: list[dict[str, Any]]) -> dict[str, Any]:

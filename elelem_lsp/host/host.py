@@ -13,9 +13,10 @@ compacts them. A front end answers ``BadRequest`` and ``Refused``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pydantic import ValidationError
 
@@ -327,9 +328,21 @@ class Host:
         if folder.turn is not None and not folder.turn.done():
             raise Refused(f"a turn is running in {folder.root.name}; cancel it before {doing}")
 
+    @staticmethod
+    @contextlib.contextmanager
+    def _refused_when_unusable(folder: Folder, doing: str) -> Iterator[None]:
+        """A stored conversation that cannot be read or deleted (a planted symlink, a folder in its
+        place) is refused with the reason, as the front end says any refusal."""
+        try:
+            yield
+        except OSError as error:
+            raise Refused(f"the stored conversations of {folder.root.name} cannot be {doing}: {error}") from None
+
     async def conversations(self, folder: Folder) -> list[dict[str, Any]]:
         """The folder's stored conversations, newest first."""
-        return (await self._stored(folder)).list()
+        store = await self._stored(folder)
+        with self._refused_when_unusable(folder, "read"):
+            return store.list()
 
     async def new_conversation(self, folder: Folder) -> dict[str, Any]:
         """Start a new current conversation; the old one stays on disk, and stays the one a restart
@@ -347,10 +360,14 @@ class Host:
         self._idle(folder, "resuming another conversation")
         if not store.exists(conversation):
             raise BadRequest(f"id: no conversation {conversation!r} in {folder.root.name}")
-        entries = store.entries(conversation)
+        with self._refused_when_unusable(folder, "read"):
+            entries = store.entries(conversation)
         folder.continue_conversation(conversation, history_from(entries))
         if folder.settings.history:
-            store.make_current(conversation)
+            try:
+                store.make_current(conversation)
+            except OSError as error:  # resumed all the same; a restart will not know
+                self._storage_failed(folder, error)
         return {"id": conversation, "title": title(entries), "entries": entries}
 
     async def transcript(self, folder: Folder, conversation: str | None = None) -> dict[str, Any]:
@@ -360,7 +377,8 @@ class Host:
             raise BadRequest(f"id: no conversation {conversation!r} in {folder.root.name}")
         conversation = conversation or folder.conversation
         assert conversation is not None
-        entries = store.entries(conversation) if store.exists(conversation) else []
+        with self._refused_when_unusable(folder, "read"):
+            entries = store.entries(conversation) if store.exists(conversation) else []
         return {"id": conversation, "title": title(entries), "entries": entries}
 
     async def delete_conversation(self, folder: Folder, conversation: str) -> dict[str, Any]:
@@ -369,7 +387,8 @@ class Host:
         store = await self._stored(folder)
         if conversation == folder.conversation:
             self._idle(folder, "deleting the conversation it belongs to")
-        store.delete(conversation)
+        with self._refused_when_unusable(folder, "deleted"):
+            store.delete(conversation)
         if conversation != folder.conversation:
             return {"deleted": conversation}
         started = new_id()

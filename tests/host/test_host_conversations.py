@@ -243,6 +243,32 @@ async def test_a_store_that_cannot_be_written_is_reported_and_the_turn_goes_on(p
     assert not any(tmp_path.glob("*/*.jsonl"))
 
 
+async def test_stored_files_that_cannot_be_read_are_refused_with_the_reason_and_the_rest_still_listed(project, tmp_path):
+    add_plugin(project, "scripted")
+    host, frontend = started_host(project)
+    folder = folder_of(host, project)
+    await host.turn(folder, "kept")
+    store = ConversationStore(project.resolve())
+    victim = tmp_path / "victim.jsonl"
+    victim.write_text(json.dumps({"kind": "turn", "prompt": "not ours"}) + "\n")
+    planted = "20260101T000000-aaaaaaaa"
+    store.path(planted).symlink_to(victim)
+    store.path("20260101T000000-bbbbbbbb").mkdir()  # a folder where a file goes
+
+    assert [c["title"] for c in await host.conversations(folder)] == ["kept"]
+    for call in (lambda: host.transcript(folder, planted), lambda: host.resume(folder, planted)):
+        with pytest.raises(Refused, match=f"conversations of {project.name} cannot be read: cannot read .*symbolic links"):
+            await call()
+    assert [m["content"] for m in folder.session.history] == ["kept", "done."]  # still on the one it had
+
+    current = store.directory / "current"
+    current.unlink()
+    current.mkdir()  # where the folder's current conversation is named
+    resumed = await host.resume(folder, folder.conversation)
+    assert [e["prompt"] for e in resumed["entries"]] == ["kept"]
+    assert any(level == "warning" and "is not stored" in text for level, text in frontend.messages)
+
+
 async def test_compaction_asks_the_provider_and_keeps_the_last_two_turns(project):
     add_plugin(project, "scripted")
     host, _ = started_host(project)
