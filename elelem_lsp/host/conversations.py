@@ -136,7 +136,7 @@ class ConversationStore:
         path = self.path(conversation)
         line = json.dumps(entry, ensure_ascii=False).encode("utf-8", "backslashreplace") + b"\n"
         self._ready()
-        with FileLock(str(path) + ".lock", mode=0o600):
+        with lock(path):
             descriptor = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | NO_FOLLOW, 0o600)
             try:
                 size = os.fstat(descriptor).st_size
@@ -159,11 +159,15 @@ class ConversationStore:
         os.replace(temporary, self.directory / CURRENT)
 
     def delete(self, conversation: str) -> None:
+        """Remove the conversation's file, under its lock so that no append is cut off midway.
+
+        The lock file stays: another process may hold it or wait on it, and one arriving after
+        a new lock file took its path would lock that file instead, beside the holder."""
         path = self.path(conversation)
         if not path.is_file():
             raise BadRequest(f"id: no conversation {conversation!r} in this folder")
-        path.unlink()
-        Path(str(path) + ".lock").unlink(missing_ok=True)
+        with lock(path):
+            path.unlink(missing_ok=True)
         if self._read(self.directory / CURRENT).strip() == conversation:
             (self.directory / CURRENT).unlink(missing_ok=True)
 
@@ -187,6 +191,11 @@ class ConversationStore:
         except OSError as error:  # a symlink, a folder where the file goes, no permission
             raise StoreError(f"cannot read {path.name}: {error.strerror or error}") from None
         return content.decode("utf-8", "replace")
+
+
+def lock(path: Path) -> FileLock:
+    """The lock a conversation's file is written and deleted under, shared by every process."""
+    return FileLock(str(path) + ".lock", mode=0o600)
 
 
 def summary(conversation: str, entries: list[dict[str, Any]]) -> dict[str, Any]:

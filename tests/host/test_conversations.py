@@ -7,6 +7,7 @@ import json
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -171,6 +172,25 @@ def test_the_current_conversation_is_the_one_made_current_else_the_newest(store)
     store.delete("20260101T000000-aaaaaaaa")
     with pytest.raises(BadRequest, match="no conversation"):
         store.delete("20260101T000000-aaaaaaaa")
+
+
+def test_a_delete_waits_for_an_append_under_way_and_leaves_the_lock_file_to_its_holders(store):
+    conversation = new_id()
+    store.append(conversation, turn("first"))
+    lock_file = Path(str(store.path(conversation)) + ".lock")
+    holder = subprocess.Popen(  # another server, in the middle of an append
+        [sys.executable, "-c", "import sys\nfrom filelock import FileLock\n"
+         "with FileLock(sys.argv[1]):\n    print('held', flush=True)\n    sys.stdin.read()\n", str(lock_file)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    deleting = threading.Thread(target=store.delete, args=(conversation,))
+    deleting.start()
+    deleting.join(0.5)
+    assert deleting.is_alive() and store.exists(conversation)  # not while the append is under way
+    holder.stdin.close()
+    deleting.join(30)
+    assert holder.wait(30) == 0 and not store.exists(conversation)
+    assert lock_file.exists()  # the file the other process locked: a new one at its path would not exclude it
 
 
 def test_two_processes_appending_at_once_keep_every_line(store, tmp_path):
