@@ -33,6 +33,7 @@ from .transcript import TurnRecord, preview, write_transcript
 
 log = logging.getLogger(__name__)
 KEEP_RECENT = 2  # turns a compaction leaves as they were
+RETRY_COMPACTION_AFTER = 5  # turns a failed automatic compaction waits before it is tried again
 
 
 class Host:
@@ -45,6 +46,8 @@ class Host:
         self.told_choice: set[str] = set()
         self.turns_by_request: dict[Any, Folder] = {}
         self.turns_by_token: dict[Any, Folder] = {}
+        # folder uri -> the conversation, and how many turns it had, when automatic compaction failed
+        self.compaction_failed: dict[str, tuple[str | None, int]] = {}
 
     # -- folders ---------------------------------------------------------------
     def sync_folders(self, roots: dict[str, Path]) -> None:
@@ -172,20 +175,37 @@ class Host:
     ) -> TurnResult:
         """The turn, after compacting the older turns when they would not fit and the folder asks to."""
         self._set_budget(folder, session)
-        if folder.settings.compaction == "summarize" and (await session.estimate(prompt)).left_out:
+        if (
+            folder.settings.compaction == "summarize"
+            and self._compaction_due(folder, session)
+            and (await session.estimate(prompt)).left_out
+        ):
             await self._compact_for_turn(folder, session, add)
         return await session.turn(prompt, add)
 
+    def _compaction_due(self, folder: Folder, session: Session) -> bool:
+        """Whether to try automatic compaction: not again until the conversation that it failed
+        for has grown by ``RETRY_COMPACTION_AFTER`` turns (each try is a request to the provider)."""
+        failed = self.compaction_failed.get(folder.uri)
+        if failed is None or failed[0] != folder.conversation:
+            return True
+        return len(split_turns(session.history)) >= failed[1] + RETRY_COMPACTION_AFTER
+
     async def _compact_for_turn(self, folder: Folder, session: Session, add: Callable[[dict[str, Any]], None]) -> None:
-        """Compact ahead of a turn, telling its progress; a failure is said, and the turn goes on
-        with the oldest turns left out instead."""
+        """Compact ahead of a turn, telling its progress; a failure is said once, and the turn goes
+        on with the oldest turns left out instead."""
         try:
             report = await self._compact(folder, session)
         except Exception as error:  # the provider's own failure, whatever it raised
             log.warning("could not compact the conversation of %s: %s", folder.root, error)
-            self.frontend.show_message(
-                "warning", f"elelem: could not compact the conversation ({error}); older turns are left out"
-            )
+            failed_before = self.compaction_failed.get(folder.uri, (None, 0))[0] == folder.conversation
+            self.compaction_failed[folder.uri] = (folder.conversation, len(split_turns(session.history)))
+            if not failed_before:
+                self.frontend.show_message(
+                    "warning",
+                    f"elelem: could not compact the conversation ({error}); older turns are left out, "
+                    f"and compacting is tried again after {RETRY_COMPACTION_AFTER} more turns",
+                )
             return
         if report["turns"]:
             add({"type": "compacted", **report})
@@ -222,6 +242,7 @@ class Host:
         if not compacted:
             return {"turns": 0, "tokensBefore": before, "tokensAfter": before}
         summary = await session.summarise([message for turn in older for message in turn])
+        self.compaction_failed.pop(folder.uri, None)
         self._store_entry(folder, {"kind": "compaction", "turns": compacted, "summary": summary, "at": now()})
         session.history = [summary_message(summary), *(message for turn in recent for message in turn)]
         return {"turns": compacted, "tokensBefore": before, "tokensAfter": (await session.estimate()).tokens}

@@ -387,6 +387,25 @@ async def test_when_the_summary_fails_the_turn_goes_on_leaving_the_oldest_out(pr
     assert "compaction" not in [e["kind"] for e in (await host.transcript(folder))["entries"]]
 
 
+async def test_a_failed_compaction_is_said_once_and_tried_again_only_after_five_more_turns(project):
+    add_plugin(project, "scripted")
+    settings = {**SCRIPTED, "compaction": "summarize", "contextTokens": 4000}
+    host, frontend = started_host(project, {**settings, "compaction": "drop"})
+    folder = folder_of(host, project)
+    for n in range(5):
+        await host.turn(folder, f"turn {n} " + "x" * 2000)
+    frontend.settings_by_folder[project.as_uri()] = settings
+    failing = [{"type": "raise", "message": "no summary today"}]
+    # a try at compacting takes the next step of the script: a reply out of order would show one
+    write_script(project, [failing, *[[{"type": "saying", "text": f"a{n}"}] for n in range(5)], failing,
+                           [{"type": "saying", "text": "a5"}]])
+    replies = [(await host.turn(folder, f"more {n} " + "x" * 2000))["reply"] for n in range(6)]
+    assert replies == [f"a{n}" for n in range(6)]  # tried before the first and the sixth turn only
+    warnings = [text for level, text in frontend.messages if "could not compact" in text]
+    assert warnings == ["elelem: could not compact the conversation (no summary today); older turns are left out, "
+                        "and compacting is tried again after 5 more turns"]
+
+
 async def test_a_storm_of_cancelled_turns_adds_no_empty_replies_and_the_store_matches(project):
     add_plugin(project, "scripted")
     write_script(project, [[{"type": "sleep", "seconds": 30}]] * 30)
