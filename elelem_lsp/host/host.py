@@ -339,10 +339,20 @@ class Host:
         log.warning("conversation storage for %s: %s", folder.root, error)
         self.frontend.show_message("warning", f"elelem: the conversation of {folder.root.name} is not stored: {error}")
 
-    async def _stored(self, folder: Folder) -> ConversationStore:
+    async def _stored(self, folder: Folder, conversation: str | None = None) -> ConversationStore:
+        """The folder's store, its settings taken and its conversation open; ``conversation``, when
+        given, must name one of its stored conversations (none is read with ``history`` off)."""
         await self.refresh_settings(folder)
         self.open_conversation(folder)
-        return ConversationStore(folder.root)
+        store = ConversationStore(folder.root)
+        if conversation is not None:
+            store.path(conversation)  # an id at all
+            if not folder.settings.history:
+                raise BadRequest(f"id: history is off in {folder.root.name} (the history setting), "
+                                 "so stored conversations are not read")
+            if not store.exists(conversation):
+                raise BadRequest(f"id: no conversation {conversation!r} in {folder.root.name}")
+        return store
 
     @staticmethod
     def _idle(folder: Folder, doing: str) -> None:
@@ -360,8 +370,10 @@ class Host:
             raise Refused(f"the stored conversations of {folder.root.name} cannot be {doing}: {error}") from None
 
     async def conversations(self, folder: Folder) -> list[dict[str, Any]]:
-        """The folder's stored conversations, newest first."""
+        """The folder's stored conversations, newest first (none with ``history`` off: nothing is read)."""
         store = await self._stored(folder)
+        if not folder.settings.history:
+            return []
         with self._refused_when_unusable(folder, "read"):
             return store.list()
 
@@ -377,35 +389,30 @@ class Host:
 
     async def resume(self, folder: Folder, conversation: str) -> dict[str, Any]:
         """Make a stored conversation current; its transcript."""
-        store = await self._stored(folder)
+        store = await self._stored(folder, conversation)
         self._idle(folder, "resuming another conversation")
-        if not store.exists(conversation):
-            raise BadRequest(f"id: no conversation {conversation!r} in {folder.root.name}")
         with self._refused_when_unusable(folder, "read"):
             entries = store.entries(conversation)
         folder.continue_conversation(conversation, history_from(entries))
-        if folder.settings.history:
-            try:
-                store.make_current(conversation)
-            except OSError as error:  # resumed all the same; a restart will not know
-                self._storage_failed(folder, error)
+        try:
+            store.make_current(conversation)
+        except OSError as error:  # resumed all the same; a restart will not know
+            self._storage_failed(folder, error)
         return {"id": conversation, "title": title(entries), "entries": entries}
 
     async def transcript(self, folder: Folder, conversation: str | None = None) -> dict[str, Any]:
-        """The stored entries of a conversation (the current one by default)."""
-        store = await self._stored(folder)
-        if conversation is not None and not store.exists(conversation):
-            raise BadRequest(f"id: no conversation {conversation!r} in {folder.root.name}")
+        """The stored entries of a conversation (the current one by default; none with ``history`` off)."""
+        store = await self._stored(folder, conversation)
         conversation = conversation or folder.conversation
         assert conversation is not None
         with self._refused_when_unusable(folder, "read"):
-            entries = store.entries(conversation) if store.exists(conversation) else []
+            entries = store.entries(conversation) if folder.settings.history and store.exists(conversation) else []
         return {"id": conversation, "title": title(entries), "entries": entries}
 
     async def delete_conversation(self, folder: Folder, conversation: str) -> dict[str, Any]:
         """Remove a stored conversation; deleting the current one starts a new one, whose id is
         ``started`` (a client then starts its transcript over, as after ``elelem.reset``)."""
-        store = await self._stored(folder)
+        store = await self._stored(folder, conversation)
         if conversation == folder.conversation:
             self._idle(folder, "deleting the conversation it belongs to")
         with self._refused_when_unusable(folder, "deleted"):

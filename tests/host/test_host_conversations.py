@@ -193,7 +193,7 @@ async def test_resume_transcript_and_delete_and_what_they_refuse(project):
     assert await host.conversations(folder) == []
 
 
-async def test_with_history_off_nothing_is_written_and_nothing_continued(project):
+async def test_with_history_off_nothing_is_written_and_nothing_read(project):
     add_plugin(project, "scripted")
     host, _ = started_host(project, {**SCRIPTED, "history": False})
     folder = folder_of(host, project)
@@ -202,6 +202,19 @@ async def test_with_history_off_nothing_is_written_and_nothing_continued(project
     assert not conversations_dir().exists() or list(conversations_dir().rglob("*")) == []
     restarted, _ = started_host(project, {**SCRIPTED, "history": False})
     assert (await restarted.context(folder_of(restarted, project)))["messages"][1:] == []
+
+    stored, _ = started_host(project)  # a conversation stored while history was on
+    await stored.turn(folder_of(stored, project), "stored before")
+    kept = folder_of(stored, project).conversation
+    host, _ = started_host(project, {**SCRIPTED, "history": False})
+    folder = folder_of(host, project)
+    assert await host.conversations(folder) == []
+    assert (await host.transcript(folder))["entries"] == []
+    for call in (lambda: host.resume(folder, kept), lambda: host.transcript(folder, kept),
+                 lambda: host.delete_conversation(folder, kept)):
+        with pytest.raises(BadRequest, match=f"^id: history is off in {project.name} \\(the history setting\\)"):
+            await call()
+    assert ConversationStore(project.resolve()).exists(kept)
 
 
 async def test_no_key_from_the_environment_reaches_the_files(project, monkeypatch):
