@@ -164,8 +164,7 @@ class Host:
         else:
             result = task.result()
             progress.end(result.reply if result.error else "done")
-        # the model the provider ran: the choice names none when the provider's default is used
-        answer = turn_result(choice.name, getattr(session.provider, "model", None) or choice.model, result)
+        answer = turn_result(choice.name, model_of(session.provider, choice.model), result)
         if began:  # a turn cancelled before it began left nothing in the history: nothing to store
             self._store_entry(folder, turn_entry(asked.prompt, asked.context, answer, started, tools.calls))
         return answer
@@ -213,7 +212,7 @@ class Host:
     def _set_budget(self, folder: Folder, session: Session) -> None:
         """What the session's budget comes from: the folder's setting and the model's known window."""
         session.context_setting = folder.settings.context_tokens
-        session.model_window = model_window(getattr(session.provider, "model", None) or folder.choice().model)
+        session.model_window = model_window(model_of(session.provider, folder.choice().model))
 
     async def compact(self, folder: Folder) -> dict[str, Any]:
         """Ask the provider to summarise the older turns into one message that replaces them."""
@@ -463,6 +462,13 @@ class Host:
         for folder in list(self.folders.values()):
             folder.cancel()
         await asyncio.gather(*(folder.mcp.stop() for folder in self.folders.values()))
+
+
+def model_of(provider: Any, chosen: str | None) -> str | None:
+    """The model the provider runs: its ``model`` when that is a name (the choice names none when
+    the provider's default is used), else the one chosen."""
+    model = getattr(provider, "model", None)
+    return model if isinstance(model, str) and model else chosen
 
 
 def turn_result(provider: str, model: str | None, result: TurnResult) -> dict[str, Any]:
