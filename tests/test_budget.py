@@ -13,6 +13,7 @@ from elelem_lsp.agent.budget import (
     DEFAULT_CONTEXT_TOKENS,
     estimate_tokens,
     fit,
+    oldest_turns,
     split_turns,
     total_tokens,
 )
@@ -142,6 +143,16 @@ def test_fit_leaves_out_whole_turns_oldest_first():
     assert [len(turn) for turn in split_turns(history)] == [2, 1, 2]
 
 
+def test_the_oldest_turns_that_fit_are_taken_and_one_too_large_alone_is_cut_to_fit():
+    turns = [exchange(f"turn {n} " + "x" * 600, "ok") for n in range(4)]  # about 210 tokens each
+    kept, taken = oldest_turns(turns, 500, estimate_tokens)
+    assert taken == 2 and kept == turns[0] + turns[1]
+    huge = exchange("big " + "y" * 30_000, "z" * 30_000)
+    kept, taken = oldest_turns([huge, *turns], 500, estimate_tokens)
+    assert taken == 1 and total_tokens(kept, estimate_tokens) <= 500
+    assert kept[0]["content"].startswith("big y") and kept[0]["content"].endswith("characters cut to fit the context window]")
+
+
 def test_a_result_that_is_not_json_is_cut_as_text_and_a_small_one_is_left_alone():
     plain = tool_result("1", "x" * 9000)
     cut = fit([], [], [plain], 4000, estimate_tokens).messages[0]["content"]
@@ -160,26 +171,36 @@ def test_a_result_that_is_not_json_is_cut_as_text_and_a_small_one_is_left_alone(
     assert fit([], [], [small], 4000, estimate_tokens).messages == [small]
 
 
-def test_the_estimate_is_characters_over_the_measured_ratio():
+def test_the_estimate_is_ascii_over_the_measured_ratio_and_a_token_for_any_other_character():
     assert estimate_tokens("") == 0
     assert estimate_tokens("x" * 300) == round(300 / CHARS_PER_TOKEN)
+    assert estimate_tokens("上下文预算" * 20) == 100  # CJK: a token each, not a third of one
+    assert estimate_tokens("abc" + "é") == 2
 
 
-def test_the_budget_is_the_setting_else_the_provider_else_the_models_window_else_32000(ws):
+def test_the_budget_is_the_setting_else_the_provider_else_the_models_window_less_the_reply_else_32000(ws):
     class Plain(Recording):
         pass
 
     class Windowed(Recording):
         context_tokens = 2048
 
+    class Capped(Recording):
+        max_tokens = 16_000
+
     session = Session(Plain(), ws)
     assert session.context_tokens == DEFAULT_CONTEXT_TOKENS == 32000
     session.model_window = 128_000
-    assert session.context_tokens == 128_000
+    assert session.context_tokens == 128_000 - 4096 - 12_800  # room for a reply, and a margin
+    session.model_window = 8192
+    assert session.context_tokens == 8192 - 2048 - 819  # a small window keeps three quarters at most
+    session.provider = Capped()
+    session.model_window = 128_000
+    assert session.context_tokens == 128_000 - 16_000 - 12_800  # the provider's own max_tokens
     session.provider = Windowed()
     assert session.context_tokens == 2048
     session.context_setting = 5000
-    assert session.context_tokens == 5000
+    assert session.context_tokens == 5000  # the setting as the person gave it
 
 
 @pytest.mark.parametrize("model, window", [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -189,6 +190,28 @@ def test_chat_continues_lists_and_resumes_conversations(project):
     named = spawn(project, "-p", "echo", "--resume", bananas)
     assert "continuing: bananas are yellow (1 turn)" in named.before
     leave(named)
+
+
+def test_a_new_chat_becomes_the_folders_conversation_only_once_something_is_asked(project, home):
+    add_plugin(project, "echo")
+    child = spawn(project, "-p", "echo")
+    child.sendline("apples are red")
+    child.expect(PROMPT)
+    leave(child)
+    leave(spawn(project, "-p", "echo"))  # a new conversation, left without asking
+    again = spawn(project, "-p", "echo", "--continue")
+    assert "continuing: apples are red (1 turn)" in again.before
+    leave(again)
+
+    fresh = spawn(project, "-p", "echo")
+    fresh.sendline("pears are green")
+    fresh.expect(PROMPT)
+    leave(fresh)
+    again = spawn(project, "-p", "echo", "--continue")
+    assert "continuing: pears are green (1 turn)" in again.before
+    leave(again)
+    prompts = home / ".local" / "state" / "elelem-lsp" / "history"  # readline's, kept private
+    assert "pears are green" in prompts.read_text() and stat.S_IMODE(prompts.stat().st_mode) == 0o600
 
 
 def test_chat_compacts_the_older_turns_on_request(project):

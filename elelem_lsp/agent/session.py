@@ -22,7 +22,19 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .bridge import TurnAbandoned, run_in_thread
-from .budget import DEFAULT_CONTEXT_TOKENS, Counter, Fitted, counter_of, fit, total_tokens
+from .budget import (
+    DEFAULT_CONTEXT_TOKENS,
+    LARGEST_SHARE,
+    Counter,
+    Fitted,
+    counter_of,
+    cut_text,
+    fit,
+    oldest_turns,
+    split_turns,
+    total_tokens,
+    window_budget,
+)
 from .messages import (
     Message,
     Provider,
@@ -112,7 +124,8 @@ SUMMARY_MARK = "[A summary of the earlier turns of this conversation, which were
 SUMMARY_INSTRUCTIONS = (
     "You summarise a conversation between a person and a coding agent so that the agent can go on "
     "from the summary alone. Keep every file name, the decisions made and why, and the open tasks; "
-    "leave out pleasantries and anything already undone. Answer with the summary only."
+    "leave out pleasantries and anything already undone. A summary of earlier turns at the start "
+    "is part of the conversation: fold it into yours. Answer with the summary only."
 )
 SUMMARY_REQUEST = "Summarise the conversation above as instructed."
 
@@ -153,14 +166,11 @@ class Session:
 
     @property
     def context_tokens(self) -> int:
-        """The budget of one fetch (messages and tools): the setting, else what the provider says
-        it takes (a local model once loaded), else the model's known window, else a safe default."""
-        return (
-            self.context_setting
-            or getattr(self.provider, "context_tokens", None)
-            or self.model_window
-            or DEFAULT_CONTEXT_TOKENS
-        )
+        """The budget of one fetch (messages and tools): the setting as given, else what the provider
+        says it takes (a local model once loaded: its context less its max_tokens), else the model's
+        known window less room for the reply and a margin, else a safe default."""
+        known = self.model_window and window_budget(self.model_window, getattr(self.provider, "max_tokens", None))
+        return self.context_setting or getattr(self.provider, "context_tokens", None) or known or DEFAULT_CONTEXT_TOKENS
 
     async def messages(self) -> list[Message]:
         """The conversation as a provider sees it at the start of a turn."""
@@ -186,13 +196,29 @@ class Session:
             self._counted = (key, functools.lru_cache(maxsize=COUNTED_TEXTS)(counter_of(self.provider)))
         return self._counted[1]
 
-    async def estimate(self) -> Fitted:
-        """What the next turn would send before its prompt: the messages as they fit the budget."""
-        return self.fitted(await self.messages(), len(self.history), self.toolbox.definitions())
+    async def estimate(self, prompt: str | None = None) -> Fitted:
+        """What the next turn would send (before its prompt, or with ``prompt``) as it fits the
+        budget, with the tools it would offer (outside tools too: their servers may start)."""
+        asked = [user(prompt)] if prompt is not None else []
+        return self.fitted([*await self.messages(), *asked], len(self.history), await self.toolbox.offered())
 
     async def summarise(self, messages: list[Message]) -> str:
-        """The provider's summary of ``messages``, in one fetch without tools."""
-        request = [system(SUMMARY_INSTRUCTIONS), *messages, user(SUMMARY_REQUEST)]
+        """The provider's summary of ``messages``, in fetches without tools that each fit the budget:
+        the oldest turns that fit, then the next with the summary so far in their place, and so on."""
+        count = self._counter()
+        turns = split_turns(messages)
+        summary = ""
+        while turns:
+            # the summary so far is kept to a quarter of the budget, so that turns always have room
+            so_far = [summary_message(cut_text(summary, self.context_tokens // LARGEST_SHARE, count))] if summary else []
+            head = [system(SUMMARY_INSTRUCTIONS), *so_far]
+            room = self.context_tokens - total_tokens([*head, user(SUMMARY_REQUEST)], count)
+            chunk, taken = oldest_turns(turns, room, count)
+            turns = turns[taken:]
+            summary = await self._summary_of([*head, *chunk, user(SUMMARY_REQUEST)])
+        return summary
+
+    async def _summary_of(self, request: list[Message]) -> str:
         fetched = Fetched()
         token = current_workspace.set(self.workspace)
         try:

@@ -114,8 +114,9 @@ class Chat:
 
     def stop(self) -> None:
         with contextlib.suppress(OSError):
-            HISTORY.parent.mkdir(parents=True, exist_ok=True)
+            HISTORY.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             readline.write_history_file(HISTORY)
+            HISTORY.chmod(0o600)  # the person's prompts: GNU readline writes it so, libedit does not
         self.call(self.client.stop())
         self.loop.call_soon_threadsafe(self.loop.stop)
 

@@ -85,9 +85,14 @@ class ConversationStore:
         return listed[0]["id"] if listed else None
 
     def entries(self, conversation: str) -> list[dict[str, Any]]:
-        """The stored entries, oldest first; lines that do not parse (a torn last line) are skipped."""
+        """The stored entries, oldest first; lines that do not parse (a torn last line) are skipped.
+
+        Split on newlines only: ``json.dumps(ensure_ascii=False)`` leaves U+2028, U+2029 and U+0085
+        raw inside a line, where ``str.splitlines`` would cut the entry in two."""
         entries = []
-        for number, line in enumerate(self._read(self.path(conversation)).splitlines(), 1):
+        for number, line in enumerate(self._read(self.path(conversation)).split("\n"), 1):
+            if not line.strip():
+                continue  # the end of the file after its last newline
             try:
                 entry = json.loads(line)
             except json.JSONDecodeError:
@@ -108,7 +113,11 @@ class ConversationStore:
         for path in self.directory.glob("*" + SUFFIX):
             conversation = path.name[: -len(SUFFIX)]
             if valid_id(conversation) and not path.is_symlink():
-                entries = self.entries(conversation)
+                try:
+                    entries = self.entries(conversation)
+                except StoreError as error:  # one unreadable file does not hide the others
+                    log.warning("conversation %s is not listed: %s", conversation, error)
+                    continue
                 if entries:
                     found.append(summary(conversation, entries))
         return sorted(found, key=lambda c: (str(c["updated"] or ""), c["id"]), reverse=True)
@@ -127,7 +136,7 @@ class ConversationStore:
         path = self.path(conversation)
         line = json.dumps(entry, ensure_ascii=False).encode("utf-8", "backslashreplace") + b"\n"
         self._ready()
-        with FileLock(str(path) + ".lock", mode=0o600):
+        with lock(path):
             descriptor = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | NO_FOLLOW, 0o600)
             try:
                 size = os.fstat(descriptor).st_size
@@ -150,11 +159,15 @@ class ConversationStore:
         os.replace(temporary, self.directory / CURRENT)
 
     def delete(self, conversation: str) -> None:
+        """Remove the conversation's file, under its lock so that no append is cut off midway.
+
+        The lock file stays: another process may hold it or wait on it, and one arriving after
+        a new lock file took its path would lock that file instead, beside the holder."""
         path = self.path(conversation)
         if not path.is_file():
             raise BadRequest(f"id: no conversation {conversation!r} in this folder")
-        path.unlink()
-        Path(str(path) + ".lock").unlink(missing_ok=True)
+        with lock(path):
+            path.unlink(missing_ok=True)
         if self._read(self.directory / CURRENT).strip() == conversation:
             (self.directory / CURRENT).unlink(missing_ok=True)
 
@@ -171,13 +184,18 @@ class ConversationStore:
     def _read(self, path: Path) -> str:
         """A file's text, or "" when it is missing; never through a symlink."""
         try:
-            descriptor = os.open(path, os.O_RDONLY | NO_FOLLOW)
+            with os.fdopen(os.open(path, os.O_RDONLY | NO_FOLLOW), "rb") as file:
+                content = file.read()
         except FileNotFoundError:
             return ""
-        except OSError as error:
+        except OSError as error:  # a symlink, a folder where the file goes, no permission
             raise StoreError(f"cannot read {path.name}: {error.strerror or error}") from None
-        with os.fdopen(descriptor, "rb") as file:
-            return file.read().decode("utf-8", "replace")
+        return content.decode("utf-8", "replace")
+
+
+def lock(path: Path) -> FileLock:
+    """The lock a conversation's file is written and deleted under, shared by every process."""
+    return FileLock(str(path) + ".lock", mode=0o600)
 
 
 def summary(conversation: str, entries: list[dict[str, Any]]) -> dict[str, Any]:

@@ -13,14 +13,15 @@ compacts them. A front end answers ``BadRequest`` and ``Refused``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pydantic import ValidationError
 
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS, split_turns
-from ..agent.messages import ProviderError, user
+from ..agent.messages import ProviderError
 from ..agent.session import Session, TurnResult, is_summary, summary_message
 from ..agent.toolbox import Toolbox, describe
 from ..providers.windows import model_window
@@ -32,6 +33,7 @@ from .transcript import TurnRecord, preview, write_transcript
 
 log = logging.getLogger(__name__)
 KEEP_RECENT = 2  # turns a compaction leaves as they were
+RETRY_COMPACTION_AFTER = 5  # turns a failed automatic compaction waits before it is tried again
 
 
 class Host:
@@ -44,6 +46,8 @@ class Host:
         self.told_choice: set[str] = set()
         self.turns_by_request: dict[Any, Folder] = {}
         self.turns_by_token: dict[Any, Folder] = {}
+        # folder uri -> the conversation, and how many turns it had, when automatic compaction failed
+        self.compaction_failed: dict[str, tuple[str | None, int]] = {}
 
     # -- folders ---------------------------------------------------------------
     def sync_folders(self, roots: dict[str, Path]) -> None:
@@ -127,7 +131,7 @@ class Host:
         try:
             session = folder.ready_session()
         except ProviderError as error:
-            return turn_result(choice, TurnResult(f"Error: {error}", 0, error=str(error)))
+            return turn_result(choice.name, choice.model, TurnResult(f"Error: {error}", 0, error=str(error)))
         self.tell_choice(folder, choice)
         progress = await self.frontend.open_progress(token, "elelem", asked.prompt)
         started, tools = now(), ToolLog()
@@ -160,7 +164,7 @@ class Host:
         else:
             result = task.result()
             progress.end(result.reply if result.error else "done")
-        answer = turn_result(choice, result)
+        answer = turn_result(choice.name, model_of(session.provider, choice.model), result)
         if began:  # a turn cancelled before it began left nothing in the history: nothing to store
             self._store_entry(folder, turn_entry(asked.prompt, asked.context, answer, started, tools.calls))
         return answer
@@ -170,22 +174,37 @@ class Host:
     ) -> TurnResult:
         """The turn, after compacting the older turns when they would not fit and the folder asks to."""
         self._set_budget(folder, session)
-        if folder.settings.compaction == "summarize":
-            messages = [*await session.messages(), user(prompt)]
-            if session.fitted(messages, len(session.history), session.toolbox.definitions()).left_out:
-                await self._compact_for_turn(folder, session, add)
+        if (
+            folder.settings.compaction == "summarize"
+            and self._compaction_due(folder, session)
+            and (await session.estimate(prompt)).left_out
+        ):
+            await self._compact_for_turn(folder, session, add)
         return await session.turn(prompt, add)
 
+    def _compaction_due(self, folder: Folder, session: Session) -> bool:
+        """Whether to try automatic compaction: not again until the conversation that it failed
+        for has grown by ``RETRY_COMPACTION_AFTER`` turns (each try is a request to the provider)."""
+        failed = self.compaction_failed.get(folder.uri)
+        if failed is None or failed[0] != folder.conversation:
+            return True
+        return len(split_turns(session.history)) >= failed[1] + RETRY_COMPACTION_AFTER
+
     async def _compact_for_turn(self, folder: Folder, session: Session, add: Callable[[dict[str, Any]], None]) -> None:
-        """Compact ahead of a turn, telling its progress; a failure is said, and the turn goes on
-        with the oldest turns left out instead."""
+        """Compact ahead of a turn, telling its progress; a failure is said once, and the turn goes
+        on with the oldest turns left out instead."""
         try:
             report = await self._compact(folder, session)
         except Exception as error:  # the provider's own failure, whatever it raised
             log.warning("could not compact the conversation of %s: %s", folder.root, error)
-            self.frontend.show_message(
-                "warning", f"elelem: could not compact the conversation ({error}); older turns are left out"
-            )
+            failed_before = self.compaction_failed.get(folder.uri, (None, 0))[0] == folder.conversation
+            self.compaction_failed[folder.uri] = (folder.conversation, len(split_turns(session.history)))
+            if not failed_before:
+                self.frontend.show_message(
+                    "warning",
+                    f"elelem: could not compact the conversation ({error}); older turns are left out, "
+                    f"and compacting is tried again after {RETRY_COMPACTION_AFTER} more turns",
+                )
             return
         if report["turns"]:
             add({"type": "compacted", **report})
@@ -193,7 +212,7 @@ class Host:
     def _set_budget(self, folder: Folder, session: Session) -> None:
         """What the session's budget comes from: the folder's setting and the model's known window."""
         session.context_setting = folder.settings.context_tokens
-        session.model_window = model_window(getattr(session.provider, "model", None) or folder.choice().model)
+        session.model_window = model_window(model_of(session.provider, folder.choice().model))
 
     async def compact(self, folder: Folder) -> dict[str, Any]:
         """Ask the provider to summarise the older turns into one message that replaces them."""
@@ -222,6 +241,7 @@ class Host:
         if not compacted:
             return {"turns": 0, "tokensBefore": before, "tokensAfter": before}
         summary = await session.summarise([message for turn in older for message in turn])
+        self.compaction_failed.pop(folder.uri, None)
         self._store_entry(folder, {"kind": "compaction", "turns": compacted, "summary": summary, "at": now()})
         session.history = [summary_message(summary), *(message for turn in recent for message in turn)]
         return {"turns": compacted, "tokensBefore": before, "tokensAfter": (await session.estimate()).tokens}
@@ -306,7 +326,11 @@ class Host:
         if not folder.settings.history or folder.conversation is None:
             return
         try:
-            ConversationStore(folder.root).append(folder.conversation, entry)
+            store = ConversationStore(folder.root)
+            first = not store.exists(folder.conversation)
+            store.append(folder.conversation, entry)
+            if first:  # a new conversation is the one a restart continues once it holds a turn
+                store.make_current(folder.conversation)
         except OSError as error:
             self._storage_failed(folder, error)
 
@@ -314,62 +338,84 @@ class Host:
         log.warning("conversation storage for %s: %s", folder.root, error)
         self.frontend.show_message("warning", f"elelem: the conversation of {folder.root.name} is not stored: {error}")
 
-    async def _stored(self, folder: Folder) -> ConversationStore:
+    async def _stored(self, folder: Folder, conversation: str | None = None) -> ConversationStore:
+        """The folder's store, its settings taken and its conversation open; ``conversation``, when
+        given, must name one of its stored conversations (none is read with ``history`` off)."""
         await self.refresh_settings(folder)
         self.open_conversation(folder)
-        return ConversationStore(folder.root)
+        store = ConversationStore(folder.root)
+        if conversation is not None:
+            store.path(conversation)  # an id at all
+            if not folder.settings.history:
+                raise BadRequest(f"id: history is off in {folder.root.name} (the history setting), "
+                                 "so stored conversations are not read")
+            if not store.exists(conversation):
+                raise BadRequest(f"id: no conversation {conversation!r} in {folder.root.name}")
+        return store
 
     @staticmethod
     def _idle(folder: Folder, doing: str) -> None:
         if folder.turn is not None and not folder.turn.done():
             raise Refused(f"a turn is running in {folder.root.name}; cancel it before {doing}")
 
+    @staticmethod
+    @contextlib.contextmanager
+    def _refused_when_unusable(folder: Folder, doing: str) -> Iterator[None]:
+        """A stored conversation that cannot be read or deleted (a planted symlink, a folder in its
+        place) is refused with the reason, as the front end says any refusal."""
+        try:
+            yield
+        except OSError as error:
+            raise Refused(f"the stored conversations of {folder.root.name} cannot be {doing}: {error}") from None
+
     async def conversations(self, folder: Folder) -> list[dict[str, Any]]:
-        """The folder's stored conversations, newest first."""
-        return (await self._stored(folder)).list()
+        """The folder's stored conversations, newest first (none with ``history`` off: nothing is read)."""
+        store = await self._stored(folder)
+        if not folder.settings.history:
+            return []
+        with self._refused_when_unusable(folder, "read"):
+            return store.list()
 
     async def new_conversation(self, folder: Folder) -> dict[str, Any]:
-        """Start a new current conversation; the old one stays on disk."""
-        store = await self._stored(folder)
+        """Start a new current conversation; the old one stays on disk, and stays the one a restart
+        continues until the new one's first turn is stored (a client that starts and leaves without
+        asking moves nothing)."""
+        await self.refresh_settings(folder)
         self._idle(folder, "starting a new conversation")
         conversation = new_id()
         folder.continue_conversation(conversation, [])
-        if folder.settings.history:
-            try:
-                store.make_current(conversation)
-            except OSError as error:
-                self._storage_failed(folder, error)
         return {"reset": True, "id": conversation}
 
     async def resume(self, folder: Folder, conversation: str) -> dict[str, Any]:
         """Make a stored conversation current; its transcript."""
-        store = await self._stored(folder)
+        store = await self._stored(folder, conversation)
         self._idle(folder, "resuming another conversation")
-        if not store.exists(conversation):
-            raise BadRequest(f"id: no conversation {conversation!r} in {folder.root.name}")
-        entries = store.entries(conversation)
+        with self._refused_when_unusable(folder, "read"):
+            entries = store.entries(conversation)
         folder.continue_conversation(conversation, history_from(entries))
-        if folder.settings.history:
+        try:
             store.make_current(conversation)
+        except OSError as error:  # resumed all the same; a restart will not know
+            self._storage_failed(folder, error)
         return {"id": conversation, "title": title(entries), "entries": entries}
 
     async def transcript(self, folder: Folder, conversation: str | None = None) -> dict[str, Any]:
-        """The stored entries of a conversation (the current one by default)."""
-        store = await self._stored(folder)
-        if conversation is not None and not store.exists(conversation):
-            raise BadRequest(f"id: no conversation {conversation!r} in {folder.root.name}")
+        """The stored entries of a conversation (the current one by default; none with ``history`` off)."""
+        store = await self._stored(folder, conversation)
         conversation = conversation or folder.conversation
         assert conversation is not None
-        entries = store.entries(conversation) if store.exists(conversation) else []
+        with self._refused_when_unusable(folder, "read"):
+            entries = store.entries(conversation) if folder.settings.history and store.exists(conversation) else []
         return {"id": conversation, "title": title(entries), "entries": entries}
 
     async def delete_conversation(self, folder: Folder, conversation: str) -> dict[str, Any]:
         """Remove a stored conversation; deleting the current one starts a new one, whose id is
         ``started`` (a client then starts its transcript over, as after ``elelem.reset``)."""
-        store = await self._stored(folder)
+        store = await self._stored(folder, conversation)
         if conversation == folder.conversation:
             self._idle(folder, "deleting the conversation it belongs to")
-        store.delete(conversation)
+        with self._refused_when_unusable(folder, "deleted"):
+            store.delete(conversation)
         if conversation != folder.conversation:
             return {"deleted": conversation}
         started = new_id()
@@ -418,11 +464,18 @@ class Host:
         await asyncio.gather(*(folder.mcp.stop() for folder in self.folders.values()))
 
 
-def turn_result(choice: Choice, result: TurnResult) -> dict[str, Any]:
+def model_of(provider: Any, chosen: str | None) -> str | None:
+    """The model the provider runs: its ``model`` when that is a name (the choice names none when
+    the provider's default is used), else the one chosen."""
+    model = getattr(provider, "model", None)
+    return model if isinstance(model, str) and model else chosen
+
+
+def turn_result(provider: str, model: str | None, result: TurnResult) -> dict[str, Any]:
     return {
         "reply": result.reply,
-        "provider": choice.name,
-        "model": choice.model,
+        "provider": provider,
+        "model": model,
         "steps": result.steps,
         "cancelled": result.cancelled,
         "error": result.error,

@@ -7,6 +7,7 @@ import json
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,24 @@ def test_a_torn_last_line_is_skipped_and_the_next_entry_starts_a_line_of_its_own
     assert [e["prompt"] for e in store.entries(conversation)] == ["kept"]
     store.append(conversation, turn("after"))
     assert [e["prompt"] for e in store.entries(conversation)] == ["kept", "after"]
+
+
+# characters str.splitlines takes for line ends; only "\n" ends a stored line
+LINE_BREAKS_WITHIN_TEXT = ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\r"]
+
+
+@pytest.mark.parametrize("character", LINE_BREAKS_WITHIN_TEXT, ids=lambda c: f"U+{ord(c):04X}")
+def test_a_text_holding_a_line_separator_comes_back_whole(store, character):
+    conversation = new_id()
+    store.append(conversation, turn(f"before{character}after", f"reply{character}more"))
+    store.append(conversation, {"kind": "compaction", "turns": 1, "summary": f"sum{character}mary", "at": "x"})
+    store.append(conversation, turn("next"))
+    entries = store.entries(conversation)
+    assert [(e.get("prompt"), e.get("reply"), e.get("summary")) for e in entries] == [
+        (f"before{character}after", f"reply{character}more", None),
+        (None, None, f"sum{character}mary"),
+        ("next", "ok", None),
+    ]
 
 
 def test_lines_that_are_not_entries_are_skipped(store):
@@ -153,6 +172,25 @@ def test_the_current_conversation_is_the_one_made_current_else_the_newest(store)
     store.delete("20260101T000000-aaaaaaaa")
     with pytest.raises(BadRequest, match="no conversation"):
         store.delete("20260101T000000-aaaaaaaa")
+
+
+def test_a_delete_waits_for_an_append_under_way_and_leaves_the_lock_file_to_its_holders(store):
+    conversation = new_id()
+    store.append(conversation, turn("first"))
+    lock_file = Path(str(store.path(conversation)) + ".lock")
+    holder = subprocess.Popen(  # another server, in the middle of an append
+        [sys.executable, "-c", "import sys\nfrom filelock import FileLock\n"
+         "with FileLock(sys.argv[1]):\n    print('held', flush=True)\n    sys.stdin.read()\n", str(lock_file)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    deleting = threading.Thread(target=store.delete, args=(conversation,))
+    deleting.start()
+    deleting.join(0.5)
+    assert deleting.is_alive() and store.exists(conversation)  # not while the append is under way
+    holder.stdin.close()
+    deleting.join(30)
+    assert holder.wait(30) == 0 and not store.exists(conversation)
+    assert lock_file.exists()  # the file the other process locked: a new one at its path would not exclude it
 
 
 def test_two_processes_appending_at_once_keep_every_line(store, tmp_path):

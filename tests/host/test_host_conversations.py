@@ -12,6 +12,8 @@ import pytest
 
 from scaffold import add_plugin, wait_until, write_script
 
+from elelem_lsp.agent.budget import estimate_tokens, total_tokens
+from elelem_lsp.agent.messages import system
 from elelem_lsp.agent.session import CANCELLED_EMPTY_MARK, CANCELLED_MARK, SUMMARY_MARK
 from elelem_lsp.host.conversations import ConversationStore, conversations_dir
 from elelem_lsp.host.frontend import BadRequest, Refused
@@ -103,6 +105,24 @@ async def test_the_context_a_turn_was_asked_from_is_stored_apart_from_the_words(
     assert [m["content"] for m in history][0] == asked_from_file  # and still does after a restart
 
 
+async def test_prompts_and_replies_holding_line_separators_survive_a_restart(project):
+    add_plugin(project, "scripted")
+    separators = "\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e"
+    write_script(project, [[{"type": "saying", "text": f"reply{c}end"}] for c in separators])
+    host, _ = started_host(project)
+    folder = folder_of(host, project)
+    for character in separators:
+        await host.turn(folder, f"prompt{character}end")
+    history = list(folder.session.history)
+    assert len(history) == 2 * len(separators)
+
+    restarted, _ = started_host(project)
+    again = folder_of(restarted, project)
+    assert (await restarted.context(again))["messages"][1:] == history
+    entries = (await restarted.transcript(again))["entries"]
+    assert [(e["prompt"], e["reply"]) for e in entries] == [(f"prompt{c}end", f"reply{c}end") for c in separators]
+
+
 async def test_cancelled_turns_are_stored_as_cancelled_and_an_empty_one_adds_no_reply(project):
     add_plugin(project, "scripted")
     host, _ = started_host(project)
@@ -135,7 +155,11 @@ async def test_resume_transcript_and_delete_and_what_they_refuse(project):
     first = folder.conversation
     new = await host.new_conversation(folder)
     assert new["reset"] is True and new["id"] != first and folder.session.history == []
+    restarted, _ = started_host(project)  # nothing asked in the new one yet: a restart goes on with the first
+    assert (await restarted.transcript(folder_of(restarted, project)))["id"] == first
     await host.turn(folder, "in the second")
+    restarted, _ = started_host(project)
+    assert (await restarted.transcript(folder_of(restarted, project)))["id"] == new["id"]
     second = folder.conversation
     assert [c["id"] for c in await host.conversations(folder)] == [second, first]
 
@@ -170,7 +194,7 @@ async def test_resume_transcript_and_delete_and_what_they_refuse(project):
     assert await host.conversations(folder) == []
 
 
-async def test_with_history_off_nothing_is_written_and_nothing_continued(project):
+async def test_with_history_off_nothing_is_written_and_nothing_read(project):
     add_plugin(project, "scripted")
     host, _ = started_host(project, {**SCRIPTED, "history": False})
     folder = folder_of(host, project)
@@ -179,6 +203,19 @@ async def test_with_history_off_nothing_is_written_and_nothing_continued(project
     assert not conversations_dir().exists() or list(conversations_dir().rglob("*")) == []
     restarted, _ = started_host(project, {**SCRIPTED, "history": False})
     assert (await restarted.context(folder_of(restarted, project)))["messages"][1:] == []
+
+    stored, _ = started_host(project)  # a conversation stored while history was on
+    await stored.turn(folder_of(stored, project), "stored before")
+    kept = folder_of(stored, project).conversation
+    host, _ = started_host(project, {**SCRIPTED, "history": False})
+    folder = folder_of(host, project)
+    assert await host.conversations(folder) == []
+    assert (await host.transcript(folder))["entries"] == []
+    for call in (lambda: host.resume(folder, kept), lambda: host.transcript(folder, kept),
+                 lambda: host.delete_conversation(folder, kept)):
+        with pytest.raises(BadRequest, match=f"^id: history is off in {project.name} \\(the history setting\\)"):
+            await call()
+    assert ConversationStore(project.resolve()).exists(kept)
 
 
 async def test_no_key_from_the_environment_reaches_the_files(project, monkeypatch):
@@ -196,6 +233,19 @@ async def test_no_key_from_the_environment_reaches_the_files(project, monkeypatc
     assert all(secret not in p.read_text() for p in files)
 
 
+async def test_the_model_stored_is_the_one_the_provider_ran_when_none_was_chosen(project):
+    settings = {"provider": "office", "providers": [{"name": "office", "type": "openai-chat", "model": "office-model",
+                                                     "endpoint": "http://127.0.0.1:9/v1"}]}
+    host, _ = started_host(project, settings)
+    folder = folder_of(host, project)
+    result = await host.turn(folder, "hello")  # nothing listens there: the turn's error, stored all the same
+    assert result["error"] and result["model"] == "office-model"
+    [entry] = (await host.transcript(folder))["entries"]
+    assert (entry["provider"], entry["model"]) == ("office", "office-model")
+    [listed] = await host.conversations(folder)
+    assert listed["model"] == "office-model"
+
+
 async def test_a_store_that_cannot_be_written_is_reported_and_the_turn_goes_on(project, tmp_path):
     add_plugin(project, "scripted")
     conversations_dir().parent.mkdir(parents=True)
@@ -205,6 +255,32 @@ async def test_a_store_that_cannot_be_written_is_reported_and_the_turn_goes_on(p
     assert result["reply"] == "done." and result["error"] is None
     assert any(level == "warning" and "is not stored" in text and "symlink" in text for level, text in frontend.messages)
     assert not any(tmp_path.glob("*/*.jsonl"))
+
+
+async def test_stored_files_that_cannot_be_read_are_refused_with_the_reason_and_the_rest_still_listed(project, tmp_path):
+    add_plugin(project, "scripted")
+    host, frontend = started_host(project)
+    folder = folder_of(host, project)
+    await host.turn(folder, "kept")
+    store = ConversationStore(project.resolve())
+    victim = tmp_path / "victim.jsonl"
+    victim.write_text(json.dumps({"kind": "turn", "prompt": "not ours"}) + "\n")
+    planted = "20260101T000000-aaaaaaaa"
+    store.path(planted).symlink_to(victim)
+    store.path("20260101T000000-bbbbbbbb").mkdir()  # a folder where a file goes
+
+    assert [c["title"] for c in await host.conversations(folder)] == ["kept"]
+    for call in (lambda: host.transcript(folder, planted), lambda: host.resume(folder, planted)):
+        with pytest.raises(Refused, match=f"conversations of {project.name} cannot be read: cannot read .*symbolic links"):
+            await call()
+    assert [m["content"] for m in folder.session.history] == ["kept", "done."]  # still on the one it had
+
+    current = store.directory / "current"
+    current.unlink()
+    current.mkdir()  # where the folder's current conversation is named
+    resumed = await host.resume(folder, folder.conversation)
+    assert [e["prompt"] for e in resumed["entries"]] == ["kept"]
+    assert any(level == "warning" and "is not stored" in text for level, text in frontend.messages)
 
 
 async def test_compaction_asks_the_provider_and_keeps_the_last_two_turns(project):
@@ -238,6 +314,54 @@ async def test_compaction_asks_the_provider_and_keeps_the_last_two_turns(project
     with pytest.raises(Refused, match="could not compact the conversation: model overloaded"):
         await host.compact(folder)
     assert folder.session.history == before
+
+
+OUTSIDE_TOOL = {"type": "function", "function": {"name": "notes__add", "description": "adds a note " * 500,
+                                                 "parameters": {"type": "object"}}}
+
+
+async def test_the_context_and_the_compaction_check_count_the_outside_tools_a_turn_offers(project, monkeypatch):
+    add_plugin(project, "scripted")
+    settings = {**SCRIPTED, "compaction": "summarize", "contextTokens": 4000}
+    host, frontend = started_host(project, settings)
+    folder = folder_of(host, project)
+
+    async def served_tools():  # what the folder's MCP servers offer, as they join its turns
+        return [OUTSIDE_TOOL]
+
+    monkeypatch.setattr(folder.mcp, "definitions", served_tools)
+    estimated = (await host.context(folder))["tokens"]
+    write_script(project, [[{"type": "record"}]])
+    await host.turn(folder, "turn 0")
+    [fetch] = [json.loads(line) for line in (project / ".agents/fetches.jsonl").read_text().splitlines()]
+    assert fetch["tools"][-1] == OUTSIDE_TOOL
+    offered = total_tokens([system(json.dumps(fetch["tools"], ensure_ascii=False))], estimate_tokens)
+    assert estimated == total_tokens(fetch["messages"][:1], estimate_tokens) + offered
+
+    # about 500 tokens a turn and 2,900 for the tools with the outside one (800 without): over by the third
+    for n in range(1, 4):
+        await host.turn(folder, f"turn {n} " + "x" * 1500)
+    assert "compacted" in [e["type"] for p in frontend.progress for e in p.events]
+
+
+async def test_a_long_conversation_is_summarised_in_requests_that_each_fit_the_budget(project):
+    add_plugin(project, "scripted")
+    host, _ = started_host(project, {**SCRIPTED, "contextTokens": 1000})
+    folder = folder_of(host, project)
+    for n in range(8):  # about 600 tokens a turn: the six to compact are three times the budget
+        await host.turn(folder, f"turn {n} " + "x" * 1800)
+    write_script(project, [[{"type": "record"}, {"type": "saying", "text": f"summary {n}"}] for n in range(6)])
+    report = await host.compact(folder)
+
+    sent = [json.loads(line)["messages"] for line in (project / ".agents/fetches.jsonl").read_text().splitlines()]
+    assert 3 <= len(sent) <= 6
+    assert all(total_tokens(messages, estimate_tokens) <= 1000 for messages in sent)
+    asked = [m["content"][:6] for messages in sent for m in messages if m["content"].startswith("turn")]
+    assert asked == [f"turn {n}" for n in range(6)]  # each older turn once, oldest first
+    for n, messages in enumerate(sent[1:]):  # each request after the first goes on from the summary so far
+        assert messages[1]["content"] == f"{SUMMARY_MARK}\n\nsummary {n}"
+    assert report["turns"] == 6
+    assert folder.session.history[0]["content"] == f"{SUMMARY_MARK}\n\nsummary {len(sent) - 1}"
 
 
 async def test_over_budget_a_summarize_folder_compacts_before_the_turn(project):
@@ -275,6 +399,25 @@ async def test_when_the_summary_fails_the_turn_goes_on_leaving_the_oldest_out(pr
     assert [e["type"] for e in events] == ["context", "saying"] and events[0]["leftOut"] >= 1
     assert not any(m["content"].startswith(SUMMARY_MARK) for m in folder.session.history)
     assert "compaction" not in [e["kind"] for e in (await host.transcript(folder))["entries"]]
+
+
+async def test_a_failed_compaction_is_said_once_and_tried_again_only_after_five_more_turns(project):
+    add_plugin(project, "scripted")
+    settings = {**SCRIPTED, "compaction": "summarize", "contextTokens": 4000}
+    host, frontend = started_host(project, {**settings, "compaction": "drop"})
+    folder = folder_of(host, project)
+    for n in range(5):
+        await host.turn(folder, f"turn {n} " + "x" * 2000)
+    frontend.settings_by_folder[project.as_uri()] = settings
+    failing = [{"type": "raise", "message": "no summary today"}]
+    # a try at compacting takes the next step of the script: a reply out of order would show one
+    write_script(project, [failing, *[[{"type": "saying", "text": f"a{n}"}] for n in range(5)], failing,
+                           [{"type": "saying", "text": "a5"}]])
+    replies = [(await host.turn(folder, f"more {n} " + "x" * 2000))["reply"] for n in range(6)]
+    assert replies == [f"a{n}" for n in range(6)]  # tried before the first and the sixth turn only
+    warnings = [text for level, text in frontend.messages if "could not compact" in text]
+    assert warnings == ["elelem: could not compact the conversation (no summary today); older turns are left out, "
+                        "and compacting is tried again after 5 more turns"]
 
 
 async def test_a_storm_of_cancelled_turns_adds_no_empty_replies_and_the_store_matches(project):
