@@ -65,14 +65,13 @@ DEFAULT_MODEL = "default"
 COMMANDS = {
     "provider": ("Show the providers, or switch: /provider NAME [MODEL]", "NAME [MODEL]"),
     "model": ("Switch the model of the current provider: /model NAME", "NAME"),
+    "reset": ("Start the context over: the model forgets this thread's earlier turns (they stay shown)", None),
     "compact": ("Replace the older turns with a summary, to fit more in the context", None),
     "tools": ("List the tools the agent can use", None),
 }
 # The LSP face's /reset moves the folder to a new conversation. Here a session is one stored
-# conversation for good (session/load and session/list name it by the session id), so a new
-# conversation is a new session, which only the client starts: /reset, typed, says so.
-NEW_THREAD = ("each thread is one stored conversation: start a new thread in your client for a fresh one "
-              "(this one stays stored)")
+# conversation for good (session/load and session/list name it by the session id), so /reset
+# starts the model's context over inside it: the earlier turns stay stored and shown.
 # Models a person may pick from, by provider, besides the provider's own default ("default") and
 # the model the settings name; /model NAME takes any other.
 KNOWN_MODELS: dict[str, tuple[str, ...]] = {
@@ -218,7 +217,8 @@ class AcpSession:
             await self.options_changed()
             return f"model: {argument}"
         if name == "reset":
-            return NEW_THREAD
+            await self.host.start_over(self.folder)
+            return "the context starts over: the model no longer sees the turns above"
         if name == "compact":
             report = await self.host.compact(self.folder)
             if not report["turns"]:
@@ -271,7 +271,7 @@ def slash_command(text: str) -> tuple[str, str] | None:
     if not text.startswith("/"):
         return None
     name, _, argument = text[1:].strip().partition(" ")
-    return (name, argument.strip()) if name in COMMANDS or name == "reset" else None
+    return (name, argument.strip()) if name in COMMANDS else None
 
 
 class ElelemAgent:

@@ -37,7 +37,7 @@ TITLE_LENGTH = 60
 CURRENT = "current"  # the file naming the folder's current conversation
 SUFFIX = ".jsonl"
 NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
-KINDS = ("turn", "compaction")
+KINDS = ("turn", "compaction", "reset")
 
 
 class StoreError(OSError):
@@ -223,13 +223,16 @@ def history_from(entries: list[dict[str, Any]]) -> list[Message]:
     """The history a provider sees, rebuilt from the entries as the session built it.
 
     A compaction replaces the summary before it (if any) and the oldest ``turns`` turns
-    after that with one summary message."""
+    after that with one summary message; a reset leaves out everything before it (a session
+    that cannot change conversation, as an ACP session, starts its context over this way)."""
     units: list[list[Message]] = []  # a turn's messages, or a summary
     summarised = False  # whether units[0] is a summary
     for entry in entries:
         if entry["kind"] == "turn":
             asked = Asked(text(entry.get("prompt")), text(entry.get("context")))
             units.append(exchange(asked.text, text(entry.get("reply")), entry.get("cancelled") is True))
+        elif entry["kind"] == "reset":
+            units, summarised = [], False
         else:
             turns = entry.get("turns")
             replaced = (turns if isinstance(turns, int) and turns > 0 else 0) + (1 if summarised else 0)

@@ -386,6 +386,15 @@ class Host:
         folder.continue_conversation(conversation, [])
         return {"reset": True, "id": conversation}
 
+    async def start_over(self, folder: Folder) -> None:
+        """The model forgets the conversation so far, which stays stored and goes on in the same
+        conversation (for a face whose session is one conversation for good, as ACP's is)."""
+        await self.refresh_settings(folder)
+        self.open_conversation(folder)
+        self._idle(folder, "starting the conversation over")
+        folder.continue_conversation(folder.conversation, [])
+        self._store_entry(folder, {"kind": "reset", "at": now()})
+
     async def resume(self, folder: Folder, conversation: str) -> dict[str, Any]:
         """Make a stored conversation current; its transcript."""
         store = await self._stored(folder, conversation)

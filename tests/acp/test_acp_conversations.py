@@ -74,24 +74,32 @@ async def test_session_new_continues_the_folders_conversation_and_a_second_sessi
     await wait_until(lambda: third.client.text() == "one", "the old conversation replayed")
 
 
-async def test_reset_says_to_start_a_new_thread_and_the_session_keeps_its_conversation(
+async def test_reset_starts_the_context_over_in_the_same_thread_and_a_restart_keeps_it_so(
     scripted_project: Path, start_agent
 ):
-    write_script(scripted_project, [[{"type": "saying", "text": "one"}], [{"type": "saying", "text": "two"}]])
+    write_script(scripted_project, [[{"type": "saying", "text": "one"}], [{"type": "record"}, {"type": "saying", "text": "two"}]])
     agent = await start_agent(scripted_project)
     await agent.prompt("before")
     seen = len(agent.client.updates)
-    await agent.prompt("/reset")
-    assert "start a new thread" in agent.client.text(since=seen)
+    assert (await agent.prompt("/reset")).stop_reason == "end_turn"
+    assert "context starts over" in agent.client.text(since=seen)
     await agent.prompt("after")
+    [fetch] = recorded(scripted_project)
+    assert [m["content"] for m in fetch["messages"] if m["role"] != "system"] == ["after"]  # "before" forgotten
     listed = (await agent.conn.list_sessions(cwd=str(scripted_project))).sessions
-    assert [s.session_id for s in listed] == [agent.session_id]  # no conversation the client never started
+    assert [s.session_id for s in listed] == [agent.session_id]  # still one thread, under its own id
     assert await agent.stop() == 0
 
+    write_script(scripted_project, [[{"type": "record"}, {"type": "saying", "text": "three"}]])
     again = await start_agent(scripted_project, new_session=False)
     await again.conn.load_session(cwd=str(scripted_project), session_id=agent.session_id, mcp_servers=[])
     await wait_until(lambda: again.client.text() == "onetwo", "the whole thread replayed")
     assert [u.content.text for u in again.client.of("user_message_chunk")] == ["before", "after"]
+    assert "context started over" in again.client.text("agent_thought_chunk")
+    (scripted_project / ".agents" / "fetches.jsonl").unlink()
+    await again.prompt("and then?", session_id=agent.session_id)
+    [fetch] = recorded(scripted_project)  # after a restart the model still sees only what came after /reset
+    assert [m["content"] for m in fetch["messages"] if m["role"] != "system"] == ["after", "two", "and then?"]
 
 
 async def test_loading_an_unknown_or_running_session_is_refused(scripted_project: Path, start_agent):

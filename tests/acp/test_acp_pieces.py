@@ -51,7 +51,7 @@ def test_slash_commands_are_only_the_known_ones():
     assert slash_command("/tools") == ("tools", "")
     assert slash_command("/etc/hosts is a file") is None  # a prompt that starts with a path
     assert slash_command("please /reset") is None
-    assert slash_command("/reset") == ("reset", "")  # answered with how to start a new conversation here
+    assert slash_command("/reset") == ("reset", "")
 
 
 def test_a_replayed_turn_shows_prompt_calls_and_reply(tmp_path: Path):

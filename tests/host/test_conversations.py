@@ -238,3 +238,11 @@ def test_a_compaction_replaces_the_turns_and_the_summary_before_it():
     entries += [turn("t5"), {"kind": "compaction", "turns": 2, "summary": "second summary", "at": "y"}]
     history = history_from(entries)
     assert [m["content"] for m in history] == [f"{SUMMARY_MARK}\n\nsecond summary", "t5", "ok"]
+
+
+def test_a_reset_leaves_out_every_turn_and_summary_before_it():
+    entries = [turn("t0"), {"kind": "compaction", "turns": 1, "summary": "s", "at": "x"}, turn("t1"),
+               {"kind": "reset", "at": "y"}, turn("t2")]
+    assert [m["content"] for m in history_from(entries)] == ["t2", "ok"]
+    entries += [{"kind": "compaction", "turns": 1, "summary": "after the reset", "at": "z"}, turn("t3")]
+    assert [m["content"] for m in history_from(entries)] == [f"{SUMMARY_MARK}\n\nafter the reset", "t3", "ok"]
