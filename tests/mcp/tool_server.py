@@ -13,10 +13,14 @@ import fcntl
 import os
 import socket
 import sys
+from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import (
     BlobResourceContents,
+    CallToolResult,
     EmbeddedResource,
     ImageContent,
     ResourceLink,
@@ -70,6 +74,30 @@ def dotted() -> str:
 def fail(message: str) -> str:
     """Fail with the message."""
     raise ValueError(message)
+
+
+@server.tool()
+def refuse(size: int) -> str:
+    """Fail with a message of ``size`` characters."""
+    raise ToolError("E" * size)
+
+
+@server.tool()
+def query(path: str, sql: str) -> str:
+    """Run SQL on a database file (it only says it did)."""
+    note(f"query {path} {sql}")
+    return "done"
+
+
+class Count(BaseModel):
+    n: int
+
+
+@server.tool()
+def miscount() -> Annotated[CallToolResult, Count]:
+    """Structured content that breaks the output schema it lists: ``n`` a string, not an integer
+    (this server's own check, in pydantic's lax mode, lets "7" pass as 7; a client's JSON Schema check does not)."""
+    return CallToolResult(content=[TextContent(type="text", text="seven")], structuredContent={"n": "7"})
 
 
 @server.tool()
