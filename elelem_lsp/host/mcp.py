@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +37,7 @@ log = logging.getLogger(__name__)
 
 SEPARATOR = "__"
 STDERR_TAIL = 1500  # bytes of a failed server's stderr shown to the person
-STDERR_KEPT = 64 * 1024  # bytes of its stderr kept: a chatty server's grows no further than twice this
+STDERR_KEPT = 64 * 1024  # bytes of a server's stderr kept, however much a chatty one writes
 ARGUMENTS_SHOWN = 300  # characters of a call's arguments in the question to the person
 STOP_TIMEOUT = 10.0  # seconds a server is given to stop (the SDK closes stdin, then terminates, then kills)
 CONNECTION_CLOSED = -32000  # the SDK's error code for a connection that ended
@@ -73,7 +72,7 @@ class Connection:
     calls: int = 0  # calls in flight: one that sees the session end tells of it
     task: asyncio.Task[None] | None = None
     stop_event: asyncio.Event = field(default_factory=asyncio.Event)
-    stderr: Any = None  # a file the process writes its stderr to
+    stderr: StderrPipe | None = None  # the pipe the process writes its stderr to
     ended_by: BaseException | None = None  # what ended the session after it was ready, when it was an error
     garbage: str | None = None  # the last line it sent that is not JSON-RPC (the SDK skips it)
     on_garbage: Callable[["Connection"], None] | None = None  # told of the first such line of each start
@@ -203,11 +202,11 @@ class Connection:
             from mcp.client.stdio import stdio_client
 
             self.close_stderr()
-            self.stderr = tempfile.TemporaryFile()  # kept after the process ends, for its tail
+            self.stderr = StderrPipe()  # its end kept after the process ends, for the person
             parameters = StdioServerParameters(
                 command=self.config.command, args=self.config.args, env=self.config.env or None, cwd=self.root
             )
-            return stdio_client(parameters, errlog=self.stderr)
+            return stdio_client(parameters, errlog=self.stderr.writer)
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
@@ -244,13 +243,8 @@ class Connection:
             self.stderr = None
 
     def stderr_tail(self) -> str:
-        """The end of what the process wrote to stderr (read without moving the writer's offset)."""
-        if self.stderr is None or self.stderr.closed:
-            return ""
-        fd = self.stderr.fileno()
-        size = os.fstat(fd).st_size
-        start = max(0, size - STDERR_TAIL)
-        return os.pread(fd, size - start, start).decode("utf-8", "replace").strip()
+        """The end of what the process wrote to stderr."""
+        return self.stderr.tail() if self.stderr is not None else ""
 
     # -- calls -------------------------------------------------------------------
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
@@ -578,6 +572,42 @@ def refused_connection(error: BaseException | None) -> bool:
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
     return isinstance(error, httpx2.ConnectError)
+
+
+class StderrPipe:
+    """A process's stderr: a pipe read as the process writes, of which the last STDERR_KEPT bytes are kept."""
+
+    def __init__(self) -> None:
+        reader, writer = os.pipe()
+        os.set_blocking(reader, False)
+        self.reader: int | None = reader
+        self.writer = os.fdopen(writer, "wb")  # the process's stderr (ours stays open: no end of input while it is)
+        self.kept = bytearray()
+        self.loop = asyncio.get_running_loop()
+        self.loop.add_reader(reader, self.read)
+
+    def read(self) -> None:
+        """Whatever the process wrote since the last read."""
+        while self.reader is not None:
+            try:
+                chunk = os.read(self.reader, 65536)
+            except BlockingIOError:
+                return
+            if not chunk:  # every writer closed (not while ours is open)
+                return
+            self.kept += chunk
+            del self.kept[:-STDERR_KEPT]
+
+    def tail(self) -> str:
+        self.read()  # what it wrote just before it ended, too
+        return bytes(self.kept[-STDERR_TAIL:]).decode("utf-8", "replace").strip()
+
+    def close(self) -> None:
+        if self.reader is not None:
+            self.loop.remove_reader(self.reader)
+            os.close(self.reader)
+            self.reader = None
+            self.writer.close()
 
 
 @asynccontextmanager

@@ -158,10 +158,11 @@ async def test_garbage_on_the_wire_ends_in_the_call_timeout(project, stopped_hos
     unreadable = "Invalid JSON: expected ident at line 1 column 2: 'this is not json'"
     wrote = f"(it wrote what is not JSON-RPC: {unreadable})"
     assert answer(result) == {"ok": False, "error": f"t__garbage did not answer within 2s {wrote}; the call was cancelled"}
+    stderr = "; its stderr ends:\ntool_server: writing garbage"
     assert frontend.messages == [
         ("warning", f"elelem: MCP server 't' wrote what is not JSON-RPC where only MCP messages belong ({unreadable}); "
-                    "such lines are skipped"),
-        ("error", f"elelem: MCP server 't' did not answer a call of garbage within 2s {wrote}; the call was cancelled"),
+                    f"such lines are skipped{stderr}"),
+        ("error", f"elelem: MCP server 't' did not answer a call of garbage within 2s {wrote}; the call was cancelled{stderr}"),
     ]
     write_script(project, [call("t__echo", text="still fine"), SAY_RESULT])
     assert answer(await host.turn(folder, "again"))["content"] == "still fine"  # a stray line breaks nothing else
@@ -243,6 +244,17 @@ async def test_a_result_the_sdk_cannot_accept_is_an_error_and_the_server_goes_on
     assert level == "error" and message.startswith(f"elelem: MCP server 't' returned an invalid result to a call of miscount: {invalid}")
 
 
+async def test_a_chatty_server_keeps_only_the_end_of_its_stderr(project, stopped_hosts):
+    script = [call("t__chatter", size=5_000_000), call("t__crash", "2"), SAY_RESULT]
+    host, frontend, folder = host_for(project, {"t": tool_server()}, script)
+    stopped_hosts.append(host)
+    await host.turn(folder, "chatter")
+    [(level, message)] = frontend.messages
+    tail = message.split("its stderr ends:\n")[1]
+    assert tail.endswith(f"{'.' * 86}\ntool_server: crashing as asked") and len(tail) <= 1500
+    assert len(folder.mcp.connections["t"].stderr.kept) == 64 * 1024  # not the 5 MB it wrote
+
+
 async def test_a_server_that_cannot_start_is_reported_and_the_others_go_on(project, stopped_hosts):
     servers = {"broken": tool_server(env={"TOOL_SERVER_START": "fail"}), "t": tool_server()}
     script = [call("broken__echo", text="x"), call("t__echo", "2", text="fine"), SAY_RESULT]
@@ -259,7 +271,7 @@ async def test_a_server_that_cannot_start_is_reported_and_the_others_go_on(proje
     assert status["broken"]["state"] == "failed" and status["broken"]["error"].startswith("could not start: ")
     assert status["t"] == {
         "name": "t", "transport": "stdio", "state": "ready", "error": None,
-        "tools": ["add", "crash", "documents", "echo", "fail", "flood", "garbage", "grow", "hang", "header", "miscount",
+        "tools": ["add", "chatter", "crash", "documents", "echo", "fail", "flood", "garbage", "grow", "hang", "header", "miscount",
                   "picture", "pid", "query", "refuse"],
         "leftOut": ["dotted.name"],  # a name no model API accepts
     }
