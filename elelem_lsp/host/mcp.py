@@ -426,6 +426,8 @@ class McpServers(ToolSource):
             try:
                 result = await connection.call(tool, arguments)
             except NotSent:  # its session ended while the person was asked, or before: once more, on a new one
+                if self.connections.get(connection.name) is not connection:  # stopped for good meanwhile (reload)
+                    return self._unavailable(connection)
                 await self._start(connection)
                 if connection.state != "ready":
                     return self._unavailable(connection)

@@ -230,6 +230,23 @@ async def test_a_server_killed_between_calls_shows_crashed_and_the_next_call_sta
     assert status["state"] == "ready"
 
 
+async def test_a_server_that_dies_while_the_person_is_asked_gets_the_call_once_started_again(project, stopped_hosts, tmp_path):
+    log = tmp_path / "calls.log"
+    host, frontend, folder = host_for(project, {"t": tool_server(log)}, [call("t__echo", text="once"), SAY_RESULT], mcp="ask")
+    stopped_hosts.append(host)
+
+    async def kill_then_allow(question: str, options: list[str]) -> str:
+        [started] = read_log(log)
+        os.kill(int(started.split()[1]), signal.SIGKILL)
+        await wait_until(lambda: folder.mcp.connections["t"].state == "crashed", "the server's end to be noticed")
+        return ALLOW_ONCE
+
+    frontend.ask_permission = kill_then_allow
+    assert answer(await host.turn(folder, "echo"))["content"] == "once"
+    assert [line.split()[0] for line in read_log(log)] == ["started", "started", "echo"]  # sent once, to the new process
+    assert frontend.messages == [("error", "elelem: MCP server 't' ended its session; it is started again on its next use")]
+
+
 async def test_a_result_the_sdk_cannot_accept_is_an_error_and_the_server_goes_on(project, stopped_hosts):
     host, frontend, folder = host_for(project, {"t": tool_server()}, [call("t__pid"), SAY_RESULT])
     stopped_hosts.append(host)
