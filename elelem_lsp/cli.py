@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     def client_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("-p", "--provider", help="provider name (default: picked from the environment)")
         sub.add_argument("--model", help="model for the provider")
-        sub.add_argument("-y", "--yes", action="store_true", help="let the agent run commands without asking")
+        sub.add_argument("-y", "--yes", action="store_true", help="let the agent run commands without asking (MCP tool calls are still asked)")
         sub.add_argument("-C", "--directory", type=folder, default=Path("."), help="workspace folder (default: .)")
         sub.add_argument("-v", "--verbose", action="store_true", help="show the server's log")
         which = sub.add_mutually_exclusive_group()

@@ -19,6 +19,7 @@ import threading
 from typing import Any, Awaitable, Callable, TextIO
 
 from ..agent.toolbox import brief
+from ..host.permission import RUN_QUESTION
 
 DIM, RESET = "\033[2m", "\033[0m"
 REPLY_CUE = "your reply> "
@@ -230,8 +231,8 @@ class Terminal:
         return await self.read_line(REPLY_CUE)
 
     async def choose(self, message: str, titles: list[str]) -> str | None:
-        if self.assume_yes and titles:
-            return titles[0]
+        if self.assume_yes and titles and message.startswith(RUN_QUESTION):
+            return titles[0]  # --yes answers for commands only: an MCP call is asked, as only the mcp setting may silence it
         if not self.interactive or not titles:
             return None
         menu = "  ".join(f"[{number}] {title}" for number, title in enumerate(titles, 1))

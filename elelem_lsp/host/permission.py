@@ -13,6 +13,7 @@ from .frontend import Frontend, Unanswered
 from .settings import Settings
 
 ALLOW_ONCE, ALLOW_SESSION, DENY = "Allow once", "Allow for this session", "Deny"
+RUN_QUESTION = "elelem wants to run: "  # how a question about a command begins (the terminal's --yes answers those)
 
 
 async def allow_command(command: str, settings: Settings, session: set[str], frontend: Frontend) -> tuple[bool, str]:
@@ -21,7 +22,7 @@ async def allow_command(command: str, settings: Settings, session: set[str], fro
         return True, ""
     if settings.execute == "deny":
         return False, "denied by the elelem.execute setting (and not allowed by elelem.allowCommands)"
-    return await ask_person(f"elelem wants to run: {command}", command, session, frontend)
+    return await ask_person(f"{RUN_QUESTION}{command}", command, session, frontend)
 
 
 async def allow_mcp_tool(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, ValidationError
 
 
 class DeclaredProvider(BaseModel):
@@ -28,6 +28,16 @@ class DeclaredProvider(BaseModel):
 
 
 SERVER_NAME = r"^[A-Za-z0-9_-]+$"
+
+
+def tool_name_prefix(name: str) -> str:
+    """A server's name as the part before ``__`` in ``NAME__tool``, which is where a call is routed."""
+    if "__" in name or name.endswith("_"):
+        raise ValueError("a server's name may not hold '__' nor end in '_': its tools are called NAME__tool")
+    return name
+
+
+ServerName = Annotated[str, StringConstraints(pattern=SERVER_NAME), AfterValidator(tool_name_prefix)]
 
 
 class StdioServer(BaseModel):
@@ -80,7 +90,7 @@ class Settings(BaseModel):
     history: bool = True  # store the folder's conversations on disk (host/conversations.py)
     context_tokens: int | None = Field(default=None, alias="contextTokens", ge=1000)
     compaction: Literal["drop", "summarize"] = "drop"
-    mcp_servers: dict[Annotated[str, StringConstraints(pattern=SERVER_NAME)], McpServerConfig] = Field(
+    mcp_servers: dict[ServerName, McpServerConfig] = Field(
         default_factory=dict, alias="mcpServers"
     )
     allow_mcp_tools: list[str] = Field(default_factory=list, alias="allowMcpTools")
@@ -107,7 +117,15 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
                 return Settings(), problems + [f"invalid elelem settings ({error.error_count()} errors); using defaults"]
             for key in sorted(bad & values.keys()):
                 default = Settings.model_fields[_field_name(key)].get_default(call_default_factory=True)
-                problems.append(f"invalid value for elelem.{key}: {values.pop(key)!r}; using {default!r}")
+                value = values.pop(key)
+                if key in UNSHOWN:  # the problem only: the value may hold secrets
+                    value = next(item["msg"] for item in error.errors() if item["loc"] and str(item["loc"][0]) == key)
+                    problems.append(f"invalid value for elelem.{key}: {value}; using {default!r}")
+                else:
+                    problems.append(f"invalid value for elelem.{key}: {value!r}; using {default!r}")
+
+
+UNSHOWN = {"mcpServers"}  # settings whose values are never echoed: a server's headers and env hold keys
 
 
 def _drop_bad_servers(values: dict[str, Any]) -> list[str]:

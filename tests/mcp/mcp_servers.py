@@ -12,7 +12,9 @@ from typing import Any
 TOOL_SERVER = Path(__file__).resolve().parent / "tool_server.py"
 MCP_CACHE = Path.home() / ".cache" / "elelem-mcp"  # where .ci/run installs the npm reference servers
 FILESYSTEM_SERVER = "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
-FILESYSTEM_INSTALL = "npm install --prefix ~/.cache/elelem-mcp @modelcontextprotocol/server-filesystem@2026.8.31"
+FILESYSTEM_INSTALL = (
+    "mkdir -p ~/.cache/elelem-mcp && cp tests/mcp/reference/package*.json ~/.cache/elelem-mcp/ && npm ci --prefix ~/.cache/elelem-mcp"
+)
 
 
 SAY_RESULT = [{"type": "say_tool_result"}]  # a fetch of the scripted provider: the reply is the tool result it read

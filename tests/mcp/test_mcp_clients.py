@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from scaffold import add_plugin, run_ask, write_script
 
 from mcp_servers import FILESYSTEM_INSTALL, SAY_RESULT, alive, call, filesystem_server_path, tool_server
@@ -62,10 +64,12 @@ def test_the_terminal_takes_servers_from_the_settings_file_and_shows_their_calls
     assert not alive(pid)  # the terminal's server stopped it before exiting
 
 
-def test_the_terminal_cannot_be_asked_so_an_unlisted_mcp_tool_is_refused(project, home):
+@pytest.mark.parametrize("yes", [[], ["--yes"]], ids=["asked", "yes"])
+def test_the_terminal_cannot_be_asked_so_an_unlisted_mcp_tool_is_refused(project, home, yes):
+    """--yes answers for commands only: an MCP tool's call is asked still (only the mcp setting silences it)."""
     add_plugin(project, "scripted")
     write_script(project, [call("t__echo", text="x"), SAY_RESULT])
     write_user_settings(home, {"mcpServers": {"t": tool_server()}})
-    run = run_ask(project, "-p", "scripted", "go")
+    run = run_ask(project, "-p", "scripted", *yes, "go")
     assert json.loads(run.stdout) == {"ok": False, "error": "not allowed to call t__echo: the prompt was dismissed"}
     assert '+ t__echo {"text": "x"} → failed: not allowed to call t__echo: the prompt was dismissed' in run.stderr

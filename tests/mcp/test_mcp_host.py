@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -108,7 +110,9 @@ async def test_images_resources_and_long_texts_become_text_the_model_can_read(pr
     stopped_hosts.append(host)
     result = await host.turn(folder, "look")
     flooded = answer(result)
-    assert flooded["truncated"] is True and flooded["content"] == "x" * 65536 and "structured" not in flooded
+    assert flooded["truncated"] is True and "structured" not in flooded
+    assert len(result["reply"]) <= 65536 < len(result["reply"]) + 100  # the whole result as the model read it: at the cap
+    assert flooded["content"] == "x" * len(flooded["content"])
     assert results(frontend)[1]["summary"] == "1 line (cut short)"
     write_script(project, [call("t__picture"), SAY_RESULT])
     result = await host.turn(folder, "again")
@@ -141,6 +145,7 @@ async def test_a_hanging_call_times_out_and_is_cancelled_on_the_server(project, 
     stopped_hosts.append(host)
     result = await host.turn(folder, "hang")
     assert answer(result) == {"ok": False, "error": "t__hang did not answer within 1s; the call was cancelled"}
+    assert frontend.messages == [("error", "elelem: MCP server 't' did not answer a call of hang within 1s; the call was cancelled")]
     await wait_until(lambda: "hang cancelled" in read_log(log), "the server to hear notifications/cancelled")
     write_script(project, [call("t__echo", text="after"), SAY_RESULT])
     assert answer(await host.turn(folder, "again"))["content"] == "after"  # the same server goes on
@@ -151,11 +156,14 @@ async def test_garbage_on_the_wire_ends_in_the_call_timeout(project, stopped_hos
     stopped_hosts.append(host)
     result = await host.turn(folder, "garbage")
     unreadable = "Invalid JSON: expected ident at line 1 column 2: 'this is not json'"
-    assert answer(result) == {
-        "ok": False, "error": f"t__garbage did not answer within 2s (it wrote what is not JSON-RPC: {unreadable}); the call was cancelled"
-    }
-    assert frontend.messages == [("warning", "elelem: MCP server 't' wrote what is not JSON-RPC where only MCP messages "
-                                             f"belong ({unreadable}); such lines are skipped")]
+    wrote = f"(it wrote what is not JSON-RPC: {unreadable})"
+    assert answer(result) == {"ok": False, "error": f"t__garbage did not answer within 2s {wrote}; the call was cancelled"}
+    stderr = "; its stderr ends:\ntool_server: writing garbage"
+    assert frontend.messages == [
+        ("warning", f"elelem: MCP server 't' wrote what is not JSON-RPC where only MCP messages belong ({unreadable}); "
+                    f"such lines are skipped{stderr}"),
+        ("error", f"elelem: MCP server 't' did not answer a call of garbage within 2s {wrote}; the call was cancelled{stderr}"),
+    ]
     write_script(project, [call("t__echo", text="still fine"), SAY_RESULT])
     assert answer(await host.turn(folder, "again"))["content"] == "still fine"  # a stray line breaks nothing else
 
@@ -204,6 +212,66 @@ async def test_a_server_that_crashes_mid_call_is_reported_once_and_restarted_on_
     assert status["t"]["state"] == "ready" and status["u"]["state"] == "ready"
 
 
+async def test_a_server_killed_between_calls_shows_crashed_and_the_next_call_starts_it_again(project, stopped_hosts):
+    host, frontend, folder = host_for(project, {"t": tool_server()}, [call("t__pid"), SAY_RESULT])
+    stopped_hosts.append(host)
+    first = int(answer(await host.turn(folder, "pid"))["content"])
+    os.kill(first, signal.SIGKILL)
+    await wait_until(lambda: folder.mcp.connections["t"].state == "crashed", "the server's end to be noticed")
+    [status] = (await host.mcp(folder))["servers"]
+    assert (status["state"], status["error"], status["tools"]) == ("crashed", "ended its session", [])
+    assert frontend.messages == [("error", "elelem: MCP server 't' ended its session; it is started again on its next use")]
+    await wait_until(lambda: not alive(first), "the killed server to be reaped")
+    write_script(project, [call("t__pid", "2"), SAY_RESULT])
+    second = int(answer(await host.turn(folder, "pid"))["content"])
+    assert second != first and alive(second)
+    assert [r["ok"] for r in results(frontend)] == [True] and len(frontend.messages) == 1
+    [status] = (await host.mcp(folder))["servers"]
+    assert status["state"] == "ready"
+
+
+async def test_a_server_that_dies_while_the_person_is_asked_gets_the_call_once_started_again(project, stopped_hosts, tmp_path):
+    log = tmp_path / "calls.log"
+    host, frontend, folder = host_for(project, {"t": tool_server(log)}, [call("t__echo", text="once"), SAY_RESULT], mcp="ask")
+    stopped_hosts.append(host)
+
+    async def kill_then_allow(question: str, options: list[str]) -> str:
+        [started] = read_log(log)
+        os.kill(int(started.split()[1]), signal.SIGKILL)
+        await wait_until(lambda: folder.mcp.connections["t"].state == "crashed", "the server's end to be noticed")
+        return ALLOW_ONCE
+
+    frontend.ask_permission = kill_then_allow
+    assert answer(await host.turn(folder, "echo"))["content"] == "once"
+    assert [line.split()[0] for line in read_log(log)] == ["started", "started", "echo"]  # sent once, to the new process
+    assert frontend.messages == [("error", "elelem: MCP server 't' ended its session; it is started again on its next use")]
+
+
+async def test_a_result_the_sdk_cannot_accept_is_an_error_and_the_server_goes_on(project, stopped_hosts):
+    host, frontend, folder = host_for(project, {"t": tool_server()}, [call("t__pid"), SAY_RESULT])
+    stopped_hosts.append(host)
+    first = answer(await host.turn(folder, "pid"))["content"]
+    write_script(project, [call("t__miscount"), call("t__pid", "2"), SAY_RESULT])
+    result = await host.turn(folder, "count")
+    invalid = "Invalid structured content returned by tool miscount: '7' is not of type 'integer'"
+    miscounted, after = results(frontend)
+    assert miscounted["ok"] is False and miscounted["error"] == f'MCP server "t" returned an invalid result: {invalid}'
+    assert after["ok"] and answer(result)["content"] == first  # the same process answers
+    [(level, message)] = frontend.messages
+    assert level == "error" and message.startswith(f"elelem: MCP server 't' returned an invalid result to a call of miscount: {invalid}")
+
+
+async def test_a_chatty_server_keeps_only_the_end_of_its_stderr(project, stopped_hosts):
+    script = [call("t__chatter", size=5_000_000), call("t__crash", "2"), SAY_RESULT]
+    host, frontend, folder = host_for(project, {"t": tool_server()}, script)
+    stopped_hosts.append(host)
+    await host.turn(folder, "chatter")
+    [(level, message)] = frontend.messages
+    tail = message.split("its stderr ends:\n")[1]
+    assert tail.endswith(f"{'.' * 86}\ntool_server: crashing as asked") and len(tail) <= 1500
+    assert len(folder.mcp.connections["t"].stderr.kept) == 64 * 1024  # not the 5 MB it wrote
+
+
 async def test_a_server_that_cannot_start_is_reported_and_the_others_go_on(project, stopped_hosts):
     servers = {"broken": tool_server(env={"TOOL_SERVER_START": "fail"}), "t": tool_server()}
     script = [call("broken__echo", text="x"), call("t__echo", "2", text="fine"), SAY_RESULT]
@@ -220,7 +288,8 @@ async def test_a_server_that_cannot_start_is_reported_and_the_others_go_on(proje
     assert status["broken"]["state"] == "failed" and status["broken"]["error"].startswith("could not start: ")
     assert status["t"] == {
         "name": "t", "transport": "stdio", "state": "ready", "error": None,
-        "tools": ["add", "crash", "documents", "echo", "fail", "flood", "garbage", "grow", "hang", "header", "picture", "pid"],
+        "tools": ["add", "chatter", "crash", "documents", "echo", "fail", "flood", "garbage", "grow", "hang", "header", "miscount",
+                  "picture", "pid", "query", "refuse"],
         "leftOut": ["dotted.name"],  # a name no model API accepts
     }
     write_script(project, [[{"type": "saying", "text": "ok"}]])
@@ -312,12 +381,15 @@ async def test_allow_for_this_session_is_remembered_for_that_tool(project, stopp
     ]
 
 
-async def test_the_question_shows_the_server_the_tool_and_the_call(project, stopped_hosts):
-    host, frontend, folder = host_for(project, {"t": tool_server()}, [call("t__echo", text="hi there"), SAY_RESULT], mcp="ask")
+async def test_the_question_shows_the_server_the_tool_and_every_argument(project, stopped_hosts):
+    script = [call("t__query", path="app.db", sql="DROP TABLE users"), call("t__echo", "2", text="long " * 100), SAY_RESULT]
+    host, frontend, folder = host_for(project, {"t": tool_server()}, script, mcp="ask")
     stopped_hosts.append(host)
-    frontend.answers = [ALLOW_ONCE]
+    frontend.answers = [ALLOW_ONCE, ALLOW_ONCE]
     await host.turn(folder, "go")
-    assert frontend.questions == ['elelem wants to call echo {"text": "hi there"} (MCP server t)']
+    query, echo = frontend.questions
+    assert query == 'elelem wants to call query {"path": "app.db", "sql": "DROP TABLE users"} (MCP server t)'
+    assert echo == f'elelem wants to call echo {json.dumps({"text": "long " * 100})[:300]}… (MCP server t)'
 
 
 async def test_an_untrusted_folder_starts_no_server_and_asks_about_every_call(project, home, stopped_hosts, tmp_path):

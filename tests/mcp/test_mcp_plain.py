@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from mcp.types import CallToolResult, TextContent, Tool
 
+from elelem_lsp.agent.toolbox import encode
+from elelem_lsp.agent.tools.execute import OUTPUT_CAP
 from elelem_lsp.host.mcp import Connection, content_text, describe_error, outcome, schema_problem
 from elelem_lsp.host.settings import HttpServer, StdioServer, parse_settings, within_trust
 
@@ -47,6 +49,31 @@ def test_a_name_that_is_no_tool_name_prefix_is_left_out():
     assert problems == ["elelem.mcpServers.my server is left out: name: String should match pattern '^[A-Za-z0-9_-]+$'"]
 
 
+@pytest.mark.parametrize("name", ["db__main", "db_", "__"])
+def test_a_name_that_would_route_its_tools_elsewhere_is_left_out(name):
+    """``db__main__query`` would go to a server ``db``: a name holds no ``__`` and ends in no ``_``."""
+    settings, problems = parse_settings({"mcpServers": {name: {"command": "x"}, "db_main": {"command": "x"}}})
+    assert list(settings.mcp_servers) == ["db_main"]
+    assert problems == [f"elelem.mcpServers.{name} is left out: name: Value error, a server's name may not hold '__' "
+                        "nor end in '_': its tools are called NAME__tool"]
+
+
+@pytest.mark.parametrize(
+    "servers",
+    [
+        [{"url": "https://example.test/mcp", "headers": {"Authorization": "Bearer s3cret"}}],  # a list, not an object
+        "Bearer s3cret",
+        {"web": {"url": "ftp://example.test", "headers": {"Authorization": "Bearer s3cret"}}},
+        {"web": {"url": "https://example.test", "headers": {"Authorization": "Bearer s3cret", "X-Retry": 3}}},
+        {"fs": {"command": "x", "env": {"API_KEY": "s3cret", "N": 1}}},
+    ],
+)
+def test_a_bad_mcp_setting_is_named_and_no_header_or_env_value_is_shown(servers):
+    settings, problems = parse_settings({"mcpServers": servers})
+    assert settings.mcp_servers == {} and len(problems) == 1
+    assert "mcpServers" in problems[0] and "s3cret" not in problems[0]
+
+
 def test_an_untrusted_folder_keeps_no_server_and_no_allowance():
     settings, _ = parse_settings({"trusted": False, "mcpServers": {"fs": {"command": "x"}}, "allowMcpTools": ["fs"], "mcp": "allow"})
     limited, ignored = within_trust(settings)
@@ -63,6 +90,17 @@ def test_an_error_result_is_ok_false_with_its_text_or_a_sentence():
     assert outcome(CallToolResult(content=[], isError=True)) == {
         "ok": False, "error": "the tool reported an error and said nothing more"
     }
+
+
+@pytest.mark.parametrize("text", ["E" * 500_000, '"\n\\' * 100_000, "é\x01" * 100_000], ids=["plain", "escaped", "control"])
+def test_a_huge_result_or_error_is_cut_where_its_encoding_fits_the_cap(text):
+    """Quotes, line breaks and control characters take more room encoded than as text: the cap holds on what the model reads."""
+    answer = outcome(CallToolResult(content=[TextContent(type="text", text=text)]))
+    error = outcome(CallToolResult(content=[TextContent(type="text", text=text)], isError=True))
+    assert answer["truncated"] is True and text.startswith(answer["content"])
+    assert error["ok"] is False and error["truncated"] is True and text.startswith(error["error"])
+    for result in (answer, error):
+        assert OUTPUT_CAP - 8 <= len(encode(result)) <= OUTPUT_CAP
 
 
 def test_structured_content_alone_reaches_the_model_and_a_huge_one_is_cut():
@@ -98,6 +136,8 @@ def test_arguments_are_checked_against_the_servers_schema_and_a_broken_schema_ch
     assert schema_problem(mixed, {"a": {"b": 1}, "c": [2]}) == "a.b: 1 is not of type 'string'; c.0: 2 is not of type 'string'"
     broken = connection_with({"type": "object", "properties": {"n": {"type": "no such type"}}}).validator("t")
     assert broken is None and schema_problem(broken, {"n": "anything"}) is None
+    dangling = connection_with({"type": "object", "properties": {"n": {"$ref": "#/$defs/Missing"}}}).validator("t")
+    assert schema_problem(dangling, {"n": "anything"}) is None  # a $ref to nothing: the server judges the arguments
 
 
 def test_an_sdk_failure_is_put_in_one_line():

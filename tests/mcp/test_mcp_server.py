@@ -119,12 +119,15 @@ async def test_a_streamable_http_server_on_loopback_works_like_a_stdio_one(proje
         [status] = (await editor.command("elelem.mcp", {}))["servers"]
         assert status["transport"] == "http" and status["state"] == "ready"
 
-        process.terminate()  # the server goes away between two turns
+        process.terminate()  # the server goes away between two turns: the next call starts the session again
         process.wait(10)
         write_script(project, [call("web__add", a=1, b=1), SAY_RESULT])
         error = json.loads((await editor.ask("add", token="turn-2"))["reply"])["error"]
-        assert error.startswith('MCP server "web" ended the connection (')
-        assert error.endswith(") at a call of add; it is started again on its next use")
+        assert error == 'MCP server "web" is not available: could not start: All connection attempts failed'
+        await wait_until(lambda: any("MCP server 'web'" in m.message for m in editor.client.messages), "the message")
+        assert [m.message for m in editor.client.messages if "MCP server 'web'" in m.message] == [
+            "elelem: MCP server 'web' could not start: All connection attempts failed"
+        ]
     finally:
         process.terminate()
         process.wait(10)

@@ -13,10 +13,14 @@ import fcntl
 import os
 import socket
 import sys
+from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import (
     BlobResourceContents,
+    CallToolResult,
     EmbeddedResource,
     ImageContent,
     ResourceLink,
@@ -73,6 +77,30 @@ def fail(message: str) -> str:
 
 
 @server.tool()
+def refuse(size: int) -> str:
+    """Fail with a message of ``size`` characters."""
+    raise ToolError("E" * size)
+
+
+@server.tool()
+def query(path: str, sql: str) -> str:
+    """Run SQL on a database file (it only says it did)."""
+    note(f"query {path} {sql}")
+    return "done"
+
+
+class Count(BaseModel):
+    n: int
+
+
+@server.tool()
+def miscount() -> Annotated[CallToolResult, Count]:
+    """Structured content that breaks the output schema it lists: ``n`` a string, not an integer
+    (this server's own check, in pydantic's lax mode, lets "7" pass as 7; a client's JSON Schema check does not)."""
+    return CallToolResult(content=[TextContent(type="text", text="seven")], structuredContent={"n": "7"})
+
+
+@server.tool()
 async def hang(seconds: float = 3600) -> str:
     """Wait (cancellably), then answer."""
     note("hang started")
@@ -85,6 +113,15 @@ async def hang(seconds: float = 3600) -> str:
 
 
 @server.tool()
+def chatter(size: int) -> str:
+    """Write ``size`` bytes of log lines to stderr."""
+    line = b"tool_server: " + b"." * 86 + b"\n"
+    for _ in range(size // len(line)):
+        os.write(2, line)
+    return "chattered"
+
+
+@server.tool()
 def crash() -> str:
     """Exit the whole server mid-call, saying why on stderr."""
     sys.stderr.write("tool_server: crashing as asked\n")
@@ -94,14 +131,17 @@ def crash() -> str:
 
 @server.tool()
 async def garbage() -> str:
-    """Write a line that is not JSON-RPC on the wire to the client, then never answer."""
+    """Say so on stderr, write a line that is not JSON-RPC on the wire to the client, then never answer."""
+    sys.stderr.write("tool_server: writing garbage\n")
+    sys.stderr.flush()
+    stderr = os.readlink("/proc/self/fd/2")  # a pipe too, which fd 1 now writes to
     for fd in map(int, os.listdir("/proc/self/fd")):
         try:
-            is_pipe = os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
+            target = os.readlink(f"/proc/self/fd/{fd}")
             writable = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY
         except OSError:
             continue
-        if is_pipe and writable:  # the SDK moved the wire off fd 1; this finds it wherever it is
+        if target.startswith("pipe:") and target != stderr and writable:  # the SDK moved the wire off fd 1; this finds it
             os.write(fd, b"this is not json\n")
     await asyncio.sleep(3600)
     return "unreachable"
