@@ -382,7 +382,8 @@ async def test_over_budget_a_summarize_folder_compacts_before_the_turn(project):
     assert (await restarted.context(folder_of(restarted, project)))["messages"][1:] == folder.session.history
 
 
-async def test_when_the_summary_fails_the_turn_goes_on_leaving_the_oldest_out(project):
+async def over_budget_with_summaries_on(project):
+    """A host whose folder holds five long turns (stored under ``drop``), then set to ``summarize``."""
     add_plugin(project, "scripted")
     settings = {**SCRIPTED, "compaction": "summarize", "contextTokens": 4000}
     host, frontend = started_host(project, {**settings, "compaction": "drop"})
@@ -390,6 +391,11 @@ async def test_when_the_summary_fails_the_turn_goes_on_leaving_the_oldest_out(pr
     for n in range(5):
         await host.turn(folder, f"turn {n} " + "x" * 2000)
     frontend.settings_by_folder[project.as_uri()] = settings
+    return host, frontend, folder
+
+
+async def test_when_the_summary_fails_the_turn_goes_on_leaving_the_oldest_out(project):
+    host, frontend, folder = await over_budget_with_summaries_on(project)
     write_script(project, [[{"type": "raise", "message": "no summary today"}], [{"type": "saying", "text": "answered anyway"}]])
     result = await host.turn(folder, "one more " + "x" * 2000)
     assert result["reply"] == "answered anyway" and result["error"] is None
@@ -402,13 +408,7 @@ async def test_when_the_summary_fails_the_turn_goes_on_leaving_the_oldest_out(pr
 
 
 async def test_a_failed_compaction_is_said_once_and_tried_again_only_after_five_more_turns(project):
-    add_plugin(project, "scripted")
-    settings = {**SCRIPTED, "compaction": "summarize", "contextTokens": 4000}
-    host, frontend = started_host(project, {**settings, "compaction": "drop"})
-    folder = folder_of(host, project)
-    for n in range(5):
-        await host.turn(folder, f"turn {n} " + "x" * 2000)
-    frontend.settings_by_folder[project.as_uri()] = settings
+    host, frontend, folder = await over_budget_with_summaries_on(project)
     failing = [{"type": "raise", "message": "no summary today"}]
     # a try at compacting takes the next step of the script: a reply out of order would show one
     write_script(project, [failing, *[[{"type": "saying", "text": f"a{n}"}] for n in range(5)], failing,
