@@ -114,13 +114,22 @@ class AcpFrontend(Frontend):
             return True
         if not self.prompted:
             return False  # asked during the first prompt, where a client expects questions
-        if self.trust_question is None:  # one question, however many wait for its answer
-            self.trust_question = asyncio.ensure_future(self._ask_trust(plugins, store))
-        answer = await asyncio.shield(self.trust_question)
-        if answer is None:
-            return False
-        self.plugins_load = answer
-        return answer
+        # One question, however many wait for its answer. A question that an earlier prompt asked
+        # and that was cancelled with it (its answer may still be on its way in) is asked again.
+        for _ in range(2):
+            started_here = self.trust_question is None
+            if started_here:
+                self.trust_question = asyncio.ensure_future(self._ask_trust(plugins, store))
+            question = self.trust_question
+            answer = await asyncio.shield(question)
+            if answer is not None:
+                self.plugins_load = answer
+                return answer
+            if self.trust_question is question:
+                self.trust_question = None
+            if started_here:
+                break
+        return False
 
     async def _ask_trust(self, plugins: PluginSet, store: TrustStore) -> bool | None:
         """Whether the person lets the plugins load; None when the question was cancelled (the
@@ -137,7 +146,6 @@ class AcpFrontend(Frontend):
             self.show_message("warning", f"elelem: not loading the plugins in {where}: {error}")
             return False
         if answer is None:
-            self.trust_question = None
             return None
         if answer == LOAD_ALWAYS:
             store.remember(plugins)
