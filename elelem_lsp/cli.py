@@ -153,11 +153,14 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_acp(args: argparse.Namespace) -> int:
     log_to_stderr(args.log_level)
     from .acp.agent import serve
+    from .stop_signals import StopSignals
 
+    stop_signals = StopSignals()
     try:
-        asyncio.run(serve(trust=args.trust))
+        asyncio.run(serve(stop_signals, trust=args.trust))
     except KeyboardInterrupt:
         return 130
+    stop_signals.end_process()
     return 0
 
 

@@ -57,6 +57,7 @@ from ..host.conversations import Asked
 from ..host.frontend import BadRequest, Refused
 from ..host.host import Host
 from ..providers.remote.presets import PRESETS
+from ..stop_signals import StopSignals
 from .frontend import AcpFrontend
 from .updates import replayed
 
@@ -479,13 +480,13 @@ class ElelemAgent:
         return SetSessionConfigOptionResponse(config_options=await session.config_options())
 
 
-async def serve(*, trust: bool = False) -> None:
-    """Speak ACP on stdin/stdout until the client closes stdin."""
+async def serve(stop_signals: StopSignals, *, trust: bool = False) -> None:
+    """Speak ACP on stdin/stdout until the client closes stdin or a stop signal comes."""
     reader, writer = await protocol_streams()
     agent = ElelemAgent(trust=trust)
     try:
-        await run_agent(agent, writer, reader)
-    finally:  # the MCP servers the sessions started go with them
+        await stop_signals.serve(run_agent(agent, writer, reader))
+    finally:  # the MCP servers the sessions started, and their turns' commands, go with them
         await asyncio.gather(*(session.host.shutdown() for session in agent.sessions.values()))
 
 

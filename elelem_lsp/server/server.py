@@ -22,6 +22,7 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from ..stop_signals import StopSignals
 from . import actions, framing
 from .editor import LspFrontend
 from .protocol import AnsweredErrors, ElelemProtocol
@@ -89,10 +90,12 @@ class ElelemServer(LanguageServer):
         self._run(listen())
 
     def _run(self, main: Any) -> None:
+        stop_signals = StopSignals()
+
         async def serve_then_stop() -> None:
             try:
-                await main
-            finally:  # the editor left without a shutdown request: stop the MCP servers all the same
+                await stop_signals.serve(main)
+            finally:  # the editor left without a shutdown request, or signalled: stop what the host runs all the same
                 await self.face.stop_host()
 
         try:
@@ -105,6 +108,7 @@ class ElelemServer(LanguageServer):
         except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
             pass  # exit: pygls ends the loop with SystemExit
         finally:
+            stop_signals.end_process()
             self.shutdown()
 
 

@@ -1,8 +1,11 @@
 """MCP servers a client passes in ``session/new``: attached to the session's folder, their tools
-called as ``NAME__tool`` tool calls; a kind we do not speak is refused by name."""
+called as ``NAME__tool`` tool calls; a kind we do not speak is refused by name; none outlives an
+agent ended by a signal."""
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import sys
 from pathlib import Path
 
@@ -11,7 +14,8 @@ from acp import RequestError
 from acp.schema import EnvVariable, McpServerStdio, SseMcpServer
 
 from conftest import write_user_settings
-from scaffold import write_script
+from scaffold import wait_until, write_script
+from security.attacks_cmds import alive
 
 TOOL_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "tool_server.py"
 
@@ -52,3 +56,21 @@ async def test_mcp_denied_by_settings_is_a_failed_call_and_sse_is_refused(script
     assert agent.client.permission_requests == []
     assert agent.client.tool_updates("m1")[-1].status == "failed"
     assert not (tmp_path / "calls.log").exists() or "echo" not in (tmp_path / "calls.log").read_text()
+
+
+async def test_an_agent_ended_by_sigterm_leaves_no_process(scripted_project: Path, home: Path, tmp_path: Path, start_agent):
+    log, command_pid = tmp_path / "calls.log", tmp_path / "command.pid"
+    write_user_settings(home, {"provider": "scripted", "mcp": "allow", "execute": "allow"})
+    command = f"echo $$ > {command_pid}; exec sleep 100"
+    write_script(scripted_project, [[{"type": "doing", "id": "x1", "name": "execute", "arguments": {"command": command}}]])
+    agent = await start_agent(scripted_project, terminal=False, new_session=False)  # the agent runs the command
+    session = await agent.conn.new_session(cwd=str(scripted_project), mcp_servers=[stdio_server(log)])
+    prompt = asyncio.ensure_future(agent.prompt("run", session_id=session.session_id))
+    await wait_until(lambda: command_pid.exists() and command_pid.read_text().strip(), "the command to start", timeout=30)
+    [mcp_pid] = [int(line.split()[1]) for line in log.read_text().splitlines() if line.startswith("started ")]
+    agent.process.send_signal(signal.SIGTERM)  # the client quit without closing stdin
+    await asyncio.wait_for(agent.process.wait(), 5)
+    assert agent.process.returncode == -signal.SIGTERM  # ended by the signal, once it had stopped what it runs
+    assert not alive(int(command_pid.read_text())) and not alive(mcp_pid)
+    with pytest.raises(ConnectionError):  # the prompt ends with the agent
+        await prompt

@@ -2,19 +2,22 @@
 ``elelem.ask``, the person is asked with ``window/showMessageRequest``, the stream shows the
 calls like built-in ones, ``elelem.tools``/``elelem.mcp``/``elelem.reload`` report and restart
 them, a streamable-HTTP server on 127.0.0.1 works like a stdio one, and no server process
-outlives the language server, whether the editor shuts it down or just goes away."""
+outlives the language server, whether the editor shuts it down, just goes away or ends it
+with a signal."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import signal
 from pathlib import Path
 
+import pytest
 from lsprotocol import types as lsp
 
 from scaffold import add_plugin, wait_until, write_script
 
-from mcp_servers import SAY_RESULT, alive, call, calls_seen, start_http_tool_server, tool_server
+from mcp_servers import SAY_RESULT, alive, call, calls_seen, read_log, start_http_tool_server, tool_server
 
 def permission_handler(questions: list[str], answer: str):
     async def show_message_request(params: lsp.ShowMessageRequestParams):
@@ -102,6 +105,24 @@ async def test_an_editor_that_goes_away_without_shutdown_leaves_no_process(proje
     editor.client._server.stdin.close()  # the editor crashed: no shutdown, no exit
     await editor.client._server.wait()
     await wait_until(lambda: not alive(pid), "the MCP server to stop", timeout=15)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+async def test_a_server_ended_by_a_signal_leaves_no_process(project, start_editor, tmp_path, signum):
+    log, command_pid = tmp_path / "calls.log", tmp_path / "command.pid"
+    add_plugin(project, "scripted")
+    write_script(project, [call("execute", command=f"echo $$ > {command_pid}; exec sleep 100")])
+    editor = await start_editor(project, settings={
+        "provider": "scripted", "mcpServers": {"t": tool_server(log)}, "mcp": "allow", "execute": "allow"})
+    turn = asyncio.ensure_future(editor.ask("run"))
+    await wait_until(lambda: command_pid.exists() and command_pid.read_text().strip(), "the command to start", timeout=30)
+    [mcp_pid] = [int(line.split()[1]) for line in read_log(log) if line.startswith("started ")]
+    server = editor.client._server
+    server.send_signal(signum)  # the editor gave up waiting for shutdown, or its terminal closed
+    await asyncio.wait_for(server.wait(), 5)
+    assert server.returncode == -signum  # ended by the signal, once it had stopped what it runs
+    assert not alive(int(command_pid.read_text())) and not alive(mcp_pid)
+    assert (await turn)["cancelled"] is True  # answered before the server went
 
 
 async def test_a_streamable_http_server_on_loopback_works_like_a_stdio_one(project, start_editor, tmp_path):
