@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from scaffold import add_plugin, write_script
 
 from mcp_servers import call, tool_server
 from nvim.conftest import nvim_binary, start_nvim  # noqa: F401  (the Neovim fixtures, reused)
+
+pytestmark = pytest.mark.slow  # a real Neovim, as the Neovim suite
 
 
 def test_neovim_shows_an_mcp_call_like_a_built_in_one(project: Path, start_nvim) -> None:  # noqa: F811
