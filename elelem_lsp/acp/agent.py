@@ -66,13 +66,13 @@ DEFAULT_MODEL = "default"
 COMMANDS = {
     "provider": ("Show the providers, or switch: /provider NAME [MODEL]", "NAME [MODEL]"),
     "model": ("Switch the model of the current provider: /model NAME", "NAME"),
+    # The LSP face's /reset moves the folder to a new conversation. Here a session is one stored
+    # conversation for good (session/load and session/list name it by the session id), so /reset
+    # starts the model's context over inside it: the earlier turns stay stored and shown.
     "reset": ("Start the context over: the model forgets this thread's earlier turns (they stay shown)", None),
     "compact": ("Replace the older turns with a summary, to fit more in the context", None),
     "tools": ("List the tools the agent can use", None),
 }
-# The LSP face's /reset moves the folder to a new conversation. Here a session is one stored
-# conversation for good (session/load and session/list name it by the session id), so /reset
-# starts the model's context over inside it: the earlier turns stay stored and shown.
 # Models a person may pick from, by provider, besides the provider's own default ("default") and
 # the model the settings name; /model NAME takes any other.
 KNOWN_MODELS: dict[str, tuple[str, ...]] = {
