@@ -15,8 +15,9 @@ import gc
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .spinner import Spinner
 
@@ -86,12 +87,17 @@ def build_parser() -> argparse.ArgumentParser:
     def client_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("-p", "--provider", help="provider name (default: picked from the environment)")
         sub.add_argument("--model", help="model for the provider")
-        sub.add_argument("-y", "--yes", action="store_true", help="let the agent run commands without asking (MCP tool calls are still asked)")
+        sub.add_argument(
+            "-y", "--yes", action="store_true", help="let the agent run commands without asking (MCP tool calls are still asked)"
+        )
         sub.add_argument("-C", "--directory", type=folder, default=Path("."), help="workspace folder (default: .)")
         sub.add_argument("-v", "--verbose", action="store_true", help="show the server's log")
         which = sub.add_mutually_exclusive_group()
         which.add_argument(
-            "-c", "--continue", dest="keep", action="store_true",
+            "-c",
+            "--continue",
+            dest="keep",
+            action="store_true",
             help="go on with the folder's current conversation (default: a new one)",
         )
         which.add_argument("-r", "--resume", metavar="ID", help="go on with conversation ID (chat's /conversations lists them)")
@@ -115,7 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def log_option(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
-        "--log-level", default="WARNING", type=log_level, metavar="LEVEL",
+        "--log-level",
+        default="WARNING",
+        type=log_level,
+        metavar="LEVEL",
         help=f"log level for stderr: {', '.join(LOG_LEVELS)} (default WARNING)",
     )
 
@@ -169,9 +178,7 @@ def starting() -> Spinner:
     return Spinner("starting elelem-lsp…")
 
 
-def plugin_trust(
-    args: argparse.Namespace, interactive: bool, notice: Callable[[str], None], spinner: Spinner
-) -> "TrustDecision":
+def plugin_trust(args: argparse.Namespace, interactive: bool, notice: Callable[[str], None], spinner: Spinner) -> TrustDecision:
     """Whether the folder's own plugins may load: --trust, the trust file, or the person's answer."""
     from .client.trust_prompt import decide
     from .host.trust import PluginSet
@@ -180,7 +187,7 @@ def plugin_trust(
         return decide(PluginSet.scan(args.directory), interactive=interactive, trust_flag=args.trust, notice=notice)
 
 
-def server_options(args: argparse.Namespace, trust: "TrustDecision") -> dict[str, Any] | None:
+def server_options(args: argparse.Namespace, trust: TrustDecision) -> dict[str, Any] | None:
     """The settings a terminal session passes as initializationOptions: the user's settings
     file, then the flags; None (after saying why) when the file is broken. Whether the
     folder's plugins load is the folder's trust, never a setting of the file."""

@@ -11,7 +11,8 @@ import contextlib
 import os
 import sys
 import threading
-from typing import Iterator, TextIO
+from collections.abc import Iterator
+from typing import TextIO
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 INTERVAL = 0.08
@@ -25,7 +26,7 @@ class Spinner:
         self.stopped = threading.Event()
         self.thread: threading.Thread | None = None
 
-    def start(self) -> "Spinner":
+    def start(self) -> Spinner:
         if self.stream.isatty() and os.environ.get("TERM") != "dumb":  # a dumb terminal has no line clearing
             self.thread = threading.Thread(target=self._spin, name="elelem-spinner", daemon=True)
             self.thread.start()
@@ -42,7 +43,7 @@ class Spinner:
         self.stream.write(CLEAR_LINE)  # leave the line as it was found
         self.stream.flush()
 
-    def __enter__(self) -> "Spinner":
+    def __enter__(self) -> Spinner:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

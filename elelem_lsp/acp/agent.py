@@ -104,16 +104,30 @@ class AcpSession:
         info = await self.host.providers(self.folder)
         names = list(dict.fromkeys([info["provider"], *info["available"]]))
         declared = [d.model for d in self.folder.settings.providers if d.name == info["provider"] and d.model]
-        models = list(dict.fromkeys([
-            DEFAULT_MODEL, *KNOWN_MODELS.get(info["provider"], ()), *declared, *([info["model"]] if info["model"] else []),
-        ]))
+        models = list(
+            dict.fromkeys(
+                [
+                    DEFAULT_MODEL,
+                    *KNOWN_MODELS.get(info["provider"], ()),
+                    *declared,
+                    *([info["model"]] if info["model"] else []),
+                ]
+            )
+        )
         return [
             SessionConfigOptionSelect(
-                type="select", id="provider", name="Provider", description="Where the model runs",
-                current_value=info["provider"], options=[SessionConfigSelectOption(value=n, name=n) for n in names],
+                type="select",
+                id="provider",
+                name="Provider",
+                description="Where the model runs",
+                current_value=info["provider"],
+                options=[SessionConfigSelectOption(value=n, name=n) for n in names],
             ),
             SessionConfigOptionSelect(
-                type="select", id="model", name="Model", category="model",
+                type="select",
+                id="model",
+                name="Model",
+                category="model",
                 description="The provider's model (default: the provider's own choice); /model NAME picks any",
                 current_value=info["model"] or DEFAULT_MODEL,
                 options=[SessionConfigSelectOption(value=m, name=m) for m in models],
@@ -224,8 +238,10 @@ class AcpSession:
             report = await self.host.compact(self.folder)
             if not report["turns"]:
                 return "nothing to compact yet"
-            return (f"{report['turns']} turns compacted into a summary "
-                    f"({report['tokensBefore']:,} -> {report['tokensAfter']:,} tokens)")
+            return (
+                f"{report['turns']} turns compacted into a summary "
+                f"({report['tokensBefore']:,} -> {report['tokensAfter']:,} tokens)"
+            )
         names = [tool["name"] for tool in self.host.tools()["tools"]]
         return "tools: " + ", ".join(names)
 
@@ -258,8 +274,11 @@ def mcp_config(servers: list[Any]) -> dict[str, Any]:
     config: dict[str, Any] = {}
     for index, server in enumerate(servers):
         if isinstance(server, McpServerStdio):
-            config[server.name] = {"command": server.command, "args": list(server.args),
-                                   "env": {variable.name: variable.value for variable in server.env}}
+            config[server.name] = {
+                "command": server.command,
+                "args": list(server.args),
+                "env": {variable.name: variable.value for variable in server.env},
+            }
         elif isinstance(server, HttpMcpServer):
             config[server.name] = {"url": server.url, "headers": {h.name: h.value for h in server.headers}}
         else:
@@ -290,8 +309,11 @@ class ElelemAgent:
         self.conn = conn
 
     async def initialize(
-        self, protocol_version: int, client_capabilities: ClientCapabilities | None = None,
-        client_info: Implementation | None = None, **_: Any,
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **_: Any,
     ) -> InitializeResponse:
         self.capabilities = client_capabilities or ClientCapabilities()
         if client_info is not None:
@@ -300,7 +322,8 @@ class ElelemAgent:
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
-                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True),
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
@@ -368,8 +391,9 @@ class ElelemAgent:
             transcript = await session.host.resume(session.folder, session_id)
         except BadRequest:
             await session.host.shutdown()
-            raise invalid("sessionId", f"unknown session {session_id!r}: no stored conversation has that id "
-                                       f"in {session.root}") from None
+            raise invalid(
+                "sessionId", f"unknown session {session_id!r}: no stored conversation has that id in {session.root}"
+            ) from None
         except BaseException:
             await session.host.shutdown()
             raise
@@ -413,13 +437,18 @@ class ElelemAgent:
         task.add_done_callback(self.background.discard)
 
     async def _announce(self, session: AcpSession) -> None:
-        session.frontend.outbox.put(update_available_commands([
-            AvailableCommand(
-                name=name, description=description,
-                input=AvailableCommandInput(UnstructuredCommandInput(hint=hint)) if hint else None,
+        session.frontend.outbox.put(
+            update_available_commands(
+                [
+                    AvailableCommand(
+                        name=name,
+                        description=description,
+                        input=AvailableCommandInput(UnstructuredCommandInput(hint=hint)) if hint else None,
+                    )
+                    for name, (description, hint) in COMMANDS.items()
+                ]
             )
-            for name, (description, hint) in COMMANDS.items()
-        ]))
+        )
         await session.host.prepare()  # the provider is ready before the first prompt
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from acp import (
     RequestError,
@@ -39,7 +40,9 @@ from .updates import Outbox, ToolCalls, TurnUpdates
 log = logging.getLogger(__name__)
 LOG_LEVELS = {"info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 KIND_OF_ANSWER: dict[str, PermissionOptionKind] = {
-    ALLOW_ONCE: "allow_once", ALLOW_SESSION: "allow_always", DENY: "reject_once",
+    ALLOW_ONCE: "allow_once",
+    ALLOW_SESSION: "allow_always",
+    DENY: "reject_once",
 }
 LOAD_ONCE, LOAD_ALWAYS, LOAD_NOT = "Load them this time", "Always load these files", "Do not load them"
 PLUGINS_CALL = "elelem-workspace-plugins"  # the tool call id the trust question is asked about
@@ -140,7 +143,8 @@ class AcpFrontend(Frontend):
                 f"Load the plugins in {where} ({', '.join(plugins.files)})? They are code from this project.",
                 [LOAD_ONCE, LOAD_ALWAYS, LOAD_NOT],
                 {LOAD_ONCE: "allow_once", LOAD_ALWAYS: "allow_always", LOAD_NOT: "reject_once"},
-                None, PLUGINS_CALL,
+                None,
+                PLUGINS_CALL,
             )
         except Unanswered as error:
             self.show_message("warning", f"elelem: not loading the plugins in {where}: {error}")
@@ -231,8 +235,11 @@ class AcpFrontend(Frontend):
         name = edit.path.relative_to(self.root).as_posix() if edit.path.is_relative_to(self.root) else str(edit.path)
         if edit.confirm and not self.edits_allowed:
             answer = await self.ask(
-                f"elelem wants to {edit.tool} {name}", [ALLOW_ONCE, ALLOW_SESSION, DENY], KIND_OF_ANSWER,
-                self.calls.current, f"elelem-edit-{name}",
+                f"elelem wants to {edit.tool} {name}",
+                [ALLOW_ONCE, ALLOW_SESSION, DENY],
+                KIND_OF_ANSWER,
+                self.calls.current,
+                f"elelem-edit-{name}",
             )
             if answer not in (ALLOW_ONCE, ALLOW_SESSION):
                 return False, "the person rejected it" if answer == DENY else "the question was dismissed"
@@ -265,10 +272,15 @@ class AcpFrontend(Frontend):
             result = await run_here()
             self.calls.add(tool_content(text_block(command_output(result))))
             return result
-        creating = asyncio.ensure_future(self.conn.create_terminal(
-            session_id=self.session_id, command="/bin/sh", args=["-c", command], cwd=str(cwd),
-            output_byte_limit=output_cap,
-        ))
+        creating = asyncio.ensure_future(
+            self.conn.create_terminal(
+                session_id=self.session_id,
+                command="/bin/sh",
+                args=["-c", command],
+                cwd=str(cwd),
+                output_byte_limit=output_cap,
+            )
+        )
         try:
             terminal = await asyncio.shield(creating)
         except asyncio.CancelledError:  # the command may be running already: killed once its id is known
@@ -285,7 +297,7 @@ class AcpFrontend(Frontend):
             timed_out = False
             try:
                 await asyncio.wait_for(self.conn.wait_for_terminal_exit(**ids), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 timed_out = True
                 await self.conn.kill_terminal(**ids)
             output = await self.conn.terminal_output(**ids)
@@ -311,14 +323,14 @@ class AcpFrontend(Frontend):
     async def _kill_and_release(self, ids: dict[str, str]) -> None:
         try:
             await asyncio.wait_for(self.conn.kill_terminal(**ids), KILL_GRACE)
-        except (RequestError, ConnectionError, asyncio.TimeoutError) as error:
+        except (TimeoutError, RequestError, ConnectionError) as error:
             log.info("could not kill terminal %s: %s", ids["terminal_id"], error)
         await self._release(ids)
 
     async def _release(self, ids: dict[str, str]) -> None:
         try:
             await asyncio.wait_for(self.conn.release_terminal(**ids), KILL_GRACE)
-        except (RequestError, ConnectionError, asyncio.TimeoutError) as error:
+        except (TimeoutError, RequestError, ConnectionError) as error:
             log.info("could not release terminal %s: %s", ids["terminal_id"], error)
 
 

@@ -14,9 +14,10 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from acp import (
     start_tool_call,
@@ -149,7 +150,12 @@ class ToolCalls:
 
 
 KINDS: dict[str, ToolKind] = {
-    "read": "read", "write": "edit", "edit": "edit", "execute": "execute", "list": "search", "grep": "search",
+    "read": "read",
+    "write": "edit",
+    "edit": "edit",
+    "execute": "execute",
+    "list": "search",
+    "grep": "search",
 }
 VERBS = {"read": "Read", "write": "Write", "edit": "Edit", "list": "List", "execute": "Run"}
 # A tool's other names (``bash`` for ``execute``) are shown as the tool itself.
@@ -179,8 +185,12 @@ def locations_of(name: str, arguments: dict[str, Any], root: Path) -> list[ToolC
 def tool_call_of(call_id: str, name: str, arguments: dict[str, Any], root: Path, status: Any) -> Any:
     """The ``tool_call`` that announces a call: a title a person reads, its kind, where it works."""
     return start_tool_call(
-        call_id, title_of(name, arguments), kind=KINDS.get(name, "other"), status=status,
-        locations=locations_of(name, arguments, root), raw_input=arguments,
+        call_id,
+        title_of(name, arguments),
+        kind=KINDS.get(name, "other"),
+        status=status,
+        locations=locations_of(name, arguments, root),
+        raw_input=arguments,
     )
 
 
@@ -188,9 +198,7 @@ def outcome_of(call_id: str, ok: bool, error: str | None, content: list[Any], ra
     """The ``tool_call_update`` that finishes a call; a failure shows its error."""
     if not ok and error:
         content = [*content, tool_content(text_block(error))]
-    return update_tool_call(
-        call_id, status="completed" if ok else "failed", content=content or None, raw_output=raw_output
-    )
+    return update_tool_call(call_id, status="completed" if ok else "failed", content=content or None, raw_output=raw_output)
 
 
 def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[Any]:
@@ -210,8 +218,11 @@ def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[A
             arguments = call["arguments"] if isinstance(call.get("arguments"), dict) else {}
             call_id = calls.unique(str(call["id"]))
             updates.append(tool_call_of(call_id, call["name"], arguments, root, "pending"))
-            raw = {"ok": call["ok"], **({"summary": call["summary"]} if call.get("summary") else {}),
-                   **({"error": call["error"]} if call.get("error") else {})}
+            raw = {
+                "ok": call["ok"],
+                **({"summary": call["summary"]} if call.get("summary") else {}),
+                **({"error": call["error"]} if call.get("error") else {}),
+            }
             updates.append(outcome_of(call_id, call["ok"], call.get("error"), [], raw))
         reply = entry.get("reply") or ("(cancelled)" if entry.get("cancelled") else "")
         if reply:

@@ -19,7 +19,8 @@ import asyncio
 import contextvars
 import threading
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 Event = dict[str, Any]
 Work = Callable[[Callable[[Event], None], threading.Event], None]

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .messages import Message
 from .toolbox import encode
@@ -177,9 +178,7 @@ def cut_marker(cut: int, whole: int, unit: str) -> str:
     return f"[… {cut:,} of {whole:,} {unit} cut to fit the context window]"
 
 
-def fit(
-    head: list[Message], history: list[Message], current: list[Message], budget: int, count: Counter
-) -> Fitted:
+def fit(head: list[Message], history: list[Message], current: list[Message], budget: int, count: Counter) -> Fitted:
     """``head`` (the system prompt), as much of ``history`` as fits (newest kept), and ``current``."""
     shortened = 0
     kept_current = []

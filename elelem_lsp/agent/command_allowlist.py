@@ -18,7 +18,7 @@ prompt like any other.
 from __future__ import annotations
 
 import shlex
-from typing import Iterable
+from collections.abc import Iterable
 
 # Characters the shell gives a meaning beyond "part of a word", and every control
 # character but tab: a tab splits words for shlex and the shell alike, a carriage

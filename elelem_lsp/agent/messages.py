@@ -8,7 +8,8 @@ crosses that boundary.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Literal, NotRequired, Protocol, TypedDict, Union
+from collections.abc import Callable
+from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 
 class ToolCall(TypedDict):
@@ -52,7 +53,7 @@ class Doing(TypedDict):
     arguments: Any  # a dict, or the JSON text of one as the model sent it; see tool_arguments
 
 
-Event = Union[Saying, Thinking, Doing]
+Event = Saying | Thinking | Doing
 Emit = Callable[[dict[str, Any]], None]
 TEXT_EVENTS = ("saying", "thinking")
 

@@ -14,9 +14,10 @@ import importlib.util
 import inspect
 import logging
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .messages import Provider, ProviderError
 
@@ -25,7 +26,7 @@ log = logging.getLogger(__name__)
 Factory = Callable[..., Provider]
 Configurer = Callable[["Config"], None]
 
-_loading: contextvars.ContextVar["Config | None"] = contextvars.ContextVar("elelem_loading", default=None)
+_loading: contextvars.ContextVar[Config | None] = contextvars.ContextVar("elelem_loading", default=None)
 # What each installed package's ``configure`` calls asked for, by package, to replay on every Config.
 _package_configurers: dict[str, list[Configurer]] = {}
 PLUGIN_MODULE = "elelem_plugin_"
@@ -89,7 +90,7 @@ class Config:
     skipped_dirs: list[Path] = field(default_factory=list)  # plugin folders not loaded: an untrusted workspace's
     failures: list[PluginFailure] = field(default_factory=list)
     loaded: bool = False
-    builtins: Callable[["Config"], None] | None = None
+    builtins: Callable[[Config], None] | None = None
 
     def __post_init__(self) -> None:
         self.register_builtins()
@@ -171,7 +172,7 @@ class Config:
     def _unknown(self, name: str) -> str:
         """The contract's first error, naming what may hide the provider: a plugin that failed, plugins not loaded."""
         why = "".join(f" (a plugin failed to load: {failure.describe()})" for failure in self.failures)
-        available = f'Available: {", ".join(self.names())}.'
+        available = f"Available: {', '.join(self.names())}."
         skipped = [folder for folder in self.skipped_dirs if folder.is_dir() and any(folder.glob("*.py"))]
         if skipped:
             unloaded = "; ".join(
@@ -231,4 +232,3 @@ def plugin_dirs(workspace: Path | None, *, include_workspace: bool, home: Path |
     if workspace is not None and include_workspace:
         dirs.append(workspace_plugin_dir(workspace))
     return dirs
-

@@ -18,8 +18,9 @@ import functools
 import inspect
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .bridge import TurnAbandoned, run_in_thread
 from .budget import (
@@ -141,8 +142,13 @@ def is_summary(turn: list[Message]) -> bool:
 
 def context_event(fitted: Fitted, budget: int) -> dict[str, Any]:
     """The ``context`` event: what was left out or cut to fit the budget."""
-    return {"type": "context", "tokens": fitted.tokens, "budget": budget,
-            "leftOut": fitted.left_out, "shortened": fitted.shortened}
+    return {
+        "type": "context",
+        "tokens": fitted.tokens,
+        "budget": budget,
+        "leftOut": fitted.left_out,
+        "shortened": fitted.shortened,
+    }
 
 
 class Session:
@@ -242,9 +248,7 @@ class Session:
             tools = await self.toolbox.offered()  # may start the servers of outside tools
             while True:
                 if steps == self.max_steps:
-                    raise ProviderError(
-                        f"stopped after {self.max_steps} steps: the provider kept asking for tools (maxSteps)"
-                    )
+                    raise ProviderError(f"stopped after {self.max_steps} steps: the provider kept asking for tools (maxSteps)")
                 steps += 1
                 fetched = Fetched()
                 fitted = self.fitted(messages, history_length, tools)
@@ -257,7 +261,7 @@ class Session:
                 messages.append(assistant(fetched.text, fetched.calls))
                 for call, problem in zip(fetched.calls, fetched.problems):
                     if problem:
-                        result = failure(f'invalid arguments for {call["name"]}: {problem}')
+                        result = failure(f"invalid arguments for {call['name']}: {problem}")
                     else:
                         self.workspace.tool_starting(call["id"], call["name"])
                         result = await self.toolbox.call(call["name"], call["arguments"], self.workspace)
@@ -276,9 +280,7 @@ class Session:
         self.history += exchange(prompt, fetched.text)
         return TurnResult(fetched.text, steps)
 
-    async def _fetch(
-        self, messages: list[Message], tools: list[ToolDefinition], fetched: Fetched, observer: Observer
-    ) -> None:
+    async def _fetch(self, messages: list[Message], tools: list[ToolDefinition], fetched: Fetched, observer: Observer) -> None:
         def record(event: dict[str, Any]) -> None:
             if event["type"] == "saying":
                 fetched.parts.append(event["text"])

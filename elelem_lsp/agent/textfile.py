@@ -53,7 +53,7 @@ def decode(data: bytes) -> StoredText:
     """The text of a file's bytes; raises UnicodeDecodeError for text that is not what its mark says."""
     for bom, encoding in BYTE_ORDER_MARKS:
         if data.startswith(bom):
-            return StoredText(data[len(bom):].decode(encoding), encoding, bom)
+            return StoredText(data[len(bom) :].decode(encoding), encoding, bom)
     return StoredText(data.decode("utf-8"))
 
 
@@ -168,7 +168,7 @@ class ModelView:
     mixed: bool  # more than one kind of ending
 
     @classmethod
-    def of(cls, stored: str) -> "ModelView":
+    def of(cls, stored: str) -> ModelView:
         if "\r" not in stored:  # the common case costs one memchr
             return cls(stored, stored, "\n" if "\n" in stored else None, False)
         joined = stored.replace("\r\n", "\n")

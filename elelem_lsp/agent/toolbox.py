@@ -12,7 +12,8 @@ import copy
 import json
 import logging
 from abc import ABC, abstractmethod
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -52,7 +53,7 @@ class Toolbox:
         self._derived: list[list[ToolDefinition]] = []  # the definitions once derived; views share this list
         self.sources: tuple[ToolSource, ...] = ()
 
-    def with_sources(self, *sources: ToolSource) -> "Toolbox":
+    def with_sources(self, *sources: ToolSource) -> Toolbox:
         """This toolbox's tools plus the sources' (a view: the built-in definitions are shared)."""
         view = copy.copy(self)
         view.sources = sources
@@ -130,9 +131,7 @@ def failure(error: str) -> dict[str, Any]:
 
 def describe(error: ValidationError) -> str:
     """``field: problem`` for each error, the way a person (or a model) reads it."""
-    return "; ".join(
-        f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}" for item in error.errors()
-    )
+    return "; ".join(f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}" for item in error.errors())
 
 
 def count(number: int, one: str, many: str = "") -> str:

@@ -10,14 +10,16 @@ the file's own encoding, byte-order mark and line endings (``textfile``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import os
 import signal
 import stat
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import search
 from .textfile import ModelView, Replacement, StoredText, decode, for_model
@@ -178,14 +180,16 @@ class Workspace:
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_end, "rb", buffering=0)
         )
         try:
-            starting = asyncio.ensure_future(asyncio.create_subprocess_shell(
-                command,
-                cwd=self.root,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=write_end,
-                stderr=write_end,
-                start_new_session=True,
-            ))
+            starting = asyncio.ensure_future(
+                asyncio.create_subprocess_shell(
+                    command,
+                    cwd=self.root,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=write_end,
+                    stderr=write_end,
+                    start_new_session=True,
+                )
+            )
             try:
                 process = await asyncio.shield(starting)
             except asyncio.CancelledError:
@@ -243,14 +247,14 @@ async def watch(
     timed_out = False
     try:
         await asyncio.wait_for(process.wait(), timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         timed_out = True
     finally:  # cancelled too: whatever the command left running goes with it
         kill_group(process.pid)
         try:
             # With the group dead nobody writes any more: what is left in the pipe arrives at once.
             await asyncio.wait_for(asyncio.shield(reading), OUTPUT_LINGER)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass  # a process in a session of its own still holds the pipe open
         finally:
             reading.cancel()
@@ -259,10 +263,8 @@ async def watch(
 
 
 def kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def read_stored(path: Path, name: str) -> StoredText:
@@ -279,7 +281,7 @@ def read_stored(path: Path, name: str) -> StoredText:
             raise WorkspaceError(f"{name} is a directory")
         if kind != stat.S_IFREG:
             raise WorkspaceError(f"{name} is not a regular file (a FIFO, socket or device)")
-        handle = open(fd, "rb")
+        handle = open(fd, "rb")  # noqa: SIM115 - closed below, after the kind is checked
     except BaseException:
         os.close(fd)
         raise
@@ -319,9 +321,7 @@ def read_stored_for_writing(path: Path, name: str) -> StoredText | None:
         return None
     stored = read_stored(path, name)
     if not stored.writable:
-        raise WorkspaceError(
-            f"{name} is {stored.encoding.upper()} text: only UTF-8 files are written, so it was not changed"
-        )
+        raise WorkspaceError(f"{name} is {stored.encoding.upper()} text: only UTF-8 files are written, so it was not changed")
     return stored
 
 

@@ -13,8 +13,9 @@ import contextlib
 import itertools
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcRequestCancelled
@@ -121,9 +122,7 @@ class TerminalClient:
 
     async def command(self, name: str, argument: dict[str, Any] | None = None) -> Any:
         return as_dict(
-            await self.client.workspace_execute_command_async(
-                lsp.ExecuteCommandParams(command=name, arguments=[argument or {}])
-            )
+            await self.client.workspace_execute_command_async(lsp.ExecuteCommandParams(command=name, arguments=[argument or {}]))
         )
 
     async def open_conversation(self, *, resume: str | None = None, keep: bool = False) -> dict[str, Any] | None:
@@ -149,13 +148,9 @@ class TerminalClient:
 
         self.sinks[token] = receive
         self.in_flight = msg_id
-        params = lsp.ExecuteCommandParams(
-            command="elelem.ask", arguments=[{"prompt": prompt, "progressToken": token, **extra}]
-        )
+        params = lsp.ExecuteCommandParams(command="elelem.ask", arguments=[{"prompt": prompt, "progressToken": token, **extra}])
         try:
-            return as_dict(
-                await self.client.protocol.send_request_async(lsp.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id)
-            )
+            return as_dict(await self.client.protocol.send_request_async(lsp.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id))
         except JsonRpcRequestCancelled:
             # The answer to a cancelled request comes before the turn's last progress: wait for it.
             with contextlib.suppress(asyncio.TimeoutError):
@@ -175,7 +170,7 @@ class TerminalClient:
         try:
             await asyncio.wait_for(self.client.shutdown_async(None), 5)
             self.client.exit(None)
-        except (asyncio.TimeoutError, Exception):
+        except (TimeoutError, Exception):
             self.client._server.kill()
         await self.client.stop()
         self._stderr.cancel()

@@ -17,15 +17,16 @@ import os
 import queue
 import readline
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
-from . import TerminalClient
 from ..host.trust import PluginSet
 from ..spinner import Spinner
+from . import TerminalClient
 from .terminal import Terminal, budget_line, one_line, plural
 from .trust_prompt import TrustDecision
 
@@ -42,8 +43,19 @@ HELP = """\
 /help              this list
 /exit              leave (Ctrl-D works too)"""
 HISTORY = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "elelem-lsp" / "history"
-SLASH = ["/provider", "/model", "/reset", "/conversations", "/resume", "/compact", "/context", "/tools", "/reload",
-         "/help", "/exit"]
+SLASH = [
+    "/provider",
+    "/model",
+    "/reset",
+    "/conversations",
+    "/resume",
+    "/compact",
+    "/context",
+    "/tools",
+    "/reload",
+    "/help",
+    "/exit",
+]
 
 
 class Chat:
@@ -239,8 +251,7 @@ class Chat:
             self.terminal.print("nothing to compact: the last turns are always kept as they are")
             return
         self.terminal.print(
-            f"{budget_line({'type': 'compacted', **report})} "
-            f"({report['tokensBefore']:,} → {report['tokensAfter']:,} tokens)"
+            f"{budget_line({'type': 'compacted', **report})} ({report['tokensBefore']:,} → {report['tokensAfter']:,} tokens)"
         )
 
     def context(self) -> None:
@@ -254,8 +265,9 @@ class Chat:
         changed = now.changed_since(self.trust.plugins.files)
         if self.trust.load and changed:
             # The files allowed at the start are the only workspace code this session may run.
-            print(f"not reloading: {now.shown()} changed since you allowed it ({', '.join(changed)}); "
-                  "start chat again to be asked")
+            print(
+                f"not reloading: {now.shown()} changed since you allowed it ({', '.join(changed)}); start chat again to be asked"
+            )
             return
         errors = self.command("elelem.reload")["pluginErrors"]
         self.providers = self.command("elelem.providers")["available"]

@@ -13,10 +13,12 @@ they are refused, never left hanging.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import sys
 import threading
-from typing import Any, Awaitable, Callable, TextIO
+from collections.abc import Awaitable, Callable
+from typing import Any, TextIO
 
 from ..agent.toolbox import brief
 from ..host.permission import RUN_QUESTION
@@ -30,9 +32,7 @@ ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]P^_X][^\x07\x1b]*(
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # An escape sequence known to be over: OSC and the like only once their BEL or ST has come.
 # (The last branch leaves out the introducers of the others: "[", "]", "P", "X", "^" and "_".)
-FINISHED_ESCAPE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]P^_X][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-OQ-WYZ\\`-~]"
-)
+FINISHED_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]P^_X][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-OQ-WYZ\\`-~]")
 ARGUMENT_WIDTH = 100
 
 
@@ -262,10 +262,8 @@ async def read_on_a_thread(prompt: str) -> str | None:
             text: str | None = input(prompt)
         except (EOFError, OSError):
             text = None
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits for this answer any more
             loop.call_soon_threadsafe(settle, text)
-        except RuntimeError:  # the loop is gone: nobody waits for this answer any more
-            pass
 
     threading.Thread(target=read, name="elelem-input", daemon=True).start()
     return await answer

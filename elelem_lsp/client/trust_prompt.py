@@ -7,8 +7,9 @@ starts; "always" is remembered in the host's trust file (``host/trust.py``).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, TextIO
+from typing import TextIO
 
 from ..host.trust import PluginSet, TrustStore
 
@@ -49,8 +50,7 @@ def decide(
     where = plugins.shown()
     if not interactive:
         notice(
-            f"not loading the plugins in {where} ({', '.join(plugins.files)}): no terminal to ask; "
-            f"run with --trust to load them"
+            f"not loading the plugins in {where} ({', '.join(plugins.files)}): no terminal to ask; run with --trust to load them"
         )
         return TrustDecision(plugins, load=False)
     answer = ask(question(plugins, store.trusted_files(plugins)))

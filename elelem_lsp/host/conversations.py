@@ -17,7 +17,7 @@ import os
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ class StoreError(OSError):
 
 def now() -> str:
     """The time as stored: ISO 8601 UTC, to the millisecond, so entries sort by it."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def conversations_dir() -> Path:
@@ -61,7 +61,7 @@ def folder_key(root: Path) -> str:
 
 def new_id() -> str:
     """A conversation id: when it began, then random, so ids sort by age and never collide."""
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(4)
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(4)
 
 
 def valid_id(conversation: str) -> bool:
@@ -260,9 +260,7 @@ class Asked:
         return "\n\n".join(part for part in (self.prompt, self.context) if part)
 
 
-def turn_entry(
-    prompt: str, context: str, result: dict[str, Any], started: str, tools: list[dict[str, Any]]
-) -> dict[str, Any]:
+def turn_entry(prompt: str, context: str, result: dict[str, Any], started: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
     """The stored entry of one finished (or cancelled) turn (``context`` kept only when there is one)."""
     return {
         "kind": "turn",
@@ -288,8 +286,14 @@ class ToolLog:
     def add(self, event: dict[str, Any]) -> None:
         if event["type"] == "doing":
             self.calls.append(
-                {"id": event["id"], "name": event["name"], "arguments": event["arguments"],
-                 "ok": False, "summary": None, "error": None}
+                {
+                    "id": event["id"],
+                    "name": event["name"],
+                    "arguments": event["arguments"],
+                    "ok": False,
+                    "summary": None,
+                    "error": None,
+                }
             )
         elif event["type"] == "result":
             for call in reversed(self.calls):

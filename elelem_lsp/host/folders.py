@@ -27,7 +27,6 @@ from .mcp import McpServers
 from .settings import DeclaredProvider, Settings, provider_from_environment
 from .workspace import FrontendWorkspace
 
-
 log = logging.getLogger(__name__)
 
 
@@ -203,5 +202,3 @@ def declared_factory(declared: DeclaredProvider):
             raise ProviderError(f"provider {declared.name!r}: {error}") from error
 
     return build
-
-

@@ -9,9 +9,10 @@ This module is plain Python on purpose: a face imports it at start-up.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Literal
+from typing import Any, Literal
 
 from ..agent.textfile import Replacement
 from ..agent.workspace import ProcessResult
@@ -126,7 +127,7 @@ class Frontend(ABC):
         """True when ``show_file`` can open a file for the person."""
         return False
 
-    def show_file(self, path: Path) -> None:
+    def show_file(self, path: Path) -> None:  # noqa: B027 - optional: a face that cannot show files leaves it
         """Open a file for the person without waiting."""
 
     @abstractmethod
@@ -161,7 +162,7 @@ class Frontend(ABC):
         subprocess; a front end with terminals of its own may run it there instead."""
         return await run_here()
 
-    def tool_starting(self, call_id: str, name: str) -> None:
+    def tool_starting(self, call_id: str, name: str) -> None:  # noqa: B027 - optional, for faces that track tool calls
         """A tool call of the running turn starts now (the ones before it are finished)."""
 
     async def apply_edit(self, edit: FileEdit) -> tuple[bool, str | None]:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -347,8 +348,9 @@ class Host:
         if conversation is not None:
             store.path(conversation)  # an id at all
             if not folder.settings.history:
-                raise BadRequest(f"id: history is off in {folder.root.name} (the history setting), "
-                                 "so stored conversations are not read")
+                raise BadRequest(
+                    f"id: history is off in {folder.root.name} (the history setting), so stored conversations are not read"
+                )
             if not store.exists(conversation):
                 raise BadRequest(f"id: no conversation {conversation!r} in {folder.root.name}")
         return store

@@ -21,14 +21,15 @@ import json
 import logging
 import os
 import re
+from collections.abc import Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..agent.messages import ToolDefinition
-from ..agent.tools.execute import OUTPUT_CAP
 from ..agent.toolbox import ToolSource, count, encode, failure, line_count
+from ..agent.tools.execute import OUTPUT_CAP
 from .frontend import Frontend
 from .permission import allow_mcp_tool
 from .settings import McpServerConfig, Settings, StdioServer
@@ -75,8 +76,8 @@ class Connection:
     stderr: StderrPipe | None = None  # the pipe the process writes its stderr to
     ended_by: BaseException | None = None  # what ended the session after it was ready, when it was an error
     garbage: str | None = None  # the last line it sent that is not JSON-RPC (the SDK skips it)
-    on_garbage: Callable[["Connection"], None] | None = None  # told of the first such line of each start
-    on_crash: Callable[["Connection"], None] | None = None  # told when its session ends between calls
+    on_garbage: Callable[[Connection], None] | None = None  # told of the first such line of each start
+    on_crash: Callable[[Connection], None] | None = None  # told when its session ends between calls
     relisting: asyncio.Task[None] | None = None  # listing the tools again, after the server said they changed
     tools_stale: bool = False  # told of a change since the listing in progress began
 
@@ -111,8 +112,11 @@ class Connection:
         offered = {tool.name: tool for tool in tools if TOOL_NAME.match(f"{self.name}{SEPARATOR}{tool.name}")}
         self.unnamed = sorted(tool.name for tool in tools if tool.name not in offered)
         if self.unnamed:
-            log.warning("MCP server %s: tools left out, their names do not fit [A-Za-z0-9_-]{1,64}: %s",
-                        self.name, ", ".join(self.unnamed))
+            log.warning(
+                "MCP server %s: tools left out, their names do not fit [A-Za-z0-9_-]{1,64}: %s",
+                self.name,
+                ", ".join(self.unnamed),
+            )
         self.tools, self.validators = offered, {}
 
     async def _serve(self, ready: asyncio.Future[list[Any]]) -> None:
@@ -384,7 +388,8 @@ class McpServers(ToolSource):
         tail = connection.stderr_tail()
         self.frontend.show_message(
             level,
-            f"elelem: MCP server {connection.name!r} {what or connection.error}" + (f"; its stderr ends:\n{tail}" if tail else ""),
+            f"elelem: MCP server {connection.name!r} {what or connection.error}"
+            + (f"; its stderr ends:\n{tail}" if tail else ""),
         )
 
     def _tell_garbage(self, connection: Connection) -> None:
@@ -407,7 +412,7 @@ class McpServers(ToolSource):
     async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         connection = self._connection_of(name)
         assert connection is not None  # serves() said so
-        tool = name[len(connection.name) + len(SEPARATOR):]
+        tool = name[len(connection.name) + len(SEPARATOR) :]
         if connection.state == "crashed":
             await self._start(connection)  # its session ended earlier: started again for this call
         if connection.state != "ready":
@@ -563,8 +568,9 @@ def lost_connection(error: BaseException) -> bool:
     import anyio
     import httpx2
 
-    return isinstance(error, (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream,
-                              httpx2.TransportError, OSError))
+    return isinstance(
+        error, (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, httpx2.TransportError, OSError)
+    )
 
 
 def refused_connection(error: BaseException | None) -> bool:
@@ -640,7 +646,7 @@ class WatchedStream:
             self.ended()
             raise
 
-    def __aiter__(self) -> "WatchedStream":
+    def __aiter__(self) -> WatchedStream:
         return self
 
     async def __anext__(self) -> Any:
@@ -654,7 +660,7 @@ class WatchedStream:
     async def aclose(self) -> None:
         await self.stream.aclose()
 
-    async def __aenter__(self) -> "WatchedStream":
+    async def __aenter__(self) -> WatchedStream:
         await self.stream.__aenter__()
         return self
 

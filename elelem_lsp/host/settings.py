@@ -68,9 +68,7 @@ def _transport(config: Any) -> str:
 
 
 # A server with a ``url`` is an HTTP one, any other a process: errors then name one shape's fields.
-McpServerConfig = Annotated[
-    Annotated[StdioServer, Tag("stdio")] | Annotated[HttpServer, Tag("http")], Discriminator(_transport)
-]
+McpServerConfig = Annotated[Annotated[StdioServer, Tag("stdio")] | Annotated[HttpServer, Tag("http")], Discriminator(_transport)]
 
 
 class Settings(BaseModel):
@@ -90,9 +88,7 @@ class Settings(BaseModel):
     history: bool = True  # store the folder's conversations on disk (host/conversations.py)
     context_tokens: int | None = Field(default=None, alias="contextTokens", ge=1000)
     compaction: Literal["drop", "summarize"] = "drop"
-    mcp_servers: dict[ServerName, McpServerConfig] = Field(
-        default_factory=dict, alias="mcpServers"
-    )
+    mcp_servers: dict[ServerName, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
     allow_mcp_tools: list[str] = Field(default_factory=list, alias="allowMcpTools")
     mcp: Literal["ask", "allow", "deny"] = "ask"
 
@@ -165,11 +161,17 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
     """
     if settings.trusted:
         return settings, []
-    ignored = [key for key, value in (("workspacePlugins", settings.workspace_plugins),
-                                      ("allowCommands", settings.allow_commands),
-                                      ("providers", settings.providers),
-                                      ("mcpServers", settings.mcp_servers),
-                                      ("allowMcpTools", settings.allow_mcp_tools)) if value]
+    ignored = [
+        key
+        for key, value in (
+            ("workspacePlugins", settings.workspace_plugins),
+            ("allowCommands", settings.allow_commands),
+            ("providers", settings.providers),
+            ("mcpServers", settings.mcp_servers),
+            ("allowMcpTools", settings.allow_mcp_tools),
+        )
+        if value
+    ]
     if settings.execute == "allow":
         ignored.insert(0, "execute 'allow' (using 'ask')")
     if settings.mcp == "allow":

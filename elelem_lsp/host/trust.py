@@ -34,7 +34,7 @@ class PluginSet:
     files: dict[str, str]
 
     @classmethod
-    def scan(cls, root: Path) -> "PluginSet":
+    def scan(cls, root: Path) -> PluginSet:
         """The ``*.py`` files the server would load from ``root``, which is resolved first."""
         root = root.resolve()
         folder = root / PLUGIN_FOLDER
@@ -76,9 +76,7 @@ class TrustStore:
         if not isinstance(folders, dict):
             return {}
         return {
-            str(root): {str(n): str(d) for n, d in files.items()}
-            for root, files in folders.items()
-            if isinstance(files, dict)
+            str(root): {str(n): str(d) for n, d in files.items()} for root, files in folders.items() if isinstance(files, dict)
         }
 
     def trusted_files(self, plugins: PluginSet) -> dict[str, str] | None:

@@ -9,8 +9,8 @@ person through the front end. A front end that cannot edit leaves writes to the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..agent.search import SKIPPED
 from ..agent.textfile import ModelView, Replacement, for_model
@@ -118,7 +118,10 @@ class FrontendWorkspace(Workspace):
 
     async def run(self, command: str, *, timeout: float, output_cap: int) -> ProcessResult:
         return await self.frontend.run_command(
-            command, self.root, timeout=timeout, output_cap=output_cap,
+            command,
+            self.root,
+            timeout=timeout,
+            output_cap=output_cap,
             run_here=lambda: super(FrontendWorkspace, self).run(command, timeout=timeout, output_cap=output_cap),
         )
 

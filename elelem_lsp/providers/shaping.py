@@ -10,7 +10,8 @@ shape a conversation the same way.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..agent.messages import Emit, Message, ProviderError, tool_arguments
 

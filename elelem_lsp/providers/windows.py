@@ -40,6 +40,4 @@ def model_window(model: str | None) -> int | None:
     if not model:
         return None
     name = model.lower()
-    return next(
-        (tokens for family, tokens in KNOWN_WINDOWS if re.search(rf"(^|[^a-z0-9]){re.escape(family)}", name)), None
-    )
+    return next((tokens for family, tokens in KNOWN_WINDOWS if re.search(rf"(^|[^a-z0-9]){re.escape(family)}", name)), None)

@@ -7,7 +7,8 @@ is RequestFailed. A turn's result is ``{reply, provider, model, steps, cancelled
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Awaitable, Callable, Union
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -48,7 +49,7 @@ class FolderArguments(Arguments):
 class AskArguments(FolderArguments):
     prompt: str = Field(min_length=1)
     range: RangeArgument | None = None
-    progress_token: Union[str, int, None] = Field(default=None, alias="progressToken")
+    progress_token: str | int | None = Field(default=None, alias="progressToken")
 
 
 class DiagnosticArgument(BaseModel):
@@ -56,7 +57,7 @@ class DiagnosticArgument(BaseModel):
 
     message: str
     range: RangeArgument
-    code: Union[str, int, None] = None
+    code: str | int | None = None
     source: str | None = None
     severity: int | None = None
 
@@ -65,7 +66,7 @@ class FixArguments(Arguments):
     uri: str
     range: RangeArgument
     diagnostics: list[DiagnosticArgument] = Field(default_factory=list)
-    progress_token: Union[str, int, None] = Field(default=None, alias="progressToken")
+    progress_token: str | int | None = Field(default=None, alias="progressToken")
 
 
 class SelectProviderArguments(FolderArguments):
@@ -120,9 +121,7 @@ async def fix(face: LspFrontend, args: FixArguments) -> dict[str, Any]:
     context = "Change the file with the edit tool; keep the change as small as the fix allows.\n\n" + describe_location(
         face.server.workspace, folder.root, args.uri, args.range, context_lines=5
     )
-    return await face.host.turn(
-        folder, prompt, context=context, token=args.progress_token, request=face.server.protocol.msg_id
-    )
+    return await face.host.turn(folder, prompt, context=context, token=args.progress_token, request=face.server.protocol.msg_id)
 
 
 def fix_request(diagnostics: list[DiagnosticArgument]) -> str:

@@ -257,9 +257,7 @@ class LspFrontend(Frontend):
             if annotation
             else None,
         )
-        result = await self.server.workspace_apply_edit_async(
-            lsp.ApplyWorkspaceEditParams(edit=workspace_edit, label=edit.label)
-        )
+        result = await self.server.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=workspace_edit, label=edit.label))
         return bool(result and result.applied), (result.failure_reason if result else None)
 
     def _text_change(self, edit: FileEdit) -> TextChange:
@@ -300,9 +298,7 @@ class _LoggedProgress(ProgressSink):
 
     def _send(self, value: dict[str, Any]) -> None:
         if value["kind"] != "report":
-            self.server.window_log_message(
-                lsp.LogMessageParams(type=lsp.MessageType.Info, message=f"elelem: {value['message']}")
-            )
+            self.server.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=f"elelem: {value['message']}"))
 
     def add(self, event: dict[str, Any]) -> None:
         self.stream.add(event)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Awaitable, Callable, Iterator
 
 log = logging.getLogger(__name__)
 

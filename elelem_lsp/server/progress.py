@@ -9,7 +9,8 @@ call; nothing is ever dropped before ``end``, and nothing is sent after it.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..agent.messages import TEXT_EVENTS
 from ..host.frontend import TEXT_BATCH_SECONDS
@@ -65,9 +66,7 @@ class ProgressStream:
             self.timer = None
         if self.pending:
             self.last_flush = asyncio.get_running_loop().time()
-            events = [
-                {"type": e["type"], "text": "".join(e["parts"])} if "parts" in e else e for e in self.pending
-            ]
+            events = [{"type": e["type"], "text": "".join(e["parts"])} if "parts" in e else e for e in self.pending]
             self.pending = []
             self.send({"kind": "report", "message": self.tail.strip() or "working", "events": events})
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import cattrs
 from lsprotocol import types as lsp
@@ -46,12 +47,18 @@ class ElelemProtocol(LanguageServerProtocol):
         if "id" in data and (isinstance(msg_id, bool) or not isinstance(msg_id, (str, int))):
             return self._refuse(None, JsonRpcInvalidRequest("Invalid request: id must be a string or an integer"))
         if data.get("jsonrpc") != self.VERSION or ("method" in data and not isinstance(method, str)):
-            return self._refuse(msg_id, JsonRpcInvalidRequest('Invalid request: not JSON-RPC 2.0 ("jsonrpc": "2.0" and a string method)'))
+            return self._refuse(
+                msg_id, JsonRpcInvalidRequest('Invalid request: not JSON-RPC 2.0 ("jsonrpc": "2.0" and a string method)')
+            )
         refusal = self._out_of_order(method, is_request="id" in data and "method" in data)
         if refusal is not None:
             return self._refuse(msg_id, refusal) if "id" in data else None
         params = data.get("params")
-        if method == lsp.WORKSPACE_EXECUTE_COMMAND and isinstance(params, dict) and not isinstance(params.get("arguments", []), list):
+        if (
+            method == lsp.WORKSPACE_EXECUTE_COMMAND
+            and isinstance(params, dict)
+            and not isinstance(params.get("arguments", []), list)
+        ):
             # cattrs would make a string into a list of its characters
             return self._refuse(msg_id, JsonRpcInvalidParams("Invalid params: params.arguments: must be an array"))
         try:

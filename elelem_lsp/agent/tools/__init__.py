@@ -1,7 +1,7 @@
 """The built-in tools. Each is a pydantic argument model plus an async ``run``
 that asks the Workspace port for everything it touches."""
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from .base import Tool, ToolFailure
 from .edit import EDIT

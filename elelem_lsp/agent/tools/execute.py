@@ -31,6 +31,4 @@ async def execute(args: ExecuteArguments, workspace: Workspace) -> dict:
     return {"exit_code": result.exit_code, "output": result.output, "truncated": result.truncated}
 
 
-EXECUTE = Tool(
-    "execute", "Run a shell command in the workspace root", ExecuteArguments, execute, aliases=("bash", "sh", "exec")
-)
+EXECUTE = Tool("execute", "Run a shell command in the workspace root", ExecuteArguments, execute, aliases=("bash", "sh", "exec"))

@@ -14,8 +14,9 @@ The tokenizer is the GGUF's vocabulary (``sentencepiece.PieceVocab``), special t
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -65,10 +66,20 @@ class CandleLlama:
         self.output_norm = weight("output_norm.weight").dequantize()
         self.layers = [
             {
-                kind: (weight(f"blk.{i}.{kind}.weight").dequantize() if kind.endswith("norm")
-                       else weight(f"blk.{i}.{kind}.weight"))
-                for kind in ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
-                             "ffn_norm", "ffn_gate", "ffn_up", "ffn_down")
+                kind: (
+                    weight(f"blk.{i}.{kind}.weight").dequantize() if kind.endswith("norm") else weight(f"blk.{i}.{kind}.weight")
+                )
+                for kind in (
+                    "attn_norm",
+                    "attn_q",
+                    "attn_k",
+                    "attn_v",
+                    "attn_output",
+                    "ffn_norm",
+                    "ffn_gate",
+                    "ffn_up",
+                    "ffn_down",
+                )
             }
             for i in range(self.n_layers)
         ]
@@ -104,14 +115,12 @@ class CandleLlama:
         last = self._rms_norm(x, self.output_norm).narrow(1, count - 1, 1).reshape((1, self.dim))
         return np.asarray(self.output.matmul_t(last).values()[0], dtype=np.float32)
 
-    def _attention(self, index: int, layer: dict[str, Any], x: Any, position: int, cos: Any, sin: Any,
-                   mask: Any) -> Any:
+    def _attention(self, index: int, layer: dict[str, Any], x: Any, position: int, cos: Any, sin: Any, mask: Any) -> Any:
         candle = self._candle
         count, size = x.shape[1], self.head_size
         group = self.n_heads // self.n_kv_heads
         q = self._rope(layer["attn_q"].matmul_t(x).reshape((1, count, self.n_heads, size)).transpose(1, 2), cos, sin)
-        k = self._rope(layer["attn_k"].matmul_t(x).reshape((1, count, self.n_kv_heads, size)).transpose(1, 2),
-                       cos, sin)
+        k = self._rope(layer["attn_k"].matmul_t(x).reshape((1, count, self.n_kv_heads, size)).transpose(1, 2), cos, sin)
         v = layer["attn_v"].matmul_t(x).reshape((1, count, self.n_kv_heads, size)).transpose(1, 2)
         cached = self._cache[index]
         if position > 0 and cached is not None:
@@ -121,7 +130,7 @@ class CandleLlama:
         self._cache[index] = (k, v)
         # the query heads that share a KV head become one block of rows against it
         q = q.contiguous().reshape((1, self.n_kv_heads, group * count, size))
-        scores = q.matmul(k.transpose(2, 3).contiguous()) / (size ** 0.5)
+        scores = q.matmul(k.transpose(2, 3).contiguous()) / (size**0.5)
         if mask is not None:
             full = mask.broadcast_as((group, count, position + count)).reshape((group * count, position + count))
             scores = full.broadcast_as(scores.shape).where_cond(self._minus_infinity(scores.shape), scores)

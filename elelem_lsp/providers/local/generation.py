@@ -18,8 +18,9 @@ import importlib.util
 import os
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -109,10 +110,7 @@ class Generator:
             model = self._loaded()
             ids = model.encode(prompt)
             if len(ids) >= model.context_length:
-                raise ProviderError(
-                    f"the prompt is {len(ids)} tokens, more than the model's context of "
-                    f"{model.context_length}"
-                )
+                raise ProviderError(f"the prompt is {len(ids)} tokens, more than the model's context of {model.context_length}")
             logits = self._prefill(model, ids, cancelled)
             decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
             generated: list[int] = []

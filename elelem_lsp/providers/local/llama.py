@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from ...agent.budget import estimate_tokens
 from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
 from ..shaping import ToolCalls, chat_message
 from .generation import checked_max_tokens, checked_temperature, env_int, env_path, require_module
-from .tool_text import ToolCallStream, write_arguments, with_tools_described
+from .tool_text import ToolCallStream, with_tools_described, write_arguments
 
 DEFAULT_CONTEXT = 4096
 
@@ -70,8 +71,12 @@ class LlamaCppProvider:
 
             try:
                 self._llm = Llama(
-                    model_path=str(self.model_path), n_ctx=self.context, n_threads=self.threads,
-                    n_threads_batch=self.threads, chat_format=self.chat_format, verbose=False,
+                    model_path=str(self.model_path),
+                    n_ctx=self.context,
+                    n_threads=self.threads,
+                    n_threads_batch=self.threads,
+                    chat_format=self.chat_format,
+                    verbose=False,
                 )
             except ValueError as error:
                 raise ProviderError(f"llama.cpp could not load {self.model_path}: {error}") from error
@@ -97,15 +102,16 @@ class LlamaCppProvider:
             return llm.chat_format in ("chatml-function-calling", "functionary", "functionary-v1", "functionary-v2")
         return "tools" in llm.metadata.get("tokenizer.chat_template", "")
 
-    def _complete(self, messages: list[Message], tools: list[ToolDefinition], send: Emit,
-                  cancelled: threading.Event) -> None:
+    def _complete(self, messages: list[Message], tools: list[ToolDefinition], send: Emit, cancelled: threading.Event) -> None:
         with self._lock:
             llm = self._loaded()
             if tools and not self._template_writes_tools(llm):
                 messages = with_tools_described(messages, tools)
             request: dict[str, Any] = {
-                "messages": [chat_message(m, write_arguments) for m in messages], "stream": True,
-                "temperature": self.temperature, "max_tokens": self.max_tokens,
+                "messages": [chat_message(m, write_arguments) for m in messages],
+                "stream": True,
+                "temperature": self.temperature,
+                "max_tokens": self.max_tokens,
             }
             if tools:
                 request["tools"] = tools
@@ -125,8 +131,12 @@ class LlamaCppProvider:
                         break
                     for part in delta.get("tool_calls") or []:
                         function = part.get("function") or {}
-                        calls.add(part.get("index", 0), id=part.get("id"), name=function.get("name"),
-                                  arguments=function.get("arguments"))
+                        calls.add(
+                            part.get("index", 0),
+                            id=part.get("id"),
+                            name=function.get("name"),
+                            arguments=function.get("arguments"),
+                        )
                     if cancelled.is_set():
                         break
             finally:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -67,17 +67,23 @@ class Llama2Model:
         d, h, n, kv = config.dim, config.hidden_dim, config.n_layers, config.n_kv_heads * config.head_size
         layout: list[tuple[str, tuple[int, ...]]] = [
             ("embedding", (config.vocab_size, d)),
-            ("attn_norm", (n, d)), ("wq", (n, d, d)), ("wk", (n, kv, d)), ("wv", (n, kv, d)),
-            ("wo", (n, d, d)), ("ffn_norm", (n, d)), ("w1", (n, h, d)), ("w2", (n, d, h)), ("w3", (n, h, d)),
-            ("final_norm", (d,)), ("rope_tables", (config.seq_len * config.head_size,)),
+            ("attn_norm", (n, d)),
+            ("wq", (n, d, d)),
+            ("wk", (n, kv, d)),
+            ("wv", (n, kv, d)),
+            ("wo", (n, d, d)),
+            ("ffn_norm", (n, d)),
+            ("w1", (n, h, d)),
+            ("w2", (n, d, h)),
+            ("w3", (n, h, d)),
+            ("final_norm", (d,)),
+            ("rope_tables", (config.seq_len * config.head_size,)),
         ]
         if not config.shared_classifier:
             layout.append(("classifier", (config.vocab_size, d)))
         expected = sum(int(np.prod(shape)) for _, shape in layout)
         if floats.size != expected:
-            raise ValueError(
-                f"{checkpoint} holds {floats.size} weights; a model with the header {config} needs {expected}"
-            )
+            raise ValueError(f"{checkpoint} holds {floats.size} weights; a model with the header {config} needs {expected}")
         weights: dict[str, np.ndarray] = {}
         offset = 0
         for name, shape in layout:
@@ -92,7 +98,7 @@ class Llama2Model:
         self.stop_ids = frozenset(t for t in (self.vocab.bos_id, self.vocab.eos_id) if t is not None)
 
         pairs = np.arange(0, config.head_size, 2) / config.head_size
-        angles = np.outer(np.arange(config.seq_len), ROPE_BASE ** -pairs)
+        angles = np.outer(np.arange(config.seq_len), ROPE_BASE**-pairs)
         self._cos, self._sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
         cache_shape = (n, config.seq_len, config.n_kv_heads, config.head_size)
         self._keys = np.zeros(cache_shape, dtype=np.float32)

@@ -13,9 +13,10 @@ from __future__ import annotations
 import heapq
 import re
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
@@ -62,7 +63,7 @@ class PieceVocab:
         return len(self.pieces)
 
     @classmethod
-    def from_gguf_metadata(cls, metadata: dict[str, Any]) -> "PieceVocab":
+    def from_gguf_metadata(cls, metadata: dict[str, Any]) -> PieceVocab:
         """The vocabulary of a GGUF whose ``tokenizer.ggml.model`` is ``llama``."""
         model = metadata.get("tokenizer.ggml.model")
         if model != "llama":
@@ -71,14 +72,16 @@ class PieceVocab:
         scores = [float(s) for s in metadata.get("tokenizer.ggml.scores", [0.0] * len(pieces))]
         kinds = [int(k) for k in metadata.get("tokenizer.ggml.token_type", [NORMAL] * len(pieces))]
         return cls(
-            pieces, scores, kinds,
+            pieces,
+            scores,
+            kinds,
             add_space_prefix=bool(metadata.get("tokenizer.ggml.add_space_prefix", True)),
             bos_id=_optional_int(metadata.get("tokenizer.ggml.bos_token_id", 1)),
             eos_id=_optional_int(metadata.get("tokenizer.ggml.eos_token_id", 2)),
         )
 
     @classmethod
-    def from_llama2_tokenizer(cls, path: Path, vocab_size: int) -> "PieceVocab":
+    def from_llama2_tokenizer(cls, path: Path, vocab_size: int) -> PieceVocab:
         """llama2.c's tokenizer.bin: max piece length, then per piece a float score, a length, the bytes."""
         data = Path(path).read_bytes()
         pieces: list[str] = []

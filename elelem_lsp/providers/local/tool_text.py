@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
 

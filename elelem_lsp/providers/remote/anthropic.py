@@ -54,9 +54,7 @@ class AnthropicProvider(PreparesHTTP):
         transport: Transport | None = None,
     ) -> None:
         if thinking_budget is not None and max_tokens is not None and max_tokens <= thinking_budget:
-            raise ProviderError(
-                f"max_tokens ({max_tokens}) must be larger than the thinking budget ({thinking_budget})"
-            )
+            raise ProviderError(f"max_tokens ({max_tokens}) must be larger than the thinking budget ({thinking_budget})")
         self.model = model
         self.api_key = api_key
         self.base_url = base_url.rstrip("/")
@@ -116,8 +114,7 @@ class AnthropicProvider(PreparesHTTP):
                 if content:
                     blocks.append({"type": "text", "text": content})
                 blocks += [
-                    {"type": "tool_use", "id": call["id"], "name": call["name"], "input": call["arguments"]}
-                    for call in calls
+                    {"type": "tool_use", "id": call["id"], "name": call["name"], "input": call["arguments"]} for call in calls
                 ]
                 out.append({"role": "assistant", "content": blocks})
             elif role == "assistant":
@@ -130,9 +127,7 @@ class AnthropicProvider(PreparesHTTP):
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
         body = self.request_body(messages, tools)
         headers = {**await self.headers(), "accept": "text/event-stream"}
-        async with open_response(
-            "POST", self.url, body=body, headers=headers, transport=self.transport
-        ) as response:
+        async with open_response("POST", self.url, body=body, headers=headers, transport=self.transport) as response:
             await self.read_stream(response, emit, id_prefix=f"toolu-{len(messages)}")
 
     async def read_stream(self, response: httpx.Response, emit: Emit, *, id_prefix: str) -> None:

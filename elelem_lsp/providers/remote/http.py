@@ -20,8 +20,9 @@ import os
 import re
 import ssl
 import uuid
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Callable, Iterable
+from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
 import httpx
@@ -99,8 +100,8 @@ class EncodedMessages:
     def body(self, fields: dict[str, Any], key: str, messages: list[Any]) -> bytes:
         """``fields`` as JSON, in their order, with ``key`` holding the messages' wire forms."""
         known, self.known = self.known, {}  # messages no longer sent are forgotten
-        before, _, after = compact_json({**fields, key: self.placeholder}).encode("utf-8").partition(
-            f'"{self.placeholder}"'.encode()
+        before, _, after = (
+            compact_json({**fields, key: self.placeholder}).encode("utf-8").partition(f'"{self.placeholder}"'.encode())
         )
         parts = [before, b"["]
         for message in messages:
@@ -230,9 +231,7 @@ def transport_error(error: httpx.TransportError, url: httpx.URL | str, timeout: 
     if isinstance(error, httpx.ConnectError):
         return ProviderError(f"cannot connect to {where}: {error}")
     if isinstance(error, httpx.ReadTimeout):
-        return ProviderError(
-            f"{where} sent nothing for {timeout:g} s (set {READ_TIMEOUT_ENV} to wait longer)"
-        )
+        return ProviderError(f"{where} sent nothing for {timeout:g} s (set {READ_TIMEOUT_ENV} to wait longer)")
     if isinstance(error, (httpx.RemoteProtocolError, httpx.ReadError)):
         return ProviderError(f"the connection to {where} dropped mid-answer ({error or type(error).__name__})")
     return ProviderError(f"request to {where} failed: {type(error).__name__}: {error}")

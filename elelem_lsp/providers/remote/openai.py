@@ -81,24 +81,18 @@ class OpenAIProvider(PreparesHTTP):
         """The model to ask for: the configured one, else the first the server lists."""
         if self.model:
             return self.model
-        listing = await request_json(
-            "GET", f"{self.base_url}/models", headers=self.headers(), transport=self.transport
-        )
+        listing = await request_json("GET", f"{self.base_url}/models", headers=self.headers(), transport=self.transport)
         models = listing.get("data") if isinstance(listing, dict) else None
         ids = [m["id"] for m in models or () if isinstance(m, dict) and isinstance(m.get("id"), str)]
         if not ids:
-            raise ProviderError(
-                f"no model set and {origin(self.base_url)} lists none: set {self.model_env} or pass --model"
-            )
+            raise ProviderError(f"no model set and {origin(self.base_url)} lists none: set {self.model_env} or pass --model")
         self.model = ids[0]
         return self.model
 
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
         body = self.encoded.body(self.request_body(await self.served_model(), [], tools), "messages", messages)
         headers = {**self.headers(), "accept": "text/event-stream"}
-        async with open_response(
-            "POST", self.url, body=body, headers=headers, transport=self.transport
-        ) as response:
+        async with open_response("POST", self.url, body=body, headers=headers, transport=self.transport) as response:
             await read_chat_stream(response, emit, id_prefix=f"call-{len(messages)}")
 
 

@@ -52,7 +52,8 @@ class OpenAIGenericProvider(OpenAIProvider):
 
 
 def factory(model: str | None = None, temperature: float | None = None, max_tokens: int | None = None, **_: Any):
-    """``-p openai-chat``: ``OPENAI_CHAT_ENDPOINT`` (else ``OPENAI_BASE_URL`` + /chat/completions), ``OPENAI_API_KEY``, ``OPENAI_MODEL``."""
+    """``-p openai-chat``: ``OPENAI_CHAT_ENDPOINT`` (else ``OPENAI_BASE_URL`` + /chat/completions),
+    ``OPENAI_API_KEY``, ``OPENAI_MODEL``."""
     endpoint = env("OPENAI_CHAT_ENDPOINT") or env("OPENAI_BASE_URL", DEFAULT_BASE_URL).rstrip("/") + CHAT_PATH
     return OpenAIGenericProvider(
         model or env("OPENAI_MODEL", DEFAULT_MODEL), endpoint, env("OPENAI_API_KEY"), temperature, max_tokens

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 
-
 @dataclass(frozen=True)
 class Preset:
     base_url: str
@@ -48,8 +47,8 @@ def factory(
 ) -> Any:
     """The openai provider aimed at the preset's service."""
     # Imported here so that listing the presets at start-up does not import httpx.
-    from .openai import OpenAIProvider
     from .http import env
+    from .openai import OpenAIProvider
 
     settings = PRESETS[preset]
     return OpenAIProvider(

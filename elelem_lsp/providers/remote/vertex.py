@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from ...agent.messages import Message, ProviderError, ToolDefinition
 from .anthropic import AnthropicProvider, thinking_budget_from_env
@@ -70,7 +71,9 @@ class GoogleToken:
             return self.gcloud_token[0]
         try:
             process = await asyncio.create_subprocess_exec(
-                "gcloud", "auth", "print-access-token",
+                "gcloud",
+                "auth",
+                "print-access-token",
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -83,7 +86,7 @@ class GoogleToken:
             ) from None
         try:
             out, err = await asyncio.wait_for(process.communicate(), 60)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise ProviderError("gcloud auth print-access-token did not answer in 60 s") from None
         finally:
             if process.returncode is None:
