@@ -26,9 +26,10 @@ def build(name: str, **options: Any) -> Any:
 
 
 async def fetch(provider: Any, messages: list[dict] = HELLO, tools: list[dict] | None = None) -> list[dict]:
+    """The events of one fetch but its token counts (``usage``, tested on its own)."""
     events: list[dict] = []
     await provider.fetch(messages, tools or [], events.append)
-    return events
+    return [event for event in events if event["type"] != "usage"]
 
 
 def said(events: list[dict]) -> str:

@@ -5,7 +5,9 @@ object per line, ``message.content`` as ``saying``, ``message.thinking`` as
 ``thinking`` (``OLLAMA_THINK`` turns it on or off), tool calls as whole
 objects (on any line, often the final one) with no id, so one is made from the
 conversation's length and the call's position. Tool results go back with
-``tool_name`` instead of ``tool_call_id``.
+``tool_name`` instead of ``tool_call_id``. Images of a user message go as
+``images`` (base64) on it; the final line's ``prompt_eval_count`` and
+``eval_count`` are the ``usage`` event.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Any
 import httpx
 
 from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
-from ..shaping import ToolCalls
+from ..images import image_data
+from ..shaping import ToolCalls, Usage
 from .http import Transport, env, ndjson_lines, open_response, origin, stream_failure
 from .warm import PreparesHTTP
 
@@ -53,6 +56,8 @@ def convert_messages(messages: list[Message]) -> list[dict[str, Any]]:
                     "tool_calls": [{"function": {"name": c["name"], "arguments": c["arguments"]}} for c in calls],
                 }
             )
+        elif message.get("images"):
+            out.append({"role": role, "content": content, "images": [image_data(image)[1] for image in message["images"]]})
         else:
             out.append({"role": role, "content": content})
     return out
@@ -60,6 +65,8 @@ def convert_messages(messages: list[Message]) -> list[dict[str, Any]]:
 
 class OllamaProvider(PreparesHTTP):
     """A model served by Ollama at ``host``."""
+
+    images = True  # Ollama itself refuses them for a model that has no vision
 
     def __init__(
         self,
@@ -105,6 +112,7 @@ class OllamaProvider(PreparesHTTP):
 async def read_chat_lines(response: httpx.Response, emit: Emit, *, id_prefix: str) -> None:
     """Events from an ``/api/chat`` NDJSON body; ``doing`` events once ``done`` arrived."""
     calls = ToolCalls(id_prefix)
+    usage = Usage()
     finished = False
     async for line in ndjson_lines(response):
         if not isinstance(line, dict):
@@ -120,10 +128,12 @@ async def read_chat_lines(response: httpx.Response, emit: Emit, *, id_prefix: st
             function = call.get("function") or {}
             calls.add(len(calls.calls), id=call.get("id"), name=function.get("name"), arguments=function.get("arguments"))
         if line.get("done"):
+            usage.report(inputTokens=line.get("prompt_eval_count"), outputTokens=line.get("eval_count"))
             finished = True
             break
     if not finished:
         raise ProviderError(f"the stream from {origin(response.url)} ended before the model finished")
+    usage.emit(emit)
     calls.emit(emit)
 
 
