@@ -19,7 +19,7 @@ class ToolCall(TypedDict):
 
 
 class Image(TypedDict):
-    """An image of a user message: ``data`` (base64) or ``path`` (a file read when the message is
+    """An image of a user or tool message: ``data`` (base64) or ``path`` (a file read when the message is
     sent, so a stored conversation keeps the path, not the bytes); see providers/images.py."""
 
     mimeType: str
@@ -32,7 +32,7 @@ class Message(TypedDict):
     content: str  # always the text, images or not
     tool_calls: NotRequired[list[ToolCall]]
     tool_call_id: NotRequired[str]
-    images: NotRequired[list[Image]]  # user messages only
+    images: NotRequired[list[Image]]  # a prompt's, or a tool result's (a read image file)
 
 
 class ToolFunction(TypedDict):

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..agent.messages import Emit, Message, ProviderError, tool_arguments
+from ..agent.messages import Emit, Image, Message, ProviderError, tool_arguments
 from .images import image_data
 
 
@@ -40,6 +40,28 @@ def chat_message(message: Message, encode_arguments: Callable[[Any], str] = comp
             }
             for call in message["tool_calls"]
         ]
+    return out
+
+
+TOOL_IMAGES = "The images of the tool results above."
+
+
+def tool_images_after_results(messages: list[Message]) -> list[Message]:
+    """The conversation as chat-completions servers take it: a tool message holds text only, so
+    the images of a run of tool results follow the run in one user message."""
+    if not any(message["role"] == "tool" and message.get("images") for message in messages):
+        return messages
+    out: list[Message] = []
+    pending: list[Image] = []
+    for message in messages:
+        if pending and message["role"] != "tool":
+            out.append({"role": "user", "content": TOOL_IMAGES, "images": pending})
+            pending = []
+        if message["role"] == "tool":
+            pending += message.get("images") or ()
+        out.append(message)
+    if pending:
+        out.append({"role": "user", "content": TOOL_IMAGES, "images": pending})
     return out
 
 

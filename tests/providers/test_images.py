@@ -145,7 +145,7 @@ def test_an_images_setting_that_is_not_true_or_false_is_named(monkeypatch):
 
 async def test_declared_openai_chat_takes_images_only_when_declared(fake_server, picture):
     endpoint = f"{fake_server.url}/v1/chat/completions"
-    with pytest.raises(ProviderError, match='provider "openai-chat" cannot take images; declare "images": true'):
+    with pytest.raises(ProviderError, match='provider "openai-chat" cannot take images; its declaration does not say'):
         await build_declared("openai-chat", "local", endpoint, None).fetch(asking(picture), [], lambda e: None)
     assert fake_server.requests == []
     await build_declared("openai-chat", "local", endpoint, None, images=True).fetch(asking(picture), [], lambda e: None)
@@ -254,3 +254,66 @@ def test_the_image_providers_declare_it_and_the_others_do_not():
     assert takes_images(OllamaProvider("m"))
     assert not takes_images(HumanProvider())
     assert not takes_images(object())  # a plugin provider says nothing: no images
+
+
+# -- an image a tool gave (read of an image file) ---------------------------------------------------
+def read_a_picture(picture) -> list[dict[str, Any]]:
+    """A turn in which ``read`` and ``list`` ran and ``read`` gave an image."""
+    return [
+        {"role": "user", "content": "what does the screenshot show?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "call_1", "name": "read", "arguments": {"path": "shot.png"}},
+                {"id": "call_2", "name": "list", "arguments": {"path": "."}},
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "content": '{"ok":true,"image":"shot.png"}',
+            "images": [{"mimeType": "image/png", "path": str(picture)}],
+        },
+        {"role": "tool", "tool_call_id": "call_2", "content": '{"ok":true,"entries":["shot.png"]}'},
+    ]
+
+
+async def test_openai_puts_a_tool_results_images_in_a_user_message_after_the_results(fake_server, picture):
+    provider = OpenAIProvider("gpt-4.1", base_url=f"{fake_server.url}/v1", api_key="sk-test")
+    await provider.fetch(read_a_picture(picture), [], lambda e: None)
+    body = fake_server.requests[-1].json
+    assert as_sdk_type(CompletionCreateParamsStreaming, body) == body
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "tool", "tool", "user"]
+    assert body["messages"][2]["content"] == '{"ok":true,"image":"shot.png"}'
+    assert body["messages"][4]["content"] == [
+        {"type": "text", "text": "The images of the tool results above."},
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{encoded(picture)}"}},
+    ]
+
+
+async def test_anthropic_puts_a_tool_results_image_in_its_tool_result(fake_server, picture):
+    provider = AnthropicProvider("claude-sonnet-4-5", api_key="sk-ant-test", base_url=fake_server.url)
+    await provider.fetch(read_a_picture(picture), [], lambda e: None)
+    body = fake_server.requests[-1].json
+    assert as_sdk_type(anthropic_types.MessageCreateParams, body) == body
+    assert body["messages"][2]["content"][0] == {
+        "type": "tool_result",
+        "tool_use_id": "call_1",
+        "content": [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": encoded(picture)}},
+            {"type": "text", "text": '{"ok":true,"image":"shot.png"}'},
+        ],
+    }
+
+
+async def test_ollama_puts_a_tool_results_image_on_the_tool_message(fake_server, picture):
+    await OllamaProvider("qwen2.5vl", host=fake_server.url).fetch(read_a_picture(picture), [], lambda e: None)
+    body = fake_server.requests[-1].json
+    assert OllamaChatRequest.model_validate(body).model_dump(exclude_unset=True) == body
+    assert body["messages"][2] == {
+        "role": "tool",
+        "content": '{"ok":true,"image":"shot.png"}',
+        "tool_name": "read",
+        "images": [encoded(picture)],
+    }

@@ -8,8 +8,8 @@ the stream, ``text_delta`` is ``saying``, ``thinking_delta`` is ``thinking``,
 ``input_json_delta`` fragments are gathered per content block; ``ping`` is
 ignored and an ``error`` event (or a typeless ``{"error": ...}``) raises. With extended thinking on, the signed
 thinking blocks of an answer that called tools are sent back with those calls,
-as the API requires. Images of a user message go as base64 ``image`` blocks
-before its text. The counts of ``message_start`` and ``message_delta`` become one
+as the API requires. Images of a user message or tool result go as base64
+``image`` blocks before its text. The counts of ``message_start`` and ``message_delta`` become one
 ``usage`` event (prompt tokens read from or written to the cache counted in).
 """
 
@@ -42,8 +42,8 @@ def convert_tools(tools: list[ToolDefinition]) -> list[dict[str, Any]]:
     ]
 
 
-def user_content(message: Message) -> str | list[dict[str, Any]]:
-    """A user message's content: its text, or image blocks then the text."""
+def with_images(message: Message) -> str | list[dict[str, Any]]:
+    """A user message's or tool result's content: its text, or image blocks then the text."""
     text = message.get("content", "")
     if not message.get("images"):
         return text
@@ -118,7 +118,7 @@ class AnthropicProvider(PreparesHTTP):
         for message in messages:
             role, content = message["role"], message.get("content", "")
             if role == "tool":
-                block = {"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""), "content": content}
+                block = {"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""), "content": with_images(message)}
                 if results is None:
                     results = []
                     out.append({"role": "user", "content": results})
@@ -140,7 +140,7 @@ class AnthropicProvider(PreparesHTTP):
                 if content:  # the API refuses an empty assistant message before the last
                     out.append({"role": "assistant", "content": content})
             else:
-                out.append({"role": "user", "content": user_content(message)})
+                out.append({"role": "user", "content": with_images(message)})
         return "\n\n".join(system), out
 
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:

@@ -5,8 +5,8 @@ object per line, ``message.content`` as ``saying``, ``message.thinking`` as
 ``thinking`` (``OLLAMA_THINK`` turns it on or off), tool calls as whole
 objects (on any line, often the final one) with no id, so one is made from the
 conversation's length and the call's position. Tool results go back with
-``tool_name`` instead of ``tool_call_id``. Images of a user message go as
-``images`` (base64) on it; the final line's ``prompt_eval_count`` and
+``tool_name`` instead of ``tool_call_id``. Images of a user message or tool
+result go as ``images`` (base64) on it; the final line's ``prompt_eval_count`` and
 ``eval_count`` are the ``usage`` event.
 """
 
@@ -45,7 +45,7 @@ def convert_messages(messages: list[Message]) -> list[dict[str, Any]]:
         role, content = message["role"], message.get("content", "")
         if role == "tool":
             call_id = message.get("tool_call_id", "")
-            out.append({"role": "tool", "content": content, "tool_name": names.get(call_id, call_id)})
+            out.append({"role": "tool", "content": content, "tool_name": names.get(call_id, call_id), **images_of(message)})
         elif message.get("tool_calls"):
             calls = message["tool_calls"]
             names.update((call["id"], call["name"]) for call in calls)
@@ -56,11 +56,16 @@ def convert_messages(messages: list[Message]) -> list[dict[str, Any]]:
                     "tool_calls": [{"function": {"name": c["name"], "arguments": c["arguments"]}} for c in calls],
                 }
             )
-        elif message.get("images"):
-            out.append({"role": role, "content": content, "images": [image_data(image)[1] for image in message["images"]]})
         else:
-            out.append({"role": role, "content": content})
+            out.append({"role": role, "content": content, **images_of(message)})
     return out
+
+
+def images_of(message: Message) -> dict[str, list[str]]:
+    """The ``images`` field of a message that has images (base64 without a ``data:`` prefix)."""
+    if not message.get("images"):
+        return {}
+    return {"images": [image_data(image)[1] for image in message["images"]]}
 
 
 class OllamaProvider(PreparesHTTP):

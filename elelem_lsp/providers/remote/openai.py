@@ -8,7 +8,8 @@ llama-server, OpenRouter) as ``thinking``, tool-call fragments gathered by index
 the ``usage`` of the last chunk (asked for with ``stream_options.include_usage``
 where the server takes it) as one ``usage`` event. Images of user messages go as
 ``image_url`` content parts with ``data:`` URLs when the server is declared to take
-them (``images``), else the fetch is refused before any request.
+them (``images``), else the fetch is refused before any request; those of tool
+results in a user message after them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import httpx
 
 from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
 from ..images import refuse_images
-from ..shaping import ToolCalls, Usage, chat_message
+from ..shaping import ToolCalls, Usage, chat_message, tool_images_after_results
 from .http import (
     EncodedMessages,
     Transport,
@@ -107,6 +108,7 @@ class OpenAIProvider(PreparesHTTP):
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
         if not self.images:
             refuse_images(self.name, messages, self.images_hint)
+        messages = tool_images_after_results(messages)
         body = self.encoded.body(self.request_body(await self.served_model(), [], tools), "messages", messages)
         headers = {**self.headers(), "accept": "text/event-stream"}
         async with open_response("POST", self.url, body=body, headers=headers, transport=self.transport) as response:

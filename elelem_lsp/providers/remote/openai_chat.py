@@ -38,7 +38,7 @@ class OpenAIGenericProvider(OpenAIProvider):
         max_tokens: int | None = None,
         *,
         images: bool = False,
-        images_hint: str = 'declare "images": true on the provider if its model reads them',
+        images_hint: str = "its declaration does not say that its model reads them",
         transport: Transport | None = None,
     ) -> None:
         if not model:
