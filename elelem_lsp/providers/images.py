@@ -66,7 +66,7 @@ def image_data(image: Image) -> tuple[str, str]:
     return media_type, data
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=8)
 def file_base64(path: str, mtime_ns: int, size: int) -> str:
     # Every fetch of a turn sends the conversation again: a file unchanged since is not read again.
     try:

@@ -21,6 +21,7 @@ from elelem_lsp.providers.remote.ollama import OllamaProvider
 from elelem_lsp.providers.remote.openai import OpenAIProvider
 from elelem_lsp.providers.remote.presets import factory as preset_factory
 from elelem_lsp.providers.remote.vertex import VertexProvider
+from .test_requests import MESSAGES
 
 openai_types = pytest.importorskip("openai.types.chat", reason="the openai SDK (dev extra) checks the request types")
 anthropic_types = pytest.importorskip("anthropic.types", reason="the anthropic SDK (dev extra) checks the request types")
@@ -258,25 +259,9 @@ def test_the_image_providers_declare_it_and_the_others_do_not():
 
 # -- an image a tool gave (read of an image file) ---------------------------------------------------
 def read_a_picture(picture) -> list[dict[str, Any]]:
-    """A turn in which ``read`` and ``list`` ran and ``read`` gave an image."""
-    return [
-        {"role": "user", "content": "what does the screenshot show?"},
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [
-                {"id": "call_1", "name": "read", "arguments": {"path": "shot.png"}},
-                {"id": "call_2", "name": "list", "arguments": {"path": "."}},
-            ],
-        },
-        {
-            "role": "tool",
-            "tool_call_id": "call_1",
-            "content": '{"ok":true,"image":"shot.png"}',
-            "images": [{"mimeType": "image/png", "path": str(picture)}],
-        },
-        {"role": "tool", "tool_call_id": "call_2", "content": '{"ok":true,"entries":["shot.png"]}'},
-    ]
+    """The turn of test_requests (read and list ran), in which ``read`` gave an image."""
+    read_result = {**MESSAGES[3], "images": [{"mimeType": "image/png", "path": str(picture)}]}
+    return [*MESSAGES[:3], read_result, MESSAGES[4]]
 
 
 async def test_openai_puts_a_tool_results_images_in_a_user_message_after_the_results(fake_server, picture):
@@ -284,9 +269,9 @@ async def test_openai_puts_a_tool_results_images_in_a_user_message_after_the_res
     await provider.fetch(read_a_picture(picture), [], lambda e: None)
     body = fake_server.requests[-1].json
     assert as_sdk_type(CompletionCreateParamsStreaming, body) == body
-    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "tool", "tool", "user"]
-    assert body["messages"][2]["content"] == '{"ok":true,"image":"shot.png"}'
-    assert body["messages"][4]["content"] == [
+    assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "tool", "tool", "user"]
+    assert body["messages"][3]["content"] == MESSAGES[3]["content"]
+    assert body["messages"][5]["content"] == [
         {"type": "text", "text": "The images of the tool results above."},
         {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{encoded(picture)}"}},
     ]
@@ -302,7 +287,7 @@ async def test_anthropic_puts_a_tool_results_image_in_its_tool_result(fake_serve
         "tool_use_id": "call_1",
         "content": [
             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": encoded(picture)}},
-            {"type": "text", "text": '{"ok":true,"image":"shot.png"}'},
+            {"type": "text", "text": MESSAGES[3]["content"]},
         ],
     }
 
@@ -311,9 +296,9 @@ async def test_ollama_puts_a_tool_results_image_on_the_tool_message(fake_server,
     await OllamaProvider("qwen2.5vl", host=fake_server.url).fetch(read_a_picture(picture), [], lambda e: None)
     body = fake_server.requests[-1].json
     assert OllamaChatRequest.model_validate(body).model_dump(exclude_unset=True) == body
-    assert body["messages"][2] == {
+    assert body["messages"][3] == {
         "role": "tool",
-        "content": '{"ok":true,"image":"shot.png"}',
+        "content": MESSAGES[3]["content"],
         "tool_name": "read",
         "images": [encoded(picture)],
     }
