@@ -1,7 +1,7 @@
 """What a model's tokens cost: one dated price table, overridable by the ``prices`` setting.
 
 Bridges a ``usage`` event's token counts (``shaping.Usage``) to US dollars. The table holds
-only list prices of the providers' own APIs that were checked on its date, for prompts of the
+only the list prices the providers' own APIs published as of its date, for prompts of the
 standard length (Anthropic's and Gemini's long-context rates are higher) and without batch or
 cache discounts: a cost here is an upper bound of what the API bills. A model that is not in
 the table, nor in the setting, has no cost (None), never a guessed one. The setting

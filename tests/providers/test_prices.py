@@ -46,6 +46,6 @@ def test_a_wrong_prices_setting_is_named_and_the_table_used():
     assert cost("gpt-4.1", 1_000_000, 0, settings.prices) == pytest.approx(2.0)
 
 
-def test_the_table_is_dated_and_holds_only_real_prices():
+def test_the_table_is_dated_and_no_entry_is_zero_or_has_its_sides_swapped():
     assert datetime.date.fromisoformat(PRICES_AS_OF) <= datetime.date.today()
     assert all(price.input > 0 and price.output >= price.input for price in PRICES.values())

@@ -6,8 +6,8 @@ is overridable by ``--model``. Local servers (LM Studio, llama-server, vLLM)
 need no key, and without a model they use the first one the server lists.
 A preset declares whether its default model takes images; ``<NAME>_IMAGES``
 (true/false) says so for the model actually used. Every preset asks for the
-usage of a stream with ``stream_options``, except Mistral's, whose API refuses
-fields it does not know and reports usage unasked.
+usage of a stream with ``stream_options``, except Mistral's, which sends usage
+unasked and is not sent a field its API does not document.
 """
 
 from __future__ import annotations
