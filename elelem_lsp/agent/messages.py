@@ -18,11 +18,21 @@ class ToolCall(TypedDict):
     arguments: dict[str, Any]
 
 
+class Image(TypedDict):
+    """An image of a user or tool message: ``data`` (base64) or ``path`` (a file read when the message is
+    sent, so a stored conversation keeps the path, not the bytes); see providers/images.py."""
+
+    mimeType: str
+    data: NotRequired[str]
+    path: NotRequired[str]
+
+
 class Message(TypedDict):
     role: Literal["system", "user", "assistant", "tool"]
-    content: str
+    content: str  # always the text, images or not
     tool_calls: NotRequired[list[ToolCall]]
     tool_call_id: NotRequired[str]
+    images: NotRequired[list[Image]]  # a prompt's, or a tool result's (a read image file)
 
 
 class ToolFunction(TypedDict):

@@ -27,6 +27,13 @@ class DeclaredProvider(BaseModel):
     max_tokens: int | None = Field(default=None, alias="maxTokens", gt=0)
 
 
+class ModelPrice(BaseModel):
+    """A model's price in USD per million tokens, over the table of providers/prices.py."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
 SERVER_NAME = r"^[A-Za-z0-9_-]+$"
 
 
@@ -91,6 +98,7 @@ class Settings(BaseModel):
     mcp_servers: dict[ServerName, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
     allow_mcp_tools: list[str] = Field(default_factory=list, alias="allowMcpTools")
     mcp: Literal["ask", "allow", "deny"] = "ask"
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
     def provider_options(self) -> dict[str, Any]:
         return {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens}
