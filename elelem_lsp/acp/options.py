@@ -57,6 +57,6 @@ async def config_options(agent: FolderAgent) -> list[SessionConfigOptionSelect |
 
 async def select(agent: FolderAgent, provider: str | None, model: str | None) -> None:
     """Switch provider and/or model, keeping the conversation; Refused says why not."""
-    choice = agent.choice()
+    choice = agent.provider_choice.choice()
     name = provider or choice.name
     await agent.select_provider(name, model if model != DEFAULT_MODEL else None)

@@ -60,7 +60,7 @@ async def command(session: AcpSession, name: str, argument: str) -> str:
         return f"provider: {provider}" + (f" (model {model.strip()})" if model.strip() else "")
     if name == "model":
         if not argument:
-            return f"model: {agent.choice().model or DEFAULT_MODEL}; /model NAME switches"
+            return f"model: {agent.provider_choice.choice().model or DEFAULT_MODEL}; /model NAME switches"
         await select(agent, None, argument)
         await session.options_changed()
         return f"model: {argument}"

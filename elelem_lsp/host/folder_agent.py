@@ -2,8 +2,8 @@
 running turn and MCP servers.
 
 It resolves the folder's settings from what the face supplies (reporting bad values once,
-limiting an untrusted folder), owns its Config (so one folder's plugins never leak into
-another's), picks the provider and says once where the pick came from, continues its
+limiting an untrusted folder), builds the session with the provider its ``provider_choice``
+picks and says once where the pick came from when the environment made it, continues its
 conversation from disk and stores each turn as it ends (``conversations``), runs one turn at
 a time (compacting first when the folder asks to: ``compaction``) and shows a plain client
 the turn it cannot see. ``ready()`` readies all of it for a turn. The operations on stored
@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,17 +25,15 @@ from pydantic import ValidationError
 from ..agent.bridge import run_in_thread
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS
 from ..agent.messages import Message, Provider, ProviderError
-from ..agent.registry import Config, plugin_dirs, workspace_plugin_dir
 from ..agent.session import Session, TurnResult
 from ..agent.toolbox import Toolbox, describe
-from ..providers import build_declared, implementation
-from ..providers import register as register_builtins
 from ..providers.windows import model_window
 from .compaction import Compaction
 from .conversations import Asked, ConversationStore, ToolLog, history_from, new_id, now, turn_entry
 from .frontend import BadRequest, Frontend, Refused
 from .mcp import McpServers
-from .settings import DeclaredProvider, Settings, parse_settings, provider_from_environment, within_trust
+from .provider_choice import Choice, ProviderChoice
+from .settings import Settings, parse_settings, within_trust
 from .transcript import TurnRecord, preview, write_transcript
 from .workspace import FrontendWorkspace
 
@@ -45,15 +42,6 @@ log = logging.getLogger(__name__)
 
 class Busy(Exception):
     """A turn is already running in this folder."""
-
-
-@dataclass
-class Choice:
-    """Which provider a folder uses, and where that choice came from."""
-
-    name: str
-    model: str | None
-    source: str  # "selected", "settings" or "environment"
 
 
 @dataclass
@@ -66,19 +54,17 @@ class FolderAgent:
     settings_fresh: bool = False  # taken since the face last said they changed
     reported_problems: list[str] = field(default_factory=list)  # the settings' problems last said
     told_choice: bool = False  # whether the environment's pick of provider was said
-    selected: Choice | None = None
     session: Session | None = None
-    built: tuple[Any, ...] | None = None
     running: asyncio.Task[Any] | None = None  # the turn (or compaction) running, or the last one
     conversation: str | None = None  # the current conversation's id; None until it is opened
     history: list[Message] = field(default_factory=list)  # what a new session starts from
-    config: Config = field(init=False)
+    provider_choice: ProviderChoice = field(init=False)
     workspace: FrontendWorkspace = field(init=False)
     mcp: McpServers = field(init=False)
     compaction: Compaction = field(init=False)
 
     def __post_init__(self) -> None:
-        self.config = self._new_config()
+        self.provider_choice = ProviderChoice(self.root, lambda: self.settings)
         self.workspace = FrontendWorkspace(
             self.root,
             lambda: self.settings,
@@ -89,18 +75,6 @@ class FolderAgent:
         )
         self.mcp = McpServers(self.frontend, self.root, lambda: self.settings)
         self.compaction = Compaction(self.root, self.frontend, self.store_entry)
-
-    def _new_config(self) -> Config:
-        return Config(
-            plugin_dirs=plugin_dirs(self.root, include_workspace=self.settings.workspace_plugins),
-            skipped_dirs=[] if self.settings.workspace_plugins else [workspace_plugin_dir(self.root)],
-            builtins=self._register,
-        )
-
-    def _register(self, config: Config) -> None:
-        register_builtins(config)
-        for declared in self.settings.providers:
-            config.provider(declared.name, declared_factory(declared))
 
     # -- settings and provider choice -----------------------------------------
     async def refresh_settings(self) -> None:
@@ -120,21 +94,10 @@ class FolderAgent:
         """Take new settings; plugins and declared providers are loaded again if they changed."""
         old, self.settings = self.settings, settings
         if (old.workspace_plugins, old.providers) != (settings.workspace_plugins, settings.providers):
-            self.config = self._new_config()
+            self.provider_choice = ProviderChoice(self.root, lambda: self.settings)
             self.built = None
         if old.mcp_servers != settings.mcp_servers:
             self.mcp.sync()  # servers no longer wanted stop now, not at the next turn
-
-    def choice(self) -> Choice:
-        if self.selected:
-            return self.selected
-        if self.settings.provider:
-            return Choice(self.settings.provider, self.settings.model, "settings")
-        return Choice(provider_from_environment(), self.settings.model, "environment")
-
-    def available(self) -> list[str]:
-        self.config.load_plugins()
-        return self.config.names()
 
     def tell_choice(self, choice: Choice) -> None:
         """Say once which provider the environment picked, and how to change it."""
@@ -150,13 +113,13 @@ class FolderAgent:
 
     async def providers(self) -> dict[str, Any]:
         await self.refresh_settings()
-        choice = self.choice()
+        choice = self.provider_choice.choice()
         return {
             "provider": choice.name,
             "model": choice.model,
             "source": choice.source,
-            "available": self.available(),
-            "pluginErrors": [failure.describe() for failure in self.config.failures],
+            "available": self.provider_choice.available(),
+            "pluginErrors": [failure.describe() for failure in self.provider_choice.config.failures],
         }
 
     async def select_provider(self, name: str, model: str | None) -> dict[str, Any]:
@@ -169,30 +132,23 @@ class FolderAgent:
             raise Refused(str(error)) from None
         except Exception as error:  # a factory's own failure, e.g. a missing API key
             raise Refused(f"could not build provider {name!r}: {error}") from None
-        self.selected = choice
+        self.provider_choice.selected = choice
         return {"provider": name, "model": model}
 
     def reload(self) -> list[str]:
         """Load the plugin files again (the provider is rebuilt at the next turn) and restart the
         MCP servers (each when a turn next needs it)."""
-        self.built = None
-        failures = [failure.describe() for failure in self.config.reload()]
+        failures = self.provider_choice.reload()
         self.mcp.stop_soon()
         return failures
 
-    def _options(self, choice: Choice) -> dict[str, Any]:
-        options = {**self.settings.provider_options(), "model": choice.model}
-        return {k: v for k, v in options.items() if v is not None}
-
     def _build(self, choice: Choice) -> Provider:
-        options = self._options(choice)
-        provider = self.config.build(choice.name, **options)
+        provider = self.provider_choice.build(choice)
         if self.session is None:
             toolbox = self.toolbox.with_sources(self.mcp)
             self.session = Session(provider, self.workspace, toolbox=toolbox, max_steps=self.settings.max_steps)
             self.session.history = list(self.history)
         self.session.provider = provider
-        self.built = (choice.name, sorted(options.items()))
         return provider
 
     async def ready_conversation(self) -> None:
@@ -208,8 +164,8 @@ class FolderAgent:
 
     def _session(self) -> Session:
         """The session, with the provider the current choice and settings ask for."""
-        choice = self.choice()
-        if self.session is None or self.built != (choice.name, sorted(self._options(choice).items())):
+        choice = self.provider_choice.choice()
+        if self.session is None or self.provider_choice.stale(choice):
             self._build(choice)
         assert self.session is not None
         self.session.max_steps = self.settings.max_steps
@@ -223,9 +179,8 @@ class FolderAgent:
         A failure here is left for the turn to report.
         """
         await self.ready_conversation()
-        choice = self.choice()
-        declared = any(d.name == choice.name for d in self.settings.providers)
-        module = implementation("openai-chat" if declared else choice.name)
+        choice = self.provider_choice.choice()
+        module = self.provider_choice.implementation(choice)
         try:
             if module:
                 await asyncio.to_thread(importlib.import_module, module)
@@ -262,9 +217,9 @@ class FolderAgent:
         try:
             session = await self.ready()
         except ProviderError as error:
-            choice = self.choice()
+            choice = self.provider_choice.choice()
             return turn_result(choice.name, choice.model, TurnResult(f"Error: {error}", 0, error=str(error)))
-        choice = self.choice()
+        choice = self.provider_choice.choice()
         self.tell_choice(choice)
         progress = await self.frontend.open_progress(token, "elelem", asked.prompt)
         started, tools = now(), ToolLog()
@@ -304,7 +259,7 @@ class FolderAgent:
     def _set_budget(self, session: Session) -> None:
         """What the session's budget comes from: the folder's setting and the model's known window."""
         session.context_setting = self.settings.context_tokens
-        session.model_window = model_window(model_of(session.provider, self.choice().model))
+        session.model_window = model_window(model_of(session.provider, self.provider_choice.choice().model))
 
     def _show_turn(self, record: TurnRecord, result: dict[str, Any]) -> None:
         """For a plain client: the start of the reply as a message, the whole turn as a document."""
@@ -455,23 +410,3 @@ def turn_result(provider: str, model: str | None, result: TurnResult) -> dict[st
         "cancelled": result.cancelled,
         "error": result.error,
     }
-
-
-def declared_factory(declared: DeclaredProvider):
-    """A factory for a provider declared in settings; the key only ever comes from the environment."""
-
-    def build(model: str | None = None, temperature: float | None = None, max_tokens: int | None = None, **_: Any):
-        api_key = os.environ.get(declared.api_key_env, "") if declared.api_key_env else ""
-        try:
-            return build_declared(
-                declared.type,
-                model or declared.model,
-                declared.endpoint,
-                api_key,
-                declared.temperature if declared.temperature is not None else temperature,
-                declared.max_tokens if declared.max_tokens is not None else max_tokens,
-            )
-        except ValueError as error:
-            raise ProviderError(f"provider {declared.name!r}: {error}") from error
-
-    return build

@@ -187,6 +187,6 @@ async def test_selecting_an_unknown_provider_is_refused_and_keeps_the_choice(pro
     folder = host.agents[project.as_uri()]
     with pytest.raises(Refused, match='unknown provider: "nosuch"'):
         await folder.select_provider("nosuch", None)
-    assert folder.choice().name == "stub"
+    assert folder.provider_choice.choice().name == "stub"
     assert await folder.select_provider("stub", "m") == {"provider": "stub", "model": "m"}
     assert (await folder.providers())["source"] == "selected"
