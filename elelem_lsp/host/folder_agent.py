@@ -93,9 +93,7 @@ class FolderAgent:
     def apply_settings(self, settings: Settings) -> None:
         """Take new settings; plugins and declared providers are loaded again if they changed."""
         old, self.settings = self.settings, settings
-        if (old.workspace_plugins, old.providers) != (settings.workspace_plugins, settings.providers):
-            self.provider_choice = ProviderChoice(self.root, lambda: self.settings)
-            self.built = None
+        self.provider_choice.settings_changed(old, settings)
         if old.mcp_servers != settings.mcp_servers:
             self.mcp.sync()  # servers no longer wanted stop now, not at the next turn
 

@@ -190,3 +190,15 @@ async def test_selecting_an_unknown_provider_is_refused_and_keeps_the_choice(pro
     assert folder.provider_choice.choice().name == "stub"
     assert await folder.select_provider("stub", "m") == {"provider": "stub", "model": "m"}
     assert (await folder.providers())["source"] == "selected"
+
+
+async def test_a_selected_provider_outlives_a_change_of_the_plugin_settings(project):
+    add_plugin(project, "scripted")
+    host, frontend = host_for(project, {"workspacePlugins": False})
+    folder = host.agents[project.as_uri()]
+    await folder.select_provider("stub", "m")
+    assert "scripted" not in (await folder.providers())["available"]
+    frontend.settings_by_folder[project.as_uri()] = {"workspacePlugins": True}
+    info = await folder.providers()
+    assert "scripted" in info["available"]  # the plugins were loaded again
+    assert (info["provider"], info["model"], info["source"]) == ("stub", "m", "selected")
