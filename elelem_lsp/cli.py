@@ -161,7 +161,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def run_acp(args: argparse.Namespace) -> int:
     log_to_stderr(args.log_level)
-    from .acp.agent import serve
+    from .acp.stdio import serve
     from .stop_signals import StopSignals
 
     stop_signals = StopSignals()

@@ -1,16 +1,22 @@
 """The package's layering, checked on every run from the source's imports (``ast``, function-level
-imports included): no cycles between modules; the agent imports nothing else of ours; the host
-speaks no protocol and knows no face; providers know neither host nor server; the ACP face knows
-no LSP and nothing of the terminal client."""
+imports included): no cycles between modules; faces above the host above the agent and the
+providers: the agent imports nothing else of ours; the host speaks no protocol and knows no
+face; providers know neither host nor server; the ACP face knows no LSP and nothing of the
+terminal client, and holds a folder agent, not the host. Inside the host: the registry above
+the stored-conversation operations above the folder agent above its parts above the ports,
+which are small roles that the parts take one by one."""
 
 from __future__ import annotations
 
 import ast
 import functools
+import inspect
 import sys
 from pathlib import Path
 
 import pytest
+
+from elelem_lsp.host import frontend as ports
 
 PACKAGE = Path(__file__).resolve().parents[1] / "elelem_lsp"
 
@@ -106,11 +112,66 @@ def test_there_are_no_import_cycles():
         ("elelem_lsp.providers", ("elelem_lsp.host", "elelem_lsp.server", "elelem_lsp.acp", "elelem_lsp.client",
                                   "elelem_lsp.cli", "elelem_lsp.textedits", "elelem_lsp.spinner")),
         ("elelem_lsp.acp", ("elelem_lsp.server", "elelem_lsp.client", "elelem_lsp.cli", "elelem_lsp.textedits",
-                            "pygls", "lsprotocol")),
+                            "pygls", "lsprotocol", "elelem_lsp.host.host")),
     ],
 )
 def test_each_layer_imports_only_what_is_below_it(importer, banned):
     assert forbidden(importer, banned) == []
+
+
+# The host's own layers, top down; a host module not named is one of the folder agent's parts.
+HOST_LAYERS = {
+    "elelem_lsp.host.host": 4,  # the registry of folder agents
+    "elelem_lsp.host.stored": 3,  # the operations on stored conversations, given a folder agent
+    "elelem_lsp.host.folder_agent": 2,
+    "elelem_lsp.host.frontend": 0,  # the ports
+}
+PARTS = 1
+
+
+def host_layer(module: str) -> int:
+    return HOST_LAYERS.get(module, PARTS)
+
+
+def test_inside_the_host_each_layer_imports_only_what_is_below_it():
+    upward = [
+        f"{module} imports {target} (line {line})"
+        for module, targets in graph().items()
+        if within(module, "elelem_lsp.host") and module != "elelem_lsp.host"
+        for target, line in targets.items()
+        if within(target, "elelem_lsp.host") and target != "elelem_lsp.host"
+        and host_layer(target) >= host_layer(module) and not (host_layer(module) == PARTS == host_layer(target))
+    ]
+    assert upward == []
+
+
+def test_only_the_lsp_face_holds_the_host_and_the_agent_is_the_acp_faces():
+    holders = sorted({m for m, t, _ in all_imports() if within(t, "elelem_lsp.host.host") and not within(m, "elelem_lsp.host")})
+    assert holders == ["elelem_lsp.server.router"]
+    assert "elelem_lsp.host.folder_agent" in graph()["elelem_lsp.acp.session"]
+
+
+def roles() -> tuple[type, ...]:
+    return ports.Frontend.__bases__
+
+
+def members(role: type) -> set[str]:
+    return {name for name in vars(role) if not name.startswith("_")}
+
+
+def test_the_ports_are_small_roles_that_the_frontend_only_gathers():
+    assert [role.__name__ for role in roles()] == ["Face", "SettingsSource", "Person", "Documents", "Progress"]
+    assert {role.__name__: len(members(role)) for role in roles() if len(members(role)) > 7} == {}
+    assert members(ports.Frontend) == set()  # nothing beyond its roles
+    assert sum(len(members(role)) for role in roles()) == len(
+        {name for name, _ in inspect.getmembers(ports.Frontend) if not name.startswith("_")})
+
+
+def test_a_part_of_the_host_takes_the_roles_it_uses_not_the_whole_frontend():
+    """The folder agent hands each part its roles; only it and the registry take the whole
+    Frontend (and host/mcp, which uses the face and the person, until it is narrowed)."""
+    takers = sorted({m for m, t, _ in all_imports() if t == "elelem_lsp.host.frontend.Frontend" and within(m, "elelem_lsp.host")})
+    assert [m for m in takers if not within(m, "elelem_lsp.host.mcp")] == ["elelem_lsp.host.folder_agent", "elelem_lsp.host.host"]
 
 
 def test_only_the_mcp_module_speaks_mcp():
@@ -149,4 +210,4 @@ def test_this_package_is_what_is_walked():
     edges = graph()
     assert {"elelem_lsp.agent.session", "elelem_lsp.host.host", "elelem_lsp.server.server"} <= set(edges)
     assert "elelem_lsp.host.frontend" in edges["elelem_lsp.server.editor"]
-    assert "elelem_lsp.host.host" in edges["elelem_lsp.server.editor"]  # imported inside a function
+    assert "elelem_lsp.host.host" in edges["elelem_lsp.server.router"]  # imported inside a function

@@ -120,10 +120,10 @@ class AcpFrontend(Frontend):
         # One question, however many wait for its answer. A question that an earlier prompt asked
         # and that was cancelled with it (its answer may still be on its way in) is asked again.
         for _ in range(2):
-            started_here = self.trust_question is None
-            if started_here:
-                self.trust_question = asyncio.ensure_future(self._ask_trust(plugins, store))
             question = self.trust_question
+            started_here = question is None
+            if question is None:
+                question = self.trust_question = asyncio.ensure_future(self._ask_trust(plugins, store))
             answer = await asyncio.shield(question)
             if answer is not None:
                 self.plugins_load = answer

@@ -9,14 +9,14 @@ An MCP tool: the ``elelem.mcp`` setting (ask|allow|deny), ``allowMcpTools`` (a s
 from __future__ import annotations
 
 from ..agent.command_allowlist import allows
-from .frontend import Frontend, Unanswered
+from .frontend import Person, Unanswered
 from .settings import Settings
 
 ALLOW_ONCE, ALLOW_SESSION, DENY = "Allow once", "Allow for this session", "Deny"
 RUN_QUESTION = "elelem wants to run: "  # how a question about a command begins (the terminal's --yes answers those)
 
 
-async def allow_command(command: str, settings: Settings, session: set[str], frontend: Frontend) -> tuple[bool, str]:
+async def allow_command(command: str, settings: Settings, session: set[str], frontend: Person) -> tuple[bool, str]:
     """Whether ``command`` may run, and why not; ``session`` gains what the person allows for it."""
     if settings.execute == "allow" or allows(settings.allow_commands, command):
         return True, ""
@@ -26,7 +26,7 @@ async def allow_command(command: str, settings: Settings, session: set[str], fro
 
 
 async def allow_mcp_tool(
-    server: str, tool: str, call: str, settings: Settings, session: set[str], frontend: Frontend
+    server: str, tool: str, call: str, settings: Settings, session: set[str], frontend: Person
 ) -> tuple[bool, str]:
     """Whether the MCP ``tool`` of ``server`` may be called (``call``: the call as the person reads it)."""
     name = f"{server}__{tool}"
@@ -37,7 +37,7 @@ async def allow_mcp_tool(
     return await ask_person(f"elelem wants to call {call} (MCP server {server})", name, session, frontend)
 
 
-async def ask_person(question: str, key: str, session: set[str], frontend: Frontend) -> tuple[bool, str]:
+async def ask_person(question: str, key: str, session: set[str], frontend: Person) -> tuple[bool, str]:
     """Allow once, for this session (``session`` remembers ``key``) or deny: the person's answer."""
     if key in session:
         return True, ""

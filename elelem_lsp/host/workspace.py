@@ -1,4 +1,4 @@
-"""FrontendWorkspace: the agent's Workspace port, answered through a front end.
+"""FrontendWorkspace: the agent's Workspace port, answered through a face's ports.
 
 Reads see the editor's unsaved buffers; writes are proposed to the editor as one edit
 each (the smallest span, or the span an ``edit`` already knows, in the buffer's own line
@@ -23,7 +23,7 @@ from ..agent.workspace import (
     read_stored_for_writing,
     refuse_hard_links,
 )
-from .frontend import FileEdit, Frontend, OpenDocument, Unanswered
+from .frontend import Documents, FileEdit, OpenDocument, Person, Progress, Unanswered
 from .permission import allow_command
 from .settings import Settings
 
@@ -31,22 +31,31 @@ STALE = "the file changed in the editor"
 
 
 class FrontendWorkspace(Workspace):
-    def __init__(self, frontend: Frontend, root: Path, settings: Callable[[], Settings]) -> None:
-        super().__init__(root, client=frontend.name)
-        self.frontend = frontend
+    def __init__(
+        self,
+        root: Path,
+        settings: Callable[[], Settings],
+        *,
+        documents: Documents,
+        person: Person,
+        progress: Progress,
+        client: str,
+    ) -> None:
+        super().__init__(root, client=client)
+        self.documents, self.person, self.progress = documents, person, progress
         self.settings = settings  # the folder's current settings, read at each request
         self.allowed_for_session: set[str] = set()
 
     # -- files -----------------------------------------------------------------
     async def read_text(self, path: Path) -> str:
-        document = await self.frontend.read_document(path)
+        document = await self.documents.read_document(path)
         if document is not None:
             return for_model(document.text)
         return await super().read_text(path)
 
     def unsaved_buffers(self, top: Path) -> dict[Path, str]:
         buffers: dict[Path, str] = {}
-        for document in self.frontend.open_documents():
+        for document in self.documents.open_documents():
             path = document.path  # resolved: a buffer reached through a link out stays out
             if (path != top and top not in path.parents) or self.root not in path.parents:
                 continue
@@ -61,12 +70,12 @@ class FrontendWorkspace(Workspace):
         return buffers
 
     async def update(self, path: Path, change: Change, *, tool: str) -> None:
-        if not self.frontend.can_edit:
+        if not self.documents.can_edit:
             await super().update(path, change, tool=tool)
             return
         name = self.relative(path)
         for _ in range(2):  # the second try only after the person typed
-            document = await self.frontend.read_document(path)
+            document = await self.documents.read_document(path)
             if document is not None:
                 # A buffer is saved through the same hard link, so an open document is refused too.
                 refuse_hard_links(path, name)
@@ -77,10 +86,10 @@ class FrontendWorkspace(Workspace):
             edit = self._edit_of(path, document, current, change, tool)
             if edit is None:
                 return
-            applied, reason = await self.frontend.apply_edit(edit)
+            applied, reason = await self.documents.apply_edit(edit)
             if applied:
                 return
-            now = self.frontend.open_document(path)
+            now = self.documents.open_document(path)
             if now is None or now.version == (document.version if document else None):
                 detail = f": {reason}" if reason else ""
                 raise WorkspaceError(f"the editor refused the edit to {name}{detail}")
@@ -114,10 +123,10 @@ class FrontendWorkspace(Workspace):
 
     # -- processes and people ----------------------------------------------------
     async def allow_command(self, command: str) -> tuple[bool, str]:
-        return await allow_command(command, self.settings(), self.allowed_for_session, self.frontend)
+        return await allow_command(command, self.settings(), self.allowed_for_session, self.person)
 
     async def run(self, command: str, *, timeout: float, output_cap: int) -> ProcessResult:
-        return await self.frontend.run_command(
+        return await self.documents.run_command(
             command,
             self.root,
             timeout=timeout,
@@ -126,10 +135,10 @@ class FrontendWorkspace(Workspace):
         )
 
     def tool_starting(self, call_id: str, name: str) -> None:
-        self.frontend.tool_starting(call_id, name)
+        self.progress.tool_starting(call_id, name)
 
     async def ask_user(self, prompt: str) -> str:
         try:
-            return await self.frontend.ask_text(prompt)
+            return await self.person.ask_text(prompt)
         except Unanswered as error:
             raise WorkspaceError(str(error)) from None

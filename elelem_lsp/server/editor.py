@@ -1,4 +1,4 @@
-"""LspFrontend: the host's front-end port, answered over LSP by the editor.
+"""LspFrontend: the host's ports, answered over LSP by the editor.
 
 Settings come from ``workspace/configuration`` (or ``initializationOptions``), messages
 go out as ``window/showMessage``, a turn's events as coalesced ``$/progress`` (or the log),
@@ -6,28 +6,26 @@ permission is asked with ``window/showMessageRequest``, text input with ``elelem
 open buffers are pygls' text documents, and an edit becomes one ``workspace/applyEdit``
 (a ``TextDocumentEdit`` with the open document's version, positions in the negotiated
 encoding, a change annotation naming the tool). It also holds what the client negotiated.
+Requests go the other way, to the host, through ``router``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
-import logging
 import uuid
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcMethodNotFound
+from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 from pygls.lsp.server import LanguageServer
 
-from ..host.frontend import BadRequest, FileEdit, Frontend, Level, OpenDocument, ProgressSink, Unanswered
+from ..host.frontend import FileEdit, Frontend, Level, OpenDocument, ProgressSink, Unanswered
 from ..textedits import Change as TextChange
 from ..textedits import Position, change_at
-from .documents import document_path, folder_path
 from .progress import ProgressStream
 
-log = logging.getLogger(__name__)
 TERMINAL_CLIENT = "elelem-terminal"  # what `elelem-lsp ask|chat|providers` announce in initializationOptions
 OUR_CLIENT_PREFIX = "elelem-"
 LEVELS = {"info": lsp.MessageType.Info, "warning": lsp.MessageType.Warning, "error": lsp.MessageType.Error}
@@ -50,25 +48,6 @@ class LspFrontend(Frontend):
         # then a folder's settings are kept until the next workspace/didChangeConfiguration.
         self.settings_pushed = False
         self.showing: set[asyncio.Task[Any]] = set()
-        self._host: Any = None
-
-    @property
-    def host(self) -> Any:
-        """The agent host, imported on first use (after initialize, off the start-up path)."""
-        if self._host is None:
-            from ..host.host import Host
-
-            self._host = Host(self)
-        return self._host
-
-    @property
-    def host_loaded(self) -> bool:
-        return self._host is not None
-
-    async def stop_host(self) -> None:
-        """Stop what the host runs outside this process (MCP servers) before the server exits."""
-        if self.host_loaded:
-            await self.host.shutdown()
 
     # -- what the client negotiated -------------------------------------------
     @property
@@ -118,20 +97,7 @@ class LspFrontend(Frontend):
     def position_encoding(self) -> str:
         return str(self.server.workspace.position_encoding or "utf-16")
 
-    # -- folders and settings --------------------------------------------------
-    def folder_for(self, uri: str | None) -> Any:
-        """The host's folder for a document URI (the first folder for none); InvalidParams naming uri."""
-        self.sync_folders()
-        try:
-            return self.host.folder_for(document_path(uri) if uri is not None else None, uri or "")
-        except BadRequest as error:
-            raise JsonRpcInvalidParams(str(error)) from None
-
-    def sync_folders(self) -> None:
-        workspace = self.server.workspace
-        uris = list(workspace.folders) or [workspace.root_uri or Path.cwd().as_uri()]
-        self.host.sync_folders({uri: folder_path(uri) for uri in uris})
-
+    # -- settings --------------------------------------------------------------
     async def settings(self, folder_uri: str) -> Any:
         if not self._pulls_settings:
             return self.initialization_options
@@ -156,22 +122,6 @@ class LspFrontend(Frontend):
         except JsonRpcException:
             return  # the client cannot register: settings are pulled before every command
         self.settings_pushed = True
-
-    async def settings_changed(self) -> None:
-        self.settings_pushed = True
-        if self.host_loaded:
-            await self.host.settings_changed()
-
-    async def prepare_first_turn(self) -> None:
-        """After initialize: import the agent and ready each folder's provider, off the event loop,
-        so the first turn costs what a warm one does."""
-        try:
-            await self.register_for_settings()
-            await asyncio.to_thread(importlib.import_module, f"{__package__}.commands")
-            self.sync_folders()
-            await self.host.prepare()
-        except Exception:  # whatever failed here fails again, and is reported, in the turn
-            log.info("preparing the first turn failed", exc_info=True)
 
     # -- the person ------------------------------------------------------------
     def show_message(self, level: Level, text: str) -> None:
@@ -276,7 +226,8 @@ class _WorkDoneProgress(ProgressSink):
     def __init__(self, server: LanguageServer, token: Any) -> None:
         self.server, self.token = server, token
         self.stream = ProgressStream(self._send)
-        server.work_done_progress.tokens.setdefault(token, _NoFuture())
+        # pygls cancels the future it keeps per token (as its own begin() makes one); the router stops the turn.
+        server.work_done_progress.tokens.setdefault(token, Future())
 
     def _send(self, value: dict[str, Any]) -> None:
         self.server.protocol.notify(lsp.PROGRESS, lsp.ProgressParams(token=self.token, value=value))
@@ -305,13 +256,6 @@ class _LoggedProgress(ProgressSink):
 
     def end(self, message: str) -> None:
         self.stream.end(message)
-
-
-class _NoFuture:
-    """pygls cancels the future it keeps per token; we cancel the turn ourselves."""
-
-    def cancel(self) -> bool:
-        return True
 
 
 def _document_edit(uri: str, version: int | None, edit: TextChange, annotation: str | None) -> lsp.TextDocumentEdit:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from elelem_lsp.acp.agent import attached, file_path, slash_command
+from elelem_lsp.acp.prompts import attached, file_path
+from elelem_lsp.acp.slash_commands import slash_command
 from elelem_lsp.acp.updates import Outbox, ToolCalls, context_line, locations_of, replayed, title_of
 from scaffold import wait_until
 

@@ -9,7 +9,7 @@ from elelem_lsp.host.frontend import Unanswered
 from elelem_lsp.host.permission import ALLOW_ONCE, ALLOW_SESSION, DENY, allow_command
 from elelem_lsp.host.settings import Settings
 
-from .memory_frontend import MemoryFrontend
+from .memory_frontend import MemoryPerson
 
 
 @pytest.mark.parametrize(
@@ -24,14 +24,14 @@ from .memory_frontend import MemoryFrontend
     ],
 )
 async def test_allow_commands_lets_a_simple_command_run_without_asking(command, entries, execute, allowed):
-    frontend = MemoryFrontend(answers=[DENY])
+    frontend = MemoryPerson(answers=[DENY])
     decision = await allow_command(command, Settings(execute=execute, allowCommands=entries), set(), frontend)
     assert decision[0] is allowed
     assert frontend.questions == ([] if allowed or execute == "deny" else [f"elelem wants to run: {command}"])
 
 
 async def test_allow_and_deny_settings_decide_without_asking():
-    frontend = MemoryFrontend(answers=[DENY])
+    frontend = MemoryPerson(answers=[DENY])
     assert await allow_command("ls", Settings(execute="allow"), set(), frontend) == (True, "")
     assert await allow_command("ls", Settings(execute="deny"), set(), frontend) == (
         False, "denied by the elelem.execute setting (and not allowed by elelem.allowCommands)")
@@ -50,13 +50,13 @@ async def test_allow_and_deny_settings_decide_without_asking():
     ],
 )
 async def test_under_ask_the_person_decides(answer, outcome):
-    frontend = MemoryFrontend(answers=[answer])
+    frontend = MemoryPerson(answers=[answer])
     assert await allow_command("make", Settings(), set(), frontend) == outcome
     assert frontend.questions == ["elelem wants to run: make"]
 
 
 async def test_allow_for_this_session_is_remembered_for_that_command_only():
-    frontend = MemoryFrontend(answers=[ALLOW_SESSION, DENY])
+    frontend = MemoryPerson(answers=[ALLOW_SESSION, DENY])
     session: set[str] = set()
     assert (await allow_command("make", Settings(), session, frontend))[0]
     assert (await allow_command("make", Settings(), session, frontend))[0]  # not asked again
@@ -65,7 +65,7 @@ async def test_allow_for_this_session_is_remembered_for_that_command_only():
 
 
 async def test_allow_once_is_not_remembered():
-    frontend = MemoryFrontend(answers=[ALLOW_ONCE, DENY])
+    frontend = MemoryPerson(answers=[ALLOW_ONCE, DENY])
     session: set[str] = set()
     assert (await allow_command("make", Settings(), session, frontend))[0]
     assert not (await allow_command("make", Settings(), session, frontend))[0]

@@ -392,7 +392,7 @@ def test_an_unusable_uri_names_uri_in_its_error(uri, says, project):
     host.sync_folders({project.as_uri(): project})
     uri = uri.format(project=project)
     with pytest.raises((JsonRpcInvalidParams, BadRequest)) as refused:
-        host.folder_for(document_path(uri), uri)
+        host.agent_for(document_path(uri), uri)
     message = getattr(refused.value, "message", None) or str(refused.value)
     assert message.startswith("uri: ") and says in message
 

@@ -1,0 +1,60 @@
+"""AcpSession: one ACP session, holding the agent of its folder and the front end that answers it.
+
+Its prompt runs as the folder agent's turn, with the stop reason ACP asks for; cancelling
+stops the turn, or whatever the prompt does before or instead of one; a change of its
+provider or model is announced as a ``config_option_update``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from acp import RequestError, update_agent_message_text
+from acp.schema import ConfigOptionUpdate, PromptResponse, StopReason
+
+from ..agent.toolbox import Toolbox
+from ..host.conversations import Asked
+from ..host.folder_agent import FolderAgent
+from ..host.frontend import Refused
+from .frontend import AcpFrontend
+from .options import config_options
+
+
+class AcpSession:
+    """One ACP session: its id, the agent of its folder, and the front end that answers it."""
+
+    def __init__(self, root: Path, frontend: AcpFrontend) -> None:
+        self.id, self.root, self.frontend = "", root, frontend
+        self.agent = FolderAgent(root.resolve(), root.as_uri(), frontend, Toolbox())
+        self.prompting: asyncio.Task[PromptResponse] | None = None  # the prompt being answered
+
+    async def options_changed(self) -> None:
+        options = await config_options(self.agent)
+        self.frontend.outbox.put(ConfigOptionUpdate(session_update="config_option_update", config_options=options))
+
+    async def turn(self, asked: Asked) -> StopReason:
+        """Run one turn; its stop reason."""
+        before = self.frontend.turn
+        try:
+            result = await self.agent.turn(asked.prompt, context=asked.context)
+        except Refused as error:
+            raise RequestError(-32600, str(error)) from None
+        if result["error"] and not result["cancelled"]:
+            turn = self.frontend.turn
+            said = turn is not before and turn is not None and turn.said  # None: it failed before it began
+            self.frontend.outbox.put(update_agent_message_text(("\n\n" if said else "") + result["reply"]))
+        await self.frontend.outbox.sent()
+        if result["cancelled"]:
+            return "cancelled"
+        # The host says maxSteps only in its error's words (a turn result has no reason field).
+        if result["error"] and "(maxSteps)" in result["error"]:
+            return "max_turn_requests"
+        return "end_turn"
+
+    def cancel(self) -> None:
+        """Stop the prompt: a running turn through its agent (it ends cancelled, and is stored so);
+        anything before or instead of a turn (the plugins question, reading attached files, a slash
+        command such as /compact) where it is."""
+        if not self.agent.cancel() and self.prompting is not None:
+            self.prompting.cancel()
