@@ -52,6 +52,7 @@ from acp.schema import (
 )
 
 from .. import __version__
+from ..agent.editor_context import EditorContext, render
 from ..agent.workspace import WorkspaceError
 from ..host.conversations import Asked
 from ..host.frontend import BadRequest, Refused
@@ -189,7 +190,9 @@ class AcpSession:
         """Run one turn; its stop reason."""
         before = self.frontend.turn
         try:
-            result = await self.host.turn(self.folder, asked.prompt, context=asked.context, request=self.id)
+            editor = await render(EditorContext(self.root, trusted=self.folder.settings.trusted))  # cwd: git's state
+            context = "\n\n".join(part for part in (asked.context, editor) if part)
+            result = await self.host.turn(self.folder, asked.prompt, context=context, request=self.id)
         except Refused as error:
             raise RequestError(-32600, str(error)) from None
         if result["error"] and not result["cancelled"]:

@@ -16,7 +16,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from ..agent.toolbox import describe
 from ..host.conversations import ID_PATTERN
 from ..host.frontend import BadRequest, Refused
-from .documents import describe_location
+from .documents import describe_location, editor_context
 from .editor import LspFrontend
 
 UINTEGER_MAX = 2**31 - 1  # LSP's uinteger, the type of a position's line and character
@@ -109,9 +109,10 @@ def parse(model: type[Arguments], arguments: tuple[Any, ...]) -> Any:
 
 async def ask(face: LspFrontend, args: AskArguments) -> dict[str, Any]:
     folder = face.folder_for(args.uri)
-    location = describe_location(face.server.workspace, folder.root, args.uri, args.range) if args.uri is not None else ""
+    trusted = folder.settings.trusted  # as last taken (the host takes the settings at start): whether git may run
+    context = await editor_context(face.server.workspace, folder.root, args.uri, args.range, trusted=trusted)
     return await face.host.turn(
-        folder, args.prompt, context=location, token=args.progress_token, request=face.server.protocol.msg_id
+        folder, args.prompt, context=context, token=args.progress_token, request=face.server.protocol.msg_id
     )
 
 
