@@ -81,6 +81,9 @@ async def test_read_a_range_numbers_its_lines_and_says_how_to_read_on(box, ws):
     assert (await box.call("read", {"path": "empty.txt"}, ws))["content"] == "[the file is empty]"
     zero = await box.call("read", {"path": "long.txt", "offset": 0}, ws)
     assert zero["ok"] is False and "offset" in zero["error"]
+    none = await box.call("read", {"path": "long.txt", "limit": 0}, ws)
+    assert none["ok"] is False and "limit" in none["error"]
+    assert (await box.call("read", {"path": "long.txt", "limit": None}, ws))["lines"] == [1, 30]  # null: not given
 
 
 async def test_a_long_file_is_read_in_pages_that_fit_and_join_up(box, ws):

@@ -1,6 +1,8 @@
 """``grep``: lines matching a regular expression in every file of a folder, through the Workspace port."""
 
-from pydantic import BaseModel, Field
+from typing import Annotated
+
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from ..workspace import Workspace
 from .base import Tool, ToolFailure
@@ -21,7 +23,7 @@ DESCRIPTION = (
 class GrepArguments(BaseModel):
     pattern: str = Field(description="A regular expression in Rust regex syntax, e.g. 'def \\w+\\(' or '(?i)todo'")
     path: str = Field(default=".", description="File or folder to search, relative to the workspace root")
-    glob: str | None = Field(
+    glob: Annotated[str | None, WithJsonSchema({"type": "string"})] = Field(  # null taken as not given
         default=None,
         min_length=1,
         description="Only files matching this glob, as ripgrep's --glob: '*.py' (any folder), 'src/**/*.ts', '*.{js,ts}'; "

@@ -10,7 +10,9 @@ on from, so a model never takes part of a file for all of it.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Annotated
+
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from .. import budget
 from ..messages import encode
@@ -35,7 +37,7 @@ DESCRIPTION = (
 class ReadArguments(BaseModel):
     path: str = Field(description="File path, relative to the workspace root")
     offset: int = Field(default=1, ge=1, description="The first line to read, counting from 1")
-    limit: int | None = Field(
+    limit: Annotated[int | None, WithJsonSchema({"type": "integer", "minimum": 1})] = Field(  # null taken as not given
         default=None, ge=1, description=f"How many lines to read at most (default {DEFAULT_LIMIT}, or what fits)"
     )
 
