@@ -184,6 +184,56 @@ async def test_long_lines_are_cut(box, tmp_path):
     assert found["matches_found"] == 1 and len(found["matches"][0]["text"]) <= 500
 
 
+# -- context lines and globs ------------------------------------------------------------------------
+async def test_grep_shows_lines_of_context_around_each_match(box, tmp_path):
+    ws = make(tmp_path, {"a.py": "one\ntwo\nneedle 3\nfour\nfive\nsix\nseven\nneedle 8\nnine\n"})
+    found = await box.call("grep", {"pattern": "needle", "context": 1}, ws)
+    assert [(m["line"], m["text"], m.get("context", False)) for m in found["matches"]] == [
+        (2, "two", True),
+        (3, "needle 3", False),
+        (4, "four", True),
+        (7, "seven", True),
+        (8, "needle 8", False),
+        (9, "nine", True),
+    ]
+    assert (found["matches_found"], found["matches_shown"], found["truncated"]) == (2, 2, False)
+
+
+async def test_the_match_limit_counts_matches_and_keeps_the_last_ones_context(box, tmp_path):
+    ws = make(tmp_path, {"a.txt": "".join(f"hit {n}\nquiet {n}\n" for n in range(300))})
+    found = await box.call("grep", {"pattern": "hit", "context": 1}, ws)
+    assert (found["matches_found"], found["matches_shown"], found["truncated"]) == (300, 200, True)
+    assert sum("context" not in m for m in found["matches"]) == 200
+    assert found["matches"][-1] == {"path": "a.txt", "line": 400, "text": "quiet 199", "context": True}
+    too_many = await box.call("grep", {"pattern": "hit", "context": 11}, ws)
+    assert too_many["ok"] is False and "context" in too_many["error"]
+
+
+@pytest.mark.parametrize(
+    "glob, paths",
+    [("*.py", ["a.py", "src/deep/c.py"]), ("src/**/*.py", ["src/deep/c.py"]), ("*.{md,ts}", ["b.ts", "docs/d.md"]), ("!*.py", ["b.ts", "docs/d.md"])],
+)
+async def test_grep_searches_only_the_files_a_glob_names(box, tmp_path, glob, paths):
+    ws = make(tmp_path, {"a.py": "needle", "b.ts": "needle", "src/deep/c.py": "needle", "docs/d.md": "needle"})
+    found = await box.call("grep", {"pattern": "needle", "glob": glob}, ws)
+    assert sorted(m["path"] for m in found["matches"]) == paths
+
+
+async def test_a_glob_applies_to_unsaved_buffers_too(box, tmp_path):
+    class Editor(Workspace):
+        def unsaved_buffers(self, top):
+            return {self.root / "a.py": "needle typed", self.root / "b.ts": "needle typed"}
+
+    make(tmp_path, {"a.py": "saved", "b.ts": "saved"})
+    found = await box.call("grep", {"pattern": "needle", "glob": "*.py"}, Editor(tmp_path))
+    assert [(m["path"], m["text"]) for m in found["matches"]] == [("a.py", "needle typed")]
+
+
+async def test_a_bad_glob_is_explained(box, tmp_path):
+    found = await box.call("grep", {"pattern": "x", "glob": "src/[a"}, make(tmp_path, {"a.txt": "x"}))
+    assert found["ok"] is False and found["error"].startswith("bad glob") and "src/[a" in found["error"]
+
+
 # -- off the event loop, cancellable --------------------------------------------------------------
 async def test_cancelling_a_grep_kills_rg(box, slow_tree):
     started = asyncio.get_running_loop().time()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+
 import pytest
 from lsprotocol import types as lsp
 
@@ -214,3 +217,27 @@ def test_the_command_names_known_at_start_up_are_the_commands():
     from elelem_lsp.server.server import COMMAND_NAMES
 
     assert sorted(COMMAND_NAMES) == sorted(COMMANDS)
+
+
+async def test_an_ask_from_a_selection_puts_the_editors_context_before_the_model(project, start_editor):
+    add_plugin(project, "scripted")
+    for command in (["init", "-q", "-b", "trunk"], ["add", "README.md"], ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "one"]):
+        subprocess.run(["git", "-C", str(project), *command], check=True, capture_output=True)
+    (project / "src").mkdir()
+    (project / "src/app.py").write_text("import os\ndef main():\n    return os.getcwd()\n")
+    write_script(project, [[{"type": "record"}, {"type": "saying", "text": "seen"}]])
+    editor = await start_editor(project, settings={"provider": "scripted"})
+    editor.open("README.md")
+    uri = editor.open("src/app.py", language="python")
+    selection = {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 22}}
+
+    assert (await editor.ask("what does this do?", uri=uri, range=selection))["reply"] == "seen"
+
+    [fetch] = [json.loads(line) for line in (project / ".agents/fetches.jsonl").read_text().splitlines()]
+    system, asked = fetch["messages"][0]["content"], fetch["messages"][-1]["content"]
+    assert asked.startswith(
+        "what does this do?\n\nFile: src/app.py (lines 2-3)\n```python\ndef main():\n    return os.getcwd()\n```\n"
+        "Open in the editor: README.md\nGit: branch trunk; "
+    )
+    assert "?? .agents/" in asked and "?? src/" in asked
+    assert f"Workspace root: {project.resolve()}" in system and "How to work:" in system

@@ -71,11 +71,13 @@ def test_a_long_argument_is_cut_to_one_line():
 @pytest.mark.parametrize(
     ("name", "result", "summary"),
     [
-        ("read", {"content": "a\nb\nc\n", "path": "x"}, "3 lines"),
-        ("read", {"content": "one", "path": "x"}, "1 line"),
-        ("read", {"content": "", "path": "x"}, "0 lines"),
+        ("read", {"content": "1\ta\n2\tb\n3\tc", "path": "x", "total_lines": 3, "lines": [1, 3]}, "3 lines"),
+        ("read", {"content": "1\tone", "path": "x", "total_lines": 1, "lines": [1, 1]}, "1 line"),
+        ("read", {"content": "[the file is empty]", "path": "x", "total_lines": 0}, "0 lines"),
+        ("read", {"content": "...", "path": "x", "total_lines": 686, "lines": [1, 320], "next_offset": 321}, "lines 1-320 of 686"),
         ("write", {"path": "x", "bytes": 12}, "wrote 12 bytes"),
-        ("edit", {"path": "x"}, "edited"),
+        ("edit", {"path": "x", "replacements": 1}, "edited"),
+        ("edit", {"path": "x", "replacements": 3}, "edited 3 places"),
         ("execute", {"exit_code": 2, "output": "oops\n", "truncated": False}, "exit 2, 1 line of output"),
         ("bash", {"exit_code": 0, "output": "a\nb", "truncated": True}, "exit 0, 2 lines of output (cut short)"),
         ("list", {"files": ["a", "b"], "truncated": False}, "2 files"),

@@ -13,6 +13,7 @@ from pathlib import Path
 from acp import RequestError, update_agent_message_text
 from acp.schema import ConfigOptionUpdate, PromptResponse, StopReason
 
+from ..agent.editor_context import EditorContext, render
 from ..agent.toolbox import Toolbox
 from ..host.conversations import Asked
 from ..host.folder_agent import FolderAgent
@@ -37,7 +38,9 @@ class AcpSession:
         """Run one turn; its stop reason."""
         before = self.frontend.turn
         try:
-            result = await self.agent.turn(asked.prompt, context=asked.context)
+            editor = await render(EditorContext(self.agent.root, trusted=self.agent.settings.trusted))  # cwd: git's state
+            context = "\n\n".join(part for part in (asked.context, editor) if part)
+            result = await self.agent.turn(asked.prompt, context=context)
         except Refused as error:
             raise RequestError(-32600, str(error)) from None
         if result["error"] and not result["cancelled"]:

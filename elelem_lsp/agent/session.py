@@ -32,10 +32,12 @@ from .budget import (
     cut_text,
     fit,
     oldest_turns,
+    result_room,
     split_turns,
     total_tokens,
     window_budget,
 )
+from .instructions import instructions
 from .messages import (
     Message,
     Provider,
@@ -80,13 +82,7 @@ class Fetched:
 
 
 async def system_prompt(workspace: Workspace) -> str:
-    prompt = (
-        "You are a coding agent working in a software project through the user's "
-        f"{workspace.client}.\nWorkspace root: {workspace.root}\n"
-        "Use the tools to read, change and run things in the workspace; paths are relative to the root. "
-        "Your file changes reach the user as editor edits they can review and undo."
-    )
-    return prompt + await project_instructions(workspace)
+    return instructions(workspace.client, workspace.root) + await project_instructions(workspace)
 
 
 async def project_instructions(workspace: Workspace) -> str:
@@ -185,12 +181,15 @@ class Session:
     def fitted(self, messages: list[Message], history_length: int, tools: list[ToolDefinition]) -> Fitted:
         """``messages`` (the system prompt, ``history_length`` messages of history, then the
         current turn's) fitted to the budget, the tool definitions counted too."""
-        count = self._counter()
-        reserve = total_tokens([system(json.dumps(tools, ensure_ascii=False))], count) if tools else 0
+        reserve = self._reserve(tools)
         head, cut = messages[:1], 1 + history_length
-        fitted = fit(head, messages[1:cut], messages[cut:], self.context_tokens - reserve, count)
+        fitted = fit(head, messages[1:cut], messages[cut:], self.context_tokens - reserve, self._counter())
         fitted.tokens += reserve
         return fitted
+
+    def _reserve(self, tools: list[ToolDefinition]) -> int:
+        """The tokens the tool definitions take of each fetch's budget."""
+        return total_tokens([system(json.dumps(tools, ensure_ascii=False))], self._counter()) if tools else 0
 
     def _counter(self) -> Counter:
         """The provider's count, remembered per text: the history is counted again before each fetch.
@@ -243,9 +242,11 @@ class Session:
         steps = 0
         told = (0, 0)  # the turns left out and results shortened the observers were told of
         token = current_workspace.set(self.workspace)
+        room = None
         self.cancelled_turn = None
         try:
             tools = await self.toolbox.offered()  # may start the servers of outside tools
+            room = result_room.set((self.context_tokens - self._reserve(tools)) // LARGEST_SHARE)  # what fit() allows
             while True:
                 if steps == self.max_steps:
                     raise ProviderError(f"stopped after {self.max_steps} steps: the provider kept asking for tools (maxSteps)")
@@ -277,6 +278,8 @@ class Session:
             return TurnResult(reply, steps, error=str(error))
         finally:
             current_workspace.reset(token)
+            if room is not None:
+                result_room.reset(room)
         self.history += exchange(prompt, fetched.text)
         return TurnResult(fetched.text, steps)
 

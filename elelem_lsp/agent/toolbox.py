@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .messages import ToolDefinition
+from .messages import encode as encode  # re-exported: callers know results by the toolbox
 from .tools import BUILTIN_TOOLS, Tool, ToolFailure, aliases_of
 from .workspace import Workspace, WorkspaceError
 
@@ -146,10 +147,18 @@ def _cut(result: dict[str, Any]) -> str:
     return " (cut short)" if result.get("truncated") else ""
 
 
+def read_summary(result: dict[str, Any]) -> str:
+    """``120 lines``, or ``lines 1-320 of 686`` for part of a file."""
+    total, shown = result.get("total_lines", 0), result.get("lines")
+    if isinstance(shown, list) and shown != [1, total]:
+        return f"lines {shown[0]}-{shown[1]} of {total}"
+    return count(total, "line")
+
+
 SUMMARIES: dict[str, Callable[[dict[str, Any]], str]] = {
-    "read": lambda r: count(line_count(r.get("content", "")), "line"),
+    "read": read_summary,
     "write": lambda r: f"wrote {count(r.get('bytes', 0), 'byte')}",
-    "edit": lambda r: "edited",
+    "edit": lambda r: "edited" if r.get("replacements", 1) == 1 else f"edited {count(r['replacements'], 'place')}",
     "execute": lambda r: f"exit {r.get('exit_code')}, {count(line_count(r.get('output', '')), 'line')} of output{_cut(r)}",
     "list": lambda r: count(len(r.get("files", [])), "file") + _cut(r),
     "grep": lambda r: count(len(r.get("matches", [])), "match", "matches") + _cut(r),
@@ -164,7 +173,3 @@ def brief(name: str, arguments: dict[str, Any]) -> str:
     main = next((arguments[key] for key in MAIN_ARGUMENTS if isinstance(arguments.get(key), str)), None)
     shown = main if main is not None else json.dumps(arguments, ensure_ascii=False) if arguments else ""
     return f"{name} {shown}".rstrip()
-
-
-def encode(result: dict[str, Any]) -> str:
-    return json.dumps(result, ensure_ascii=False, separators=(",", ":"))

@@ -147,10 +147,12 @@ class Workspace:
         """Files at or below ``top`` whose text differs from the disk's, and that text: none here."""
         return {}
 
-    async def search(self, top: Path, pattern: str, *, limit: int) -> dict[str, Any]:
-        """Lines matching ``pattern`` (Rust regex syntax) in every file at or below ``top``."""
+    async def search(self, top: Path, pattern: str, *, limit: int, context: int = 0, glob: str | None = None) -> dict[str, Any]:
+        """Lines matching ``pattern`` (Rust regex syntax) in every file at or below ``top`` (those
+        matching ``glob`` when given), with ``context`` lines around each."""
         try:
-            return await search.grep(self.root, top, pattern, self.unsaved_buffers(top), limit=limit)
+            buffers = self.unsaved_buffers(top)
+            return await search.grep(self.root, top, pattern, buffers, limit=limit, context=context, glob=glob)
         except search.SearchFailure as error:
             raise WorkspaceError(str(error)) from None
 

@@ -18,7 +18,7 @@ from ..agent.toolbox import describe
 from ..host import stored
 from ..host.conversations import ID_PATTERN
 from ..host.frontend import BadRequest, Refused
-from .documents import describe_location
+from .documents import describe_location, editor_context
 from .router import LspRouter
 
 UINTEGER_MAX = 2**31 - 1  # LSP's uinteger, the type of a position's line and character
@@ -111,9 +111,10 @@ def parse(model: type[Arguments], arguments: tuple[Any, ...]) -> Any:
 
 async def ask(router: LspRouter, args: AskArguments) -> dict[str, Any]:
     agent = router.agent_for(args.uri)
-    location = describe_location(router.server.workspace, agent.root, args.uri, args.range) if args.uri is not None else ""
+    trusted = agent.settings.trusted  # as last taken (the host takes the settings at start): whether git may run
+    context = await editor_context(router.server.workspace, agent.root, args.uri, args.range, trusted=trusted)
     return await router.turn(
-        agent, args.prompt, context=location, token=args.progress_token, request=router.server.protocol.msg_id
+        agent, args.prompt, context=context, token=args.progress_token, request=router.server.protocol.msg_id
     )
 
 

@@ -367,10 +367,10 @@ async def test_a_long_conversation_is_summarised_in_requests_that_each_fit_the_b
 
 async def test_over_budget_a_summarize_folder_compacts_before_the_turn(project):
     add_plugin(project, "scripted")
-    settings = {**SCRIPTED, "compaction": "summarize", "contextTokens": 4000}
+    settings = {**SCRIPTED, "compaction": "summarize", "contextTokens": 5400}
     host, frontend = started_host(project, settings)
     folder = folder_of(host, project)
-    for n in range(6):  # about 700 tokens a turn, 900 for the tools: the fifth is over
+    for n in range(6):  # about 700 tokens a turn, 2,400 for the tools and the system prompt: the fifth is over
         await folder.turn(f"turn {n} " + "x" * 2000)
     kinds = [e["type"] for p in frontend.progress for e in p.events]
     assert "compacted" in kinds

@@ -19,7 +19,7 @@ from optional_parts import require_module
 
 from .fake_model_server import Reply, json_error, openai_chunk, refreshable_credentials, sse
 
-READ_RESULT = '{"content":"# hello\\n","path":"README.md","ok":true}'
+READ_RESULT = '{"path":"README.md","total_lines":1,"lines":[1,1],"content":"1\\t# hello","ok":true}'
 
 
 def ask(cwd: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:

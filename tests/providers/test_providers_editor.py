@@ -12,7 +12,7 @@ import pexpect
 
 from .fake_model_server import Reply, openai_chunk, sse
 
-READ_RESULT = '{"content":"# hello\\n","path":"README.md","ok":true}'
+READ_RESULT = '{"path":"README.md","total_lines":1,"lines":[1,1],"content":"1\\t# hello","ok":true}'
 
 
 def test_human_answers_on_the_terminal(project):

@@ -356,7 +356,7 @@ async def test_a_document_that_is_not_a_file_is_asked_about_as_the_text_the_edit
         lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text="x = 1\ny = 2\n"))
     )
     result = await editor.ask("explain", uri=uri, range=SELECT_LINE_2)
-    assert result["reply"] == f"explain\n\nBuffer: {uri} (line 2)\n```\ny = 2\n```"
+    assert result["reply"] == f"explain\n\nBuffer: {uri} (line 2)\n```python\ny = 2\n```"
 
 
 async def test_an_unopened_buffer_is_named_but_no_path_is_read_for_it(project, start_editor):
