@@ -45,6 +45,7 @@ class Host:
         self.fresh_settings: set[str] = set()
         self.reported_problems: dict[str, list[str]] = {}
         self.told_choice: set[str] = set()
+        self.told_unstored: set[str] = set()
         self.turns_by_request: dict[Any, Folder] = {}
         self.turns_by_token: dict[Any, Folder] = {}
         # folder uri -> the conversation, and how many turns it had, when automatic compaction failed
@@ -261,7 +262,7 @@ class Host:
         """For a plain client: the start of the reply as a message, the whole turn as a document."""
         reply = result["reply"] or ("cancelled" if result["cancelled"] else "(no reply)")
         self.frontend.show_message("error" if result["error"] else "info", f"elelem: {preview(reply)}")
-        if not self.frontend.can_show_files:
+        if not self.frontend.can_show_files or not folder.settings.history:  # history off: nothing on disk
             return
         try:
             path = write_transcript(folder.root.name, record.markdown(folder.root.name, result))
@@ -337,6 +338,9 @@ class Host:
 
     def _storage_failed(self, folder: Folder, error: OSError) -> None:
         log.warning("conversation storage for %s: %s", folder.root, error)
+        if folder.uri in self.told_unstored:  # told once per folder: every turn would say it again
+            return
+        self.told_unstored.add(folder.uri)
         self.frontend.show_message("warning", f"elelem: the conversation of {folder.root.name} is not stored: {error}")
 
     async def _stored(self, folder: Folder, conversation: str | None = None) -> ConversationStore:
