@@ -17,6 +17,7 @@ from typing import Any
 
 from ..agent.bridge import run_in_thread
 from ..agent.messages import Message, Provider, ProviderError
+from ..agent.redaction import redact_error
 from ..agent.registry import Config, plugin_dirs, workspace_plugin_dir
 from ..agent.session import Session
 from ..agent.toolbox import Toolbox
@@ -24,7 +25,7 @@ from ..providers import build_declared, implementation
 from ..providers import register as register_builtins
 from .frontend import Frontend
 from .mcp import McpServers
-from .settings import DeclaredProvider, Settings, provider_from_environment
+from .settings import DeclaredProvider, Settings, provider_from_environment, settings_secrets
 from .workspace import FrontendWorkspace
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,7 @@ class Folder:
             self._build(choice)
         assert self.session is not None
         self.session.max_steps = self.settings.max_steps
+        self.session.secrets = settings_secrets(self.settings)
         return self.session
 
     async def prepare(self) -> None:
@@ -155,7 +157,8 @@ class Folder:
                 # keep the server from exiting when the editor says so.
                 await run_in_thread(lambda _emit, _cancelled: prepare(), lambda _event: None, name="elelem-prepare")
         except Exception as error:
-            log.info("could not prepare provider %r ahead of the first turn: %s", choice.name, error)
+            said = redact_error(str(error), settings_secrets(self.settings))
+            log.info("could not prepare provider %r ahead of the first turn: %s", choice.name, said)
 
     # -- turns -----------------------------------------------------------------
     def start(self, coroutine: Any) -> asyncio.Task[Any]:

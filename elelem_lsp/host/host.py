@@ -23,13 +23,14 @@ from pydantic import ValidationError
 
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS, split_turns
 from ..agent.messages import ProviderError
+from ..agent.redaction import redact_error
 from ..agent.session import Session, TurnResult, is_summary, summary_message
 from ..agent.toolbox import Toolbox, describe
 from ..providers.windows import model_window
 from .conversations import Asked, ConversationStore, ToolLog, history_from, new_id, now, title, turn_entry
 from .folders import Busy, Choice, Folder
 from .frontend import BadRequest, Frontend, Refused
-from .settings import Settings, parse_settings, within_trust
+from .settings import Settings, parse_settings, settings_secrets, within_trust
 from .transcript import TurnRecord, preview, write_transcript
 
 log = logging.getLogger(__name__)
@@ -133,7 +134,8 @@ class Host:
         try:
             session = folder.ready_session()
         except ProviderError as error:
-            return turn_result(choice.name, choice.model, TurnResult(f"Error: {error}", 0, error=str(error)))
+            said = failure_text(folder, error)
+            return turn_result(choice.name, choice.model, TurnResult(f"Error: {said}", 0, error=said))
         self.tell_choice(folder, choice)
         progress = await self.frontend.open_progress(token, "elelem", asked.prompt)
         started, tools = now(), ToolLog()
@@ -198,6 +200,7 @@ class Host:
         try:
             report = await self._compact(folder, session)
         except Exception as error:  # the provider's own failure, whatever it raised
+            error = failure_text(folder, error)
             log.warning("could not compact the conversation of %s: %s", folder.root, error)
             failed_before = self.compaction_failed.get(folder.uri, (None, 0))[0] == folder.conversation
             self.compaction_failed[folder.uri] = (folder.conversation, len(split_turns(session.history)))
@@ -223,7 +226,7 @@ class Host:
         try:
             session = folder.ready_session()
         except ProviderError as error:
-            raise Refused(str(error)) from None
+            raise Refused(failure_text(folder, error)) from None
         self._set_budget(folder, session)
         try:
             task = folder.start(self._compact(folder, session))
@@ -232,7 +235,7 @@ class Host:
         try:
             return await task
         except Exception as error:  # the provider's failure, reported as a turn reports it
-            raise Refused(f"could not compact the conversation: {error}") from None
+            raise Refused(f"could not compact the conversation: {failure_text(folder, error)}") from None
 
     async def _compact(self, folder: Folder, session: Session) -> dict[str, Any]:
         """Replace all turns but the last ``KEEP_RECENT`` (and any summary before them) with a summary."""
@@ -288,9 +291,9 @@ class Host:
         try:
             folder.select(name, model)
         except ProviderError as error:
-            raise Refused(str(error)) from None
+            raise Refused(failure_text(folder, error)) from None
         except Exception as error:  # a factory's own failure, e.g. a missing API key
-            raise Refused(f"could not build provider {name!r}: {error}") from None
+            raise Refused(f"could not build provider {name!r}: {failure_text(folder, error)}") from None
         return {"provider": name, "model": model}
 
     async def context(self, folder: Folder) -> dict[str, Any]:
@@ -477,6 +480,11 @@ class Host:
         for folder in list(self.folders.values()):
             folder.cancel()
         await asyncio.gather(*(folder.mcp.stop() for folder in self.folders.values()))
+
+
+def failure_text(folder: Folder, error: BaseException) -> str:
+    """A provider's error as it may be shown, logged or stored: no secret of the environment or settings."""
+    return redact_error(str(error), settings_secrets(folder.settings))
 
 
 def model_of(provider: Any, chosen: str | None) -> str | None:
