@@ -60,6 +60,7 @@ from ..providers.remote.presets import PRESETS
 from ..stop_signals import StopSignals
 from .frontend import AcpFrontend
 from .updates import replayed
+from .wire import CheckedTransport
 
 log = logging.getLogger(__name__)
 DEFAULT_MODEL = "default"
@@ -514,7 +515,7 @@ async def serve(stop_signals: StopSignals, *, trust: bool = False) -> None:
     reader, writer = await protocol_streams()
     agent = ElelemAgent(trust=trust)
     try:
-        await stop_signals.serve(run_agent(agent, writer, reader))
+        await stop_signals.serve(run_agent(agent, CheckedTransport(reader, writer)))  # bad lines answered, not fatal
     finally:  # the MCP servers the sessions started, and their turns' commands, go with them
         await asyncio.gather(*(session.host.shutdown() for session in agent.sessions.values()))
 
