@@ -16,8 +16,10 @@ stops for good. Here each line gets what JSON-RPC 2.0 prescribes instead:
   (a date string, which old clients sent, is version 0, and is answered with ours as any version
   we do not speak is);
 - a notification that is wrong in any of these ways: nothing (JSON-RPC never answers one), logged;
-- a response (to our own request) that is malformed: never answered; one whose ``id`` can be
-  matched is handed on as an error, so the request waiting for it fails instead of waiting on.
+- an answer to one of our own requests is never answered: one that is malformed, or whose result
+  does not fit the request (checked strictly, where pydantic would take ``"true"`` for true), is
+  handed on as an error, so the request waiting for it fails (a permission question counts as
+  refused) instead of raising where nothing expects it, or waiting on.
 """
 
 from __future__ import annotations
@@ -29,7 +31,18 @@ import re
 from typing import Any
 
 from acp._transport import NdjsonTransport
+from acp.schema import (
+    CreateTerminalResponse,
+    KillTerminalResponse,
+    ReadTextFileResponse,
+    ReleaseTerminalResponse,
+    RequestPermissionResponse,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
+    WriteTextFileResponse,
+)
 from acp.task import MessageSender, TaskSupervisor
+from pydantic import BaseModel, ValidationError
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +50,17 @@ PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -
 LEGACY_VERSION = re.compile(r"\d{4}-\d{2}-\d{2}")  # what clients sent before versions were integers
 MAX_VERSION = 65535
 SHOWN = 200  # characters of a bad line quoted in the log
+# What the client's answer to each of our requests must be; the second is whether null will do.
+ANSWERS: dict[str, tuple[type[BaseModel], bool]] = {
+    "session/request_permission": (RequestPermissionResponse, False),
+    "fs/read_text_file": (ReadTextFileResponse, False),
+    "fs/write_text_file": (WriteTextFileResponse, True),
+    "terminal/create": (CreateTerminalResponse, False),
+    "terminal/output": (TerminalOutputResponse, False),
+    "terminal/wait_for_exit": (WaitForTerminalExitResponse, False),
+    "terminal/kill": (KillTerminalResponse, True),
+    "terminal/release": (ReleaseTerminalResponse, True),
+}
 
 
 class BadMessage(Exception):
@@ -53,6 +77,12 @@ class CheckedTransport(NdjsonTransport):
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         super().__init__(reader, MessageSender(writer, TaskSupervisor(source="elelem.acp.wire")))
         self.initialized = False
+        self.asked: dict[Any, str] = {}  # our requests awaiting an answer: id -> method
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if "method" in message and "id" in message:
+            self.asked[message["id"]] = message["method"]
+        await super().send(message)
 
     async def receive(self) -> dict[str, Any] | None:
         while True:
@@ -78,7 +108,7 @@ class CheckedTransport(NdjsonTransport):
             await self._refuse(None, INVALID_REQUEST, f"{what} is not a message: send one JSON object per line", line)
             return None
         if "method" not in message and ("result" in message or "error" in message):
-            return response(message, line)
+            return self._answer(message, line)
         try:
             self._check_request(message)
         except BadMessage as error:
@@ -108,6 +138,20 @@ class CheckedTransport(NdjsonTransport):
         elif not self.initialized:
             raise BadMessage(INVALID_REQUEST, f"{message['method']} before initialize: initialize the connection first")
 
+    def _answer(self, message: dict[str, Any], line: bytes) -> dict[str, Any] | None:
+        """An answer to one of our requests as the SDK can take it: one it cannot match is dropped
+        (never answered); a malformed one it can match becomes an error, so that request fails."""
+        request = message.get("id")
+        if not valid_id(request) or request is None:
+            log.warning("ignored a message that is neither a request nor an answer to ours: %s", shown(line))
+            return None
+        problem = answer_problem(message, self.asked.pop(request, None))
+        if problem is None:
+            return message
+        log.warning("the client's answer to request %r is taken as its failure (%s): %s", request, problem, shown(line))
+        error = {"code": INTERNAL_ERROR, "message": f"the client's answer is invalid: {problem}"}
+        return {"jsonrpc": "2.0", "id": request, "error": error}
+
     async def _refuse(self, request: Any, code: int, reason: str, line: bytes) -> None:
         log.warning("answered %s: %s: %s", code, reason, shown(line))
         names = {PARSE_ERROR: "Parse error", INVALID_REQUEST: "Invalid Request", INVALID_PARAMS: "Invalid params"}
@@ -125,22 +169,25 @@ def protocol_version(params: Any) -> int:
     return version
 
 
-def response(message: dict[str, Any], line: bytes) -> dict[str, Any] | None:
-    """A response to one of our requests as the SDK can take it: one it cannot match is dropped
-    (never answered); a malformed one it can match becomes an error, so that request fails."""
-    request = message.get("id")
-    if not valid_id(request) or request is None:
-        log.warning("ignored a message that is neither a request nor a response to ours: %s", shown(line))
+def answer_problem(message: dict[str, Any], method: str | None) -> str | None:
+    """What is wrong with an answer to our request ``method``; None when nothing is."""
+    if message.get("jsonrpc") != "2.0":
+        return 'jsonrpc: must be "2.0"'
+    if "error" in message:
+        error = message["error"]
+        if isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message"), str):
+            return None
+        return "error: must be an object with an integer code and a string message"
+    model, may_be_null = ANSWERS.get(method or "", (None, True))
+    result = message.get("result")
+    if model is None or (result is None and may_be_null):
         return None
-    error = message.get("error")
-    malformed = "error" in message and not (
-        isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message"), str)
-    )
-    if message.get("jsonrpc") != "2.0" or malformed:
-        log.warning("a malformed answer to request %r is taken as its failure: %s", request, shown(line))
-        reason = {"code": INTERNAL_ERROR, "message": "the client's answer was malformed", "data": {"answer": shown(line)}}
-        return {"jsonrpc": "2.0", "id": request, "error": reason}
-    return message
+    try:
+        model.model_validate_json(json.dumps(result), strict=True)  # JSON's types, as they came
+    except ValidationError as error:
+        first = error.errors()[0]
+        return f"{'.'.join(str(part) for part in first['loc']) or 'result'}: {first['msg']}"
+    return None
 
 
 def valid_id(value: Any) -> bool:

@@ -18,6 +18,8 @@ import pytest_asyncio
 
 from acp import PROTOCOL_VERSION
 
+from scaffold import add_plugin, write_script
+
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 
 
@@ -54,7 +56,7 @@ class RawAgent:
 
     async def still_answers(self, root: Path) -> None:
         answer = await self.request("session/list", {"cwd": str(root)})
-        assert "result" in answer and answer["result"]["sessions"] == [], answer
+        assert "result" in answer and isinstance(answer["result"]["sessions"], list), answer
 
 
 @pytest_asyncio.fixture
@@ -218,3 +220,52 @@ async def test_after_every_kind_of_bad_line_a_session_still_works(agent, project
     assert new["result"]["sessionId"]
     await agent.still_answers(project)
     assert agent.process.returncode is None
+
+
+INVALID_PERMISSION_ANSWERS = [
+    {"result": {}}, {"result": None}, {"result": 5}, {"result": "allow"}, {"result": [1]}, {"result": True},
+    {"result": {"outcome": "selected"}}, {"result": {"outcome": {"outcome": "yes"}}},
+    {"result": {"outcome": {"outcome": "selected", "optionId": 0}}},
+    {"result": {"outcome": {"outcome": "selected"}}},
+    {"error": "boom"}, {"error": {"code": "x", "message": "no"}},
+    {"result": {"outcome": {"outcome": "selected", "optionId": "option-0"}}, "jsonrpc": "1.0"},
+]
+
+
+async def test_an_invalid_answer_to_a_permission_question_runs_nothing_and_the_turn_ends(project, home):
+    add_plugin(project, "scripted")
+    settings = home / ".config" / "elelem-lsp" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"provider": "scripted"}))
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "elelem_lsp", "acp", "--trust", cwd=project, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )
+    agent = RawAgent(process)
+    try:
+        await agent.initialize()
+        session = (await agent.request("session/new", {"cwd": str(project), "mcpServers": []}))["result"]["sessionId"]
+        for number, answer in enumerate(INVALID_PERMISSION_ANSWERS):
+            call = {"type": "doing", "id": f"x{number}", "name": "execute", "arguments": {"command": f"touch ran-{number}.txt"}}
+            write_script(project, [[call]])
+            prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "run it"}]}
+            await agent.send(json.dumps({"jsonrpc": "2.0", "id": f"p{number}", "method": "session/prompt", "params": prompt}))
+            asked, said = False, []
+            while (message := await agent.next_message()).get("id") != f"p{number}":
+                update = message.get("params", {}).get("update", {}) if message.get("method") == "session/update" else {}
+                if update.get("status") == "failed":
+                    said += [part["content"]["text"] for part in update.get("content", [])]
+                if message.get("method") == "session/request_permission":
+                    asked = True
+                    await agent.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], **answer}))
+                assert "method" in message or "id" not in message or message["id"] is not None, message
+            assert asked, answer
+            assert message["result"]["stopReason"] == "end_turn", (answer, message)
+            assert not (project / f"ran-{number}.txt").exists(), answer
+            [refusal] = said  # the call failed, and says why in a sentence, not a validation dump
+            assert refusal.startswith(f"not allowed to run 'touch ran-{number}.txt': the client could not ask for permission: "
+                                      "the client's answer is invalid: "), refusal
+        await agent.still_answers(project)
+    finally:
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), 10)
