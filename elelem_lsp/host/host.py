@@ -133,7 +133,7 @@ class Host:
         choice = folder.choice()
         try:
             session = folder.ready_session()
-        except ProviderError as error:
+        except Exception as error:  # no such provider, or its factory's own failure (a key it lacks)
             said = failure_text(folder, error)
             return turn_result(choice.name, choice.model, TurnResult(f"Error: {said}", 0, error=said))
         self.tell_choice(folder, choice)
@@ -225,7 +225,7 @@ class Host:
         self.open_conversation(folder)
         try:
             session = folder.ready_session()
-        except ProviderError as error:
+        except Exception as error:  # as a turn reports it
             raise Refused(failure_text(folder, error)) from None
         self._set_budget(folder, session)
         try:
@@ -302,7 +302,7 @@ class Host:
         self.open_conversation(folder)
         try:
             session = folder.ready_session()
-        except ProviderError:  # no provider to measure for: the history as it stands
+        except Exception:  # no provider to measure for (none such, or its factory failed): the history as it stands
             return {"messages": [], "tokens": 0, "budget": folder.settings.context_tokens or DEFAULT_CONTEXT_TOKENS}
         self._set_budget(folder, session)
         return {

@@ -103,3 +103,54 @@ async def test_a_plugin_providers_error_never_shows_a_key(project, home, tmp_pat
     assert "DEBUG" in seen and "Error: " in everything_stored(home)
     for key in ALL_KEYS:
         assert key not in seen and key[:MINIMUM_SECRET] not in seen, key[:4]
+
+
+KEYED_PLUGIN = '''
+import os
+
+import elelem_lsp
+
+
+def build(model=None, **_):
+    raise RuntimeError(f"could not sign in with Bearer {os.environ['ACME_API_KEY']}")
+
+
+@elelem_lsp.configure
+def setup(config):
+    config.provider("keyed", build)
+'''
+
+
+async def test_failures_outside_a_turn_are_redacted_too(project, monkeypatch):
+    """A factory that fails quoting the key (on a turn and on selecting it), and a compaction that fails."""
+    from host.memory_frontend import MemoryFrontend
+
+    from elelem_lsp.host.frontend import Refused
+    from elelem_lsp.host.host import Host
+
+    for name, value in ENV_KEYS.items():
+        monkeypatch.setenv(name, value)
+    key = ENV_KEYS["ACME_API_KEY"]
+    add_plugin(project, "scripted")
+    (project / ".agents" / "plugins" / "keyed.py").write_text(KEYED_PLUGIN)
+    frontend = MemoryFrontend(settings_by_folder={project.as_uri(): {"workspacePlugins": True, "provider": "keyed"}})
+    host = Host(frontend)
+    host.sync_folders({project.as_uri(): project})
+    folder = next(iter(host.folders.values()))
+
+    result = await host.turn(folder, "hello")
+    assert result["reply"] == "Error: could not sign in with Bearer ***" and result["error"] == result["reply"][7:]
+    with pytest.raises(Refused) as refused:
+        await host.select_provider(folder, "keyed", None)
+    assert str(refused.value) == "could not build provider 'keyed': could not sign in with Bearer ***"
+
+    frontend.settings_by_folder[project.as_uri()] = {"workspacePlugins": True, "provider": "scripted"}
+    await host.settings_changed()
+    for n in range(4):
+        await host.turn(folder, f"turn {n}")
+    write_script(project, [[{"type": "raise", "message": f"summary refused for key={key}"}]])
+    with pytest.raises(Refused) as refused:
+        await host.compact(folder)
+    assert str(refused.value) == "could not compact the conversation: summary refused for key=***"
+    shown = json.dumps(frontend.messages) + json.dumps([p.ended for p in frontend.progress])
+    assert key not in shown and key[:MINIMUM_SECRET] not in shown
