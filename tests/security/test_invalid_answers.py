@@ -50,6 +50,24 @@ def without_id(received: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [m for m in messages if "method" not in m and m.get("id") is None]
 
 
+async def answering(start_editor, project, method: str, **options: Any):
+    """A server whose ``method`` requests the editor answers with INVALID[method] in turn (then
+    ``[{}]``), and the list the editor's raw input is recorded in."""
+    add_plugin(project, "scripted")
+    results = iter(INVALID[method])
+    editor = await start_editor(project, handlers={method: lambda params: next(results, [{}])}, **options)
+    return editor, record_raw(editor)
+
+
+async def one_call(editor, number: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Turn ``number``: the model calls ``tool`` once, then says "done."; the call's result event."""
+    write_script(editor.root, [[{"type": "doing", "id": f"c{number}", "name": tool, "arguments": arguments}]])
+    answer = await editor.ask(f"call {tool}", token=f"t{number}")
+    assert answer["reply"] == "done." and answer["error"] is None, answer
+    [outcome] = [e for e in editor.events(f"t{number}") if e["type"] == "result"]
+    return outcome
+
+
 async def still_answers(editor) -> None:
     """The server goes on: another turn, answered."""
     write_script(editor.root, [])
@@ -62,12 +80,8 @@ async def test_an_invalid_answer_to_apply_edit_is_a_refused_edit(project, start_
     editor = await start_editor(project, settings={"provider": "scripted"})
     received = record_raw(editor)
     for number, result in enumerate(INVALID[lsp.WORKSPACE_APPLY_EDIT]):
-        write = {"type": "doing", "id": f"w{number}", "name": "write", "arguments": {"path": "a.txt", "content": "new\n"}}
-        write_script(project, [[write]])
         editor.answer_edit = lambda params, result=result: result
-        answer = await editor.ask("write it", token=f"t{number}")
-        assert answer["reply"] == "done." and answer["error"] is None, result
-        [outcome] = [e for e in editor.events(f"t{number}") if e["type"] == "result"]
+        outcome = await one_call(editor, number, "write", {"path": "a.txt", "content": "new\n"})
         assert not outcome["ok"] and "refused" in outcome["error"] and "invalid" in outcome["error"], (result, outcome)
         assert (project / "a.txt").read_text() == "old\n"
     await still_answers(editor)
@@ -112,17 +126,9 @@ async def test_invalid_answers_to_show_document_leave_the_turns_going(project, s
 
 
 async def test_an_invalid_answer_to_a_permission_question_runs_nothing(project, start_editor):
-    add_plugin(project, "scripted")
-    results = iter(INVALID[lsp.WINDOW_SHOW_MESSAGE_REQUEST])
-    editor = await start_editor(project, settings={"provider": "scripted"},
-                                handlers={lsp.WINDOW_SHOW_MESSAGE_REQUEST: lambda params: next(results)})
-    received = record_raw(editor)
+    editor, received = await answering(start_editor, project, lsp.WINDOW_SHOW_MESSAGE_REQUEST, settings={"provider": "scripted"})
     for number, result in enumerate(INVALID[lsp.WINDOW_SHOW_MESSAGE_REQUEST]):
-        run = {"type": "doing", "id": f"x{number}", "name": "execute", "arguments": {"command": "touch ran.txt"}}
-        write_script(project, [[run]])
-        answer = await editor.ask("run it", token=f"t{number}")
-        assert answer["reply"] == "done.", result
-        [outcome] = [e for e in editor.events(f"t{number}") if e["type"] == "result"]
+        outcome = await one_call(editor, number, "execute", {"command": "touch ran.txt"})
         assert not outcome["ok"], (result, outcome)
         assert not (project / "ran.txt").exists(), result
     await still_answers(editor)
@@ -131,10 +137,7 @@ async def test_an_invalid_answer_to_a_permission_question_runs_nothing(project, 
 
 async def test_invalid_settings_from_the_editor_leave_the_defaults(project, start_editor):
     """No settings: the provider is the environment's (the stub here), and each turn is answered."""
-    add_plugin(project, "scripted")
-    results = iter(INVALID[lsp.WORKSPACE_CONFIGURATION])
-    editor = await start_editor(project, handlers={lsp.WORKSPACE_CONFIGURATION: lambda params: next(results, [{}])})
-    received = record_raw(editor)
+    editor, received = await answering(start_editor, project, lsp.WORKSPACE_CONFIGURATION)
     for number, result in enumerate(INVALID[lsp.WORKSPACE_CONFIGURATION]):
         answer = await editor.ask("hello", token=f"t{number}")
         assert answer["provider"] == "stub" and answer["error"] is None, (result, answer)
@@ -142,11 +145,9 @@ async def test_invalid_settings_from_the_editor_leave_the_defaults(project, star
 
 
 async def test_an_invalid_answer_to_progress_create_tells_the_turn_in_the_log(project, start_editor):
-    add_plugin(project, "scripted")
-    results = iter(INVALID[lsp.WINDOW_WORK_DONE_PROGRESS_CREATE])
-    editor = await start_editor(project, settings={"provider": "scripted"},
-                                handlers={lsp.WINDOW_WORK_DONE_PROGRESS_CREATE: lambda params: next(results)})
-    received = record_raw(editor)
+    editor, received = await answering(
+        start_editor, project, lsp.WINDOW_WORK_DONE_PROGRESS_CREATE, settings={"provider": "scripted"}
+    )
     for number, result in enumerate(INVALID[lsp.WINDOW_WORK_DONE_PROGRESS_CREATE]):
         write_script(project, [[{"type": "saying", "text": f"the words of turn {number}"}]])
         answer = await editor.command("elelem.ask", {"prompt": f"turn {number}"})  # no token: the server asks for one
@@ -158,9 +159,7 @@ async def test_an_invalid_answer_to_progress_create_tells_the_turn_in_the_log(pr
 
 
 async def test_an_invalid_answer_to_elelem_input_ends_the_turn_with_an_error(project, start_editor):
-    results = iter(INVALID["elelem/input"])
-    editor = await start_editor(project, settings={"provider": "human"}, handlers={"elelem/input": lambda params: next(results)})
-    received = record_raw(editor)
+    editor, received = await answering(start_editor, project, "elelem/input", settings={"provider": "human"})
     for number, result in enumerate(INVALID["elelem/input"]):
         answer = await editor.ask("hello", token=f"t{number}")
         assert answer["reply"].startswith("Error: ") and "invalid" in answer["reply"], (result, answer)
