@@ -12,6 +12,7 @@ from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
 
 from ..stop_signals import StopSignals
 from .agent import ElelemAgent
+from .wire import CheckedTransport
 
 
 async def serve(stop_signals: StopSignals, *, trust: bool = False) -> None:
@@ -20,7 +21,8 @@ async def serve(stop_signals: StopSignals, *, trust: bool = False) -> None:
     agent = ElelemAgent(trust=trust)
     try:
         # The Agent protocol lists every method; ours answers those it supports, the connection the rest.
-        await stop_signals.serve(run_agent(agent, writer, reader))  # type: ignore[arg-type]
+        # Bad lines are answered, never fatal (wire.CheckedTransport).
+        await stop_signals.serve(run_agent(agent, CheckedTransport(reader, writer)))  # type: ignore[arg-type]
     finally:  # the MCP servers the sessions started, and their turns' commands, go with them
         await asyncio.gather(*(session.agent.shutdown() for session in agent.sessions.values()))
 

@@ -51,6 +51,7 @@ from .messages import (
     tool_result,
     user,
 )
+from .redaction import redact_error
 from .toolbox import Toolbox, encode, failure
 from .workspace import Workspace, WorkspaceError, current_workspace
 
@@ -162,6 +163,7 @@ class Session:
         self.max_steps = max_steps
         self.history: list[Message] = []
         self.cancelled_turn: TurnResult | None = None
+        self.secrets: set[str] = set()  # the settings' keys, kept out of error texts with the environment's
         self._counted: tuple[tuple[Any, Any], Counter] | None = None
         self.context_setting: int | None = None  # the contextTokens setting, which wins
         self.model_window: int | None = None  # the model's known window, when the provider does not say
@@ -273,9 +275,10 @@ class Session:
             self.cancelled_turn = TurnResult(fetched.text, steps, cancelled=True)
             raise
         except Exception as error:
-            reply = f"Error: {error}"
+            said = redact_error(str(error), self.secrets)  # a provider's error may quote a key
+            reply = f"Error: {said}"
             self.history += exchange(prompt, reply)
-            return TurnResult(reply, steps, error=str(error))
+            return TurnResult(reply, steps, error=said)
         finally:
             current_workspace.reset(token)
             if room is not None:

@@ -13,17 +13,16 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import queue
 import readline
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from pathlib import Path
 from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
+from ..agent.private_files import FILE_MODE, create_private, private_folder, state_dir
 from ..host.trust import PluginSet
 from ..spinner import Spinner
 from . import TerminalClient
@@ -42,7 +41,7 @@ HELP = """\
 /reload            load the plugin files again
 /help              this list
 /exit              leave (Ctrl-D works too)"""
-HISTORY = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "elelem-lsp" / "history"
+HISTORY = state_dir() / "history"
 SLASH = [
     "/provider",
     "/model",
@@ -126,9 +125,10 @@ class Chat:
 
     def stop(self) -> None:
         with contextlib.suppress(OSError):
-            HISTORY.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_folder(HISTORY.parent)
+            create_private(HISTORY, b"")  # made private before the person's prompts are in it
             readline.write_history_file(HISTORY)
-            HISTORY.chmod(0o600)  # the person's prompts: GNU readline writes it so, libedit does not
+            HISTORY.chmod(FILE_MODE)  # GNU readline keeps the mode of the file it writes over, libedit does not
         self.call(self.client.stop())
         self.loop.call_soon_threadsafe(self.loop.stop)
 

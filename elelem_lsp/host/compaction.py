@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.budget import split_turns
+from ..agent.redaction import redact_error
 from ..agent.session import Session, is_summary, summary_message
 from .conversations import now
 from .frontend import Face
@@ -52,7 +53,8 @@ class Compaction:
         on with the oldest turns left out instead."""
         try:
             report = await self.compact(session)
-        except Exception as error:  # the provider's own failure, whatever it raised
+        except Exception as raised:  # the provider's own failure, whatever it raised
+            error = redact_error(str(raised), session.secrets)
             log.warning("could not compact the conversation of %s: %s", self.root, error)
             failed_before = (self.failed or (None, 0))[0] == conversation
             self.failed = (conversation, len(split_turns(session.history)))

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
-from platformdirs import user_state_dir
 
 from ..agent.messages import Message
+from ..agent.private_files import NO_FOLLOW, open_private, private_folder, state_dir, write_private
 from ..agent.session import exchange, summary_message
 from .frontend import BadRequest
 from .transcript import preview
@@ -36,7 +36,6 @@ ID_PATTERN = f"^{ID_CHARACTERS}$"  # for pydantic, whose ``$`` is the very end
 TITLE_LENGTH = 60
 CURRENT = "current"  # the file naming the folder's current conversation
 SUFFIX = ".jsonl"
-NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 KINDS = ("turn", "compaction", "reset")
 
 
@@ -50,7 +49,7 @@ def now() -> str:
 
 
 def conversations_dir() -> Path:
-    return Path(user_state_dir("elelem-lsp", appauthor=False)) / "conversations"
+    return state_dir() / "conversations"
 
 
 def folder_key(root: Path) -> str:
@@ -137,7 +136,7 @@ class ConversationStore:
         line = json.dumps(entry, ensure_ascii=False).encode("utf-8", "backslashreplace") + b"\n"
         self._ready()
         with lock(path):
-            descriptor = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | NO_FOLLOW, 0o600)
+            descriptor = open_private(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
             try:
                 size = os.fstat(descriptor).st_size
                 if size and os.pread(descriptor, 1, size - 1) != b"\n":
@@ -150,13 +149,7 @@ class ConversationStore:
         """Name the conversation the folder continues at the next start (written whole, atomically)."""
         self.path(conversation)
         self._ready()
-        temporary = self.directory / f".{CURRENT}-{secrets.token_hex(4)}"
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW, 0o600)
-        try:
-            os.write(descriptor, conversation.encode("ascii") + b"\n")
-        finally:
-            os.close(descriptor)
-        os.replace(temporary, self.directory / CURRENT)
+        write_private(self.directory / CURRENT, conversation.encode("ascii") + b"\n")
 
     def delete(self, conversation: str) -> None:
         """Remove the conversation's file, under its lock so that no append is cut off midway.
@@ -177,7 +170,7 @@ class ConversationStore:
         for directory in (self.base, self.directory):
             if directory.is_symlink():
                 raise StoreError(f"{directory} is a symlink; conversations are not stored through one")
-            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_folder(directory)
             if not directory.is_dir():
                 raise StoreError(f"{directory} is not a folder")
 

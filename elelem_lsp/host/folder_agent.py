@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from ..agent.bridge import run_in_thread
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS
 from ..agent.messages import Message, Provider, ProviderError
+from ..agent.redaction import redact_error
 from ..agent.session import Session, TurnResult
 from ..agent.toolbox import Toolbox, describe
 from ..providers.windows import model_window
@@ -33,7 +34,7 @@ from .conversations import Asked, ConversationStore, ToolLog, history_from, new_
 from .frontend import BadRequest, Frontend, Refused
 from .mcp import McpServers
 from .provider_choice import Choice, ProviderChoice
-from .settings import Settings, parse_settings, within_trust
+from .settings import Settings, parse_settings, settings_secrets, within_trust
 from .transcript import TurnRecord, preview, write_transcript
 from .workspace import FrontendWorkspace
 
@@ -54,6 +55,7 @@ class FolderAgent:
     settings_fresh: bool = False  # taken since the face last said they changed
     reported_problems: list[str] = field(default_factory=list)  # the settings' problems last said
     told_choice: bool = False  # whether the environment's pick of provider was said
+    told_unstored: bool = False  # whether the person was told the conversation cannot be stored
     session: Session | None = None
     running: asyncio.Task[Any] | None = None  # the turn (or compaction) running, or the last one
     conversation: str | None = None  # the current conversation's id; None until it is opened
@@ -127,9 +129,9 @@ class FolderAgent:
         try:
             self._build(choice)
         except ProviderError as error:
-            raise Refused(str(error)) from None
+            raise Refused(self.failure_text(error)) from None
         except Exception as error:  # a factory's own failure, e.g. a missing API key
-            raise Refused(f"could not build provider {name!r}: {error}") from None
+            raise Refused(f"could not build provider {name!r}: {self.failure_text(error)}") from None
         self.provider_choice.selected = choice
         return {"provider": name, "model": model}
 
@@ -167,6 +169,7 @@ class FolderAgent:
             self._build(choice)
         assert self.session is not None
         self.session.max_steps = self.settings.max_steps
+        self.session.secrets = settings_secrets(self.settings)
         return self.session
 
     async def prepare(self) -> None:
@@ -191,7 +194,7 @@ class FolderAgent:
                 # keep the server from exiting when the editor says so.
                 await run_in_thread(lambda _emit, _cancelled: prepare(), lambda _event: None, name="elelem-prepare")
         except Exception as error:
-            log.info("could not prepare provider %r ahead of the first turn: %s", choice.name, error)
+            log.info("could not prepare provider %r ahead of the first turn: %s", choice.name, self.failure_text(error))
 
     # -- turns -----------------------------------------------------------------
     async def turn(
@@ -214,9 +217,9 @@ class FolderAgent:
     ) -> dict[str, Any]:
         try:
             session = await self.ready()
-        except ProviderError as error:
-            choice = self.provider_choice.choice()
-            return turn_result(choice.name, choice.model, TurnResult(f"Error: {error}", 0, error=str(error)))
+        except Exception as error:  # no such provider, or its factory's own failure (a key it lacks)
+            choice, said = self.provider_choice.choice(), self.failure_text(error)
+            return turn_result(choice.name, choice.model, TurnResult(f"Error: {said}", 0, error=said))
         choice = self.provider_choice.choice()
         self.tell_choice(choice)
         progress = await self.frontend.open_progress(token, "elelem", asked.prompt)
@@ -263,7 +266,7 @@ class FolderAgent:
         """For a plain client: the start of the reply as a message, the whole turn as a document."""
         reply = result["reply"] or ("cancelled" if result["cancelled"] else "(no reply)")
         self.frontend.show_message("error" if result["error"] else "info", f"elelem: {preview(reply)}")
-        if not self.frontend.can_show_files:
+        if not self.frontend.can_show_files or not self.settings.history:  # history off: nothing on disk
             return
         try:
             path = write_transcript(self.root.name, record.markdown(self.root.name, result))
@@ -276,8 +279,8 @@ class FolderAgent:
         """Ask the provider to summarise the older turns into one message that replaces them."""
         try:
             session = await self.ready()
-        except ProviderError as error:
-            raise Refused(str(error)) from None
+        except Exception as error:  # as a turn reports it
+            raise Refused(self.failure_text(error)) from None
         self._set_budget(session)
         try:
             task = self.start(self.compaction.compact(session))
@@ -286,13 +289,13 @@ class FolderAgent:
         try:
             return await task
         except Exception as error:  # the provider's failure, reported as a turn reports it
-            raise Refused(f"could not compact the conversation: {error}") from None
+            raise Refused(f"could not compact the conversation: {self.failure_text(error)}") from None
 
     async def context(self) -> dict[str, Any]:
         """The conversation as the provider sees it, and its estimate against the budget."""
         try:
             session = await self.ready()
-        except ProviderError:  # no provider to measure for: the history as it stands
+        except Exception:  # no provider to measure for (none such, or its factory failed): the history as it stands
             return {"messages": [], "tokens": 0, "budget": self.settings.context_tokens or DEFAULT_CONTEXT_TOKENS}
         self._set_budget(session)
         return {
@@ -361,7 +364,14 @@ class FolderAgent:
 
     def storage_failed(self, error: OSError) -> None:
         log.warning("conversation storage for %s: %s", self.root, error)
+        if self.told_unstored:  # told once: every turn would say it again
+            return
+        self.told_unstored = True
         self.frontend.show_message("warning", f"elelem: the conversation of {self.root.name} is not stored: {error}")
+
+    def failure_text(self, error: BaseException) -> str:
+        """A provider's error as it may be shown, logged or stored: no secret of the environment or settings."""
+        return redact_error(str(error), settings_secrets(self.settings))
 
     # -- MCP servers -------------------------------------------------------------
     async def mcp_status(self) -> dict[str, Any]:

@@ -104,6 +104,17 @@ class Settings(BaseModel):
         return {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens}
 
 
+def settings_secrets(settings: Settings) -> set[str]:
+    """The secrets the settings bring, for ``agent/redaction.py``: the keys their declared providers
+    read from the environment, and the MCP servers' headers (with and without a scheme such as
+    ``Bearer``) and environment values."""
+    found = {os.environ.get(declared.api_key_env, "") for declared in settings.providers if declared.api_key_env}
+    for server in settings.mcp_servers.values():
+        values = server.headers.values() if isinstance(server, HttpServer) else server.env.values()
+        found |= {part for value in values for part in (value, value.partition(" ")[2])}
+    return {value.strip() for value in found if value.strip()}
+
+
 def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
     """Settings from a client's answer, and one line per invalid value naming what was used instead."""
     if raw is None:

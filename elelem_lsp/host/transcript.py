@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_state_dir
-
+from ..agent.private_files import create_private, private_folder, state_dir
 from ..agent.toolbox import brief
 
 PREVIEW_LENGTH = 240
@@ -67,18 +66,16 @@ class TurnRecord:
 
 
 def transcript_dir() -> Path:
-    return Path(user_state_dir("elelem-lsp", appauthor=False)) / "transcripts"
+    return state_dir() / "transcripts"
 
 
 def write_transcript(folder: str, markdown: str) -> Path:
-    """A new file for the turn, named by folder and time, outside the workspace."""
-    directory = transcript_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    """A new private file for the turn, named by folder and time, outside the workspace."""
+    directory = private_folder(transcript_dir())
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = directory / f"{folder}-{stamp}.md"
-    number = 1
-    while path.exists():
+    content = markdown.encode("utf-8", "backslashreplace")  # a model may send lone surrogates
+    path, number = directory / f"{folder}-{stamp}.md", 1
+    while not create_private(path, content):
         number += 1
         path = directory / f"{folder}-{stamp}-{number}.md"
-    path.write_text(markdown, encoding="utf-8", errors="backslashreplace")  # a model may send lone surrogates
     return path

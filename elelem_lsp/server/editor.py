@@ -12,6 +12,7 @@ Requests go the other way, to the host, through ``router``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from concurrent.futures import Future
 from pathlib import Path
@@ -25,6 +26,8 @@ from ..host.frontend import FileEdit, Frontend, Level, OpenDocument, ProgressSin
 from ..textedits import Change as TextChange
 from ..textedits import Position, change_at
 from .progress import ProgressStream
+
+log = logging.getLogger(__name__)
 
 TERMINAL_CLIENT = "elelem-terminal"  # what `elelem-lsp ask|chat|providers` announce in initializationOptions
 OUR_CLIENT_PREFIX = "elelem-"
@@ -101,9 +104,13 @@ class LspFrontend(Frontend):
     async def settings(self, folder_uri: str) -> Any:
         if not self._pulls_settings:
             return self.initialization_options
-        answer = await self.server.workspace_configuration_async(
-            lsp.ConfigurationParams(items=[lsp.ConfigurationItem(scope_uri=folder_uri, section="elelem")])
-        )
+        try:
+            answer = await self.server.workspace_configuration_async(
+                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(scope_uri=folder_uri, section="elelem")])
+            )
+        except JsonRpcException as error:
+            log.warning("no settings from the editor (%s): the defaults are used", error.message)
+            return None
         return answer[0] if answer else None
 
     async def register_for_settings(self) -> None:
@@ -138,14 +145,23 @@ class LspFrontend(Frontend):
             self.server.window_show_document_async(lsp.ShowDocumentParams(uri=path.as_uri(), take_focus=False))
         )
         self.showing.add(task)
-        task.add_done_callback(self.showing.discard)
+        task.add_done_callback(self._shown)
+
+    def _shown(self, task: asyncio.Future[Any]) -> None:
+        self.showing.discard(task)
+        if not task.cancelled() and isinstance(task.exception(), JsonRpcException):
+            log.warning("the transcript was not shown: %s", task.exception())
 
     async def open_progress(self, token: Any, title: str, message: str) -> ProgressSink:
         if token is None:
             window = self._capabilities.window
             if window and window.work_done_progress:
                 token = f"elelem-{uuid.uuid4()}"
-                await self.server.work_done_progress.create_async(token)
+                try:
+                    await self.server.work_done_progress.create_async(token)
+                except JsonRpcException as error:  # no token: the turn is told as to a client without progress
+                    log.warning("no progress token from the editor: %s", error.message)
+                    token = None
         sink = _LoggedProgress(self.server) if token is None else _WorkDoneProgress(self.server, token)
         sink.stream.begin(title, message)
         return sink
@@ -207,7 +223,12 @@ class LspFrontend(Frontend):
             if annotation
             else None,
         )
-        result = await self.server.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=workspace_edit, label=edit.label))
+        try:
+            result = await self.server.workspace_apply_edit_async(
+                lsp.ApplyWorkspaceEditParams(edit=workspace_edit, label=edit.label)
+            )
+        except JsonRpcException as error:  # an edit the editor did not confirm is refused
+            return False, error.message
         return bool(result and result.applied), (result.failure_reason if result else None)
 
     def _text_change(self, edit: FileEdit) -> TextChange:

@@ -8,8 +8,9 @@ The gathering of tool-call fragments is shared with the local providers: ``..sha
 
 Every failure of a request, from sending it to the last byte of its answer,
 leaves ``open_response`` as a ProviderError whose message has been scrubbed of
-the credentials that request carried (headers and key-like URL parameters):
-that is the one place secrets are redacted, whatever the provider.
+the credentials that request carried (headers and key-like URL parameters),
+short ones included; ``agent/redaction.py`` then scrubs every provider's error of
+the secrets in the environment and the settings.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import os
 import re
 import ssl
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
@@ -29,6 +30,7 @@ import httpx
 from httpx_sse import EventSource, SSEError
 
 from ...agent.messages import ProviderError
+from ...agent.redaction import redact
 from ..shaping import compact_json
 
 CONNECT_TIMEOUT = 10.0
@@ -37,9 +39,6 @@ READ_TIMEOUT_ENV = "ELELEM_READ_TIMEOUT"
 ERROR_LENGTH = 300
 CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key")
 CREDENTIAL_PARAMETER = re.compile(r"key|token|secret|signature|sig|password|auth", re.IGNORECASE)
-REDACTED = "***"
-# A cut message ("…") may end inside a secret: a run this long of a secret's start is redacted too.
-SECRET_PREFIX = 8
 
 Transport = httpx.AsyncBaseTransport
 
@@ -144,27 +143,6 @@ def credentials(url: str, headers: dict[str, str]) -> list[str]:
     secrets = {secret for secret in found if len(secret) >= 4}
     secrets |= {quote(secret, safe="") for secret in secrets}  # as it appears inside a URL
     return sorted(secrets, key=len, reverse=True)
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret, and every long enough run of a secret's start, as ``***``."""
-    for secret in secrets:
-        text = text.replace(secret, REDACTED)
-        if len(secret) > SECRET_PREFIX:
-            text = _redact_starts(text, secret)
-    return text
-
-
-def _redact_starts(text: str, secret: str) -> str:
-    head = secret[:SECRET_PREFIX]
-    out, position = [], 0
-    while (found := text.find(head, position)) >= 0:
-        end = found + SECRET_PREFIX
-        while end < len(text) and end - found < len(secret) and text[end] == secret[end - found]:
-            end += 1
-        out += [text[position:found], REDACTED]
-        position = end
-    return "".join(out) + text[position:]
 
 
 def shorten(text: str, limit: int = ERROR_LENGTH) -> str:
