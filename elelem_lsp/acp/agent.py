@@ -63,6 +63,8 @@ from .updates import replayed
 
 log = logging.getLogger(__name__)
 DEFAULT_MODEL = "default"
+# A turn's stop reason in ACP's terms; a failed turn ended as an answer (its error said in the reply).
+STOP_REASONS = {"end": "end_turn", "cancelled": "cancelled", "max_steps": "max_turn_requests", "error": "end_turn"}
 COMMANDS = {
     "provider": ("Show the providers, or switch: /provider NAME [MODEL]", "NAME [MODEL]"),
     "model": ("Switch the model of the current provider: /model NAME", "NAME"),
@@ -197,12 +199,7 @@ class AcpSession:
             said = turn is not before and turn is not None and turn.said  # None: it failed before it began
             self.frontend.outbox.put(update_agent_message_text(("\n\n" if said else "") + result["reply"]))
         await self.frontend.outbox.sent()
-        if result["cancelled"]:
-            return "cancelled"
-        # The host says maxSteps only in its error's words (a turn result has no reason field).
-        if result["error"] and "(maxSteps)" in result["error"]:
-            return "max_turn_requests"
-        return "end_turn"
+        return STOP_REASONS[result["stopReason"]]
 
     def cancel(self) -> None:
         """Stop the prompt: a running turn through the host (it ends cancelled, and is stored so);
@@ -235,13 +232,7 @@ class AcpSession:
             await self.host.start_over(self.folder)
             return "the context starts over: the model no longer sees the turns above"
         if name == "compact":
-            report = await self.host.compact(self.folder)
-            if not report["turns"]:
-                return "nothing to compact yet"
-            return (
-                f"{report['turns']} turns compacted into a summary "
-                f"({report['tokensBefore']:,} -> {report['tokensAfter']:,} tokens)"
-            )
+            return (await self.host.compact(self.folder))["text"]
         names = [tool["name"] for tool in self.host.tools()["tools"]]
         return "tools: " + ", ".join(names)
 

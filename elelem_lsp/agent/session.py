@@ -4,8 +4,9 @@ A turn calls ``fetch``, runs the tool calls it emitted in order, and calls it
 again until a fetch asks for none. Afterwards the history keeps only the prompt
 and the final reply (``exchange``: a cancelled turn marked so). Before each fetch
 the messages are fitted to the context budget (``budget``), and observers get a
-``context`` event when turns were left out or results shortened. Observers see every event as it happens, plus a ``result``
-event after each tool call (``summary`` or ``error``). A call whose arguments are malformed is answered
+``context`` event when turns were left out or results shortened. Observers see every event as it happens
+(a ``doing`` with its ``title`` added), plus a ``result`` event after each tool call (``summary`` or
+``error``); the turn's result says why it stopped (``TurnResult.stop_reason``). A call whose arguments are malformed is answered
 with an ``ok: false`` result saying what was wrong, and the model tries again.
 The emit a fetch is given stops working when that fetch ends: nothing a
 provider left running can reach the observers after its turn.
@@ -36,6 +37,7 @@ from .budget import (
     total_tokens,
     window_budget,
 )
+from .events import StopReason, context_event
 from .messages import (
     Message,
     Provider,
@@ -58,12 +60,26 @@ COUNTED_TEXTS = 4096  # message texts whose token count a session remembers
 AGENTS_MD = "AGENTS.md"
 
 
+class StepLimit(ProviderError):
+    """The provider kept asking for tools until the turn's ``maxSteps``."""
+
+
 @dataclass
 class TurnResult:
     reply: str
     steps: int
     cancelled: bool = False
     error: str | None = None
+    step_limit: bool = False  # the error is that the turn ran out of steps
+
+    @property
+    def stop_reason(self) -> StopReason:
+        """Why the turn ended, for a face that says it in its protocol's terms."""
+        if self.cancelled:
+            return "cancelled"
+        if self.error is not None:
+            return "max_steps" if self.step_limit else "error"
+        return "end"
 
 
 @dataclass
@@ -138,17 +154,6 @@ def summary_message(summary: str) -> Message:
 
 def is_summary(turn: list[Message]) -> bool:
     return len(turn) == 1 and turn[0]["content"].startswith(SUMMARY_MARK)
-
-
-def context_event(fitted: Fitted, budget: int) -> dict[str, Any]:
-    """The ``context`` event: what was left out or cut to fit the budget."""
-    return {
-        "type": "context",
-        "tokens": fitted.tokens,
-        "budget": budget,
-        "leftOut": fitted.left_out,
-        "shortened": fitted.shortened,
-    }
 
 
 class Session:
@@ -248,13 +253,13 @@ class Session:
             tools = await self.toolbox.offered()  # may start the servers of outside tools
             while True:
                 if steps == self.max_steps:
-                    raise ProviderError(f"stopped after {self.max_steps} steps: the provider kept asking for tools (maxSteps)")
+                    raise StepLimit(f"stopped after {self.max_steps} steps: the provider kept asking for tools (maxSteps)")
                 steps += 1
                 fetched = Fetched()
                 fitted = self.fitted(messages, history_length, tools)
                 if fitted.left_out > told[0] or fitted.shortened > told[1]:
                     told = (fitted.left_out, fitted.shortened)
-                    observer(context_event(fitted, self.context_tokens))
+                    observer(context_event(fitted.tokens, self.context_tokens, fitted.left_out, fitted.shortened))
                 await self._fetch(fitted.messages, tools, fetched, observer)
                 if not fetched.calls:
                     break
@@ -265,7 +270,7 @@ class Session:
                     else:
                         self.workspace.tool_starting(call["id"], call["name"])
                         result = await self.toolbox.call(call["name"], call["arguments"], self.workspace)
-                    observer(self.toolbox.event(call["id"], call["name"], result))
+                    observer(self.toolbox.event(call["id"], call["name"], call["arguments"], result))
                     messages.append(tool_result(call["id"], encode(result)))
         except asyncio.CancelledError:
             self.history += exchange(prompt, fetched.text, cancelled=True)
@@ -274,7 +279,7 @@ class Session:
         except Exception as error:
             reply = f"Error: {error}"
             self.history += exchange(prompt, reply)
-            return TurnResult(reply, steps, error=str(error))
+            return TurnResult(reply, steps, error=str(error), step_limit=isinstance(error, StepLimit))
         finally:
             current_workspace.reset(token)
         self.history += exchange(prompt, fetched.text)
@@ -288,6 +293,7 @@ class Session:
                 event["id"] = event["id"] or f"call_{len(fetched.calls) + 1}"
                 # observers see what the call will run with: a malformed text is not echoed
                 event["arguments"], problem = tool_arguments(event["arguments"])
+                event["title"] = self.toolbox.title(event["name"], event["arguments"])
                 fetched.calls.append({"id": event["id"], "name": event["name"], "arguments": event["arguments"]})
                 fetched.problems.append(problem)
             observer(event)

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from .messages import ToolDefinition
 from .tools import BUILTIN_TOOLS, Tool, ToolFailure, aliases_of
+from .wording import call_title
 from .workspace import Workspace, WorkspaceError
 
 log = logging.getLogger(__name__)
@@ -85,10 +86,16 @@ class Toolbox:
         describe_result = SUMMARIES.get(tool.name if tool else name)
         return describe_result(result) if describe_result else "done"
 
-    def event(self, call_id: str, name: str, result: dict[str, Any]) -> dict[str, Any]:
-        """The ``result`` event of one call, for a person: its ``summary`` or ``error``, and for a
-        command the tail of what it printed as ``output`` (capped: progress reports stay small)."""
-        event: dict[str, Any] = {"type": "result", "id": call_id, "name": name, "ok": result["ok"]}
+    def title(self, name: str, arguments: dict[str, Any], done: bool = False) -> str:
+        """The call as a person reads it (``wording.call_title``), a built-in tool by its own name."""
+        tool = self.find(name) if self._source(name) is None else None
+        return call_title(tool.name if tool else name, arguments, done)
+
+    def event(self, call_id: str, name: str, arguments: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+        """The ``result`` event of one call, for a person: its ``title``, ``summary`` or ``error``, and for
+        a command the tail of what it printed as ``output`` (capped: progress reports stay small)."""
+        title = self.title(name, arguments, done=result["ok"])
+        event: dict[str, Any] = {"type": "result", "id": call_id, "name": name, "ok": result["ok"], "title": title}
         if not result["ok"]:
             event["error"] = result["error"]
             return event

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS, split_turns
+from ..agent.events import compaction
 from ..agent.messages import ProviderError
 from ..agent.session import Session, TurnResult, is_summary, summary_message
 from ..agent.toolbox import Toolbox, describe
@@ -240,12 +241,12 @@ class Host:
         older, recent = turns[:-KEEP_RECENT], turns[-KEEP_RECENT:]
         compacted = sum(not is_summary(turn) for turn in older)
         if not compacted:
-            return {"turns": 0, "tokensBefore": before, "tokensAfter": before}
+            return compaction(0, before, before)
         summary = await session.summarise([message for turn in older for message in turn])
         self.compaction_failed.pop(folder.uri, None)
         self._store_entry(folder, {"kind": "compaction", "turns": compacted, "summary": summary, "at": now()})
         session.history = [summary_message(summary), *(message for turn in recent for message in turn)]
-        return {"turns": compacted, "tokensBefore": before, "tokensAfter": (await session.estimate()).tokens}
+        return compaction(compacted, before, (await session.estimate()).tokens)
 
     def cancel_request(self, request: Any) -> None:
         folder = self.turns_by_request.get(request)
@@ -490,4 +491,5 @@ def turn_result(provider: str, model: str | None, result: TurnResult) -> dict[st
         "steps": result.steps,
         "cancelled": result.cancelled,
         "error": result.error,
+        "stopReason": result.stop_reason,
     }

@@ -16,14 +16,14 @@ from typing import Any
 from platformdirs import user_state_dir
 
 from ..agent.toolbox import brief
+from ..agent.wording import shorten
 
 PREVIEW_LENGTH = 240
 
 
 def preview(reply: str, length: int = PREVIEW_LENGTH) -> str:
     """The start of the reply on one line, for a notification."""
-    text = " ".join(reply.split())
-    return text if len(text) <= length else text[: length - 1] + "…"
+    return shorten(reply, length)
 
 
 @dataclass

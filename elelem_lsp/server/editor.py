@@ -22,14 +22,13 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcMeth
 from pygls.lsp.server import LanguageServer
 
 from ..host.frontend import BadRequest, FileEdit, Frontend, Level, OpenDocument, ProgressSink, Unanswered
+from ..our_clients import OUR_CLIENT_PREFIX, TERMINAL_CLIENT
 from ..textedits import Change as TextChange
 from ..textedits import Position, change_at
 from .documents import document_path, folder_path
 from .progress import ProgressStream
 
 log = logging.getLogger(__name__)
-TERMINAL_CLIENT = "elelem-terminal"  # what `elelem-lsp ask|chat|providers` announce in initializationOptions
-OUR_CLIENT_PREFIX = "elelem-"
 LEVELS = {"info": lsp.MessageType.Info, "warning": lsp.MessageType.Warning, "error": lsp.MessageType.Error}
 
 

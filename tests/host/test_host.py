@@ -108,7 +108,7 @@ async def test_a_turn_streams_its_events_and_ends_done(project):
     host, frontend = host_for(project, SCRIPTED)
     result = await host.turn(host.folders[project.as_uri()], "what is in it?", token="t1")
     assert result == {"reply": "It says hello.", "provider": "scripted", "model": None, "steps": 2,
-                      "cancelled": False, "error": None}
+                      "cancelled": False, "error": None, "stopReason": "end"}
     [progress] = frontend.progress
     assert progress.token == "t1" and progress.ended == "done"
     kinds = [e["type"] for e in progress.events]
@@ -120,6 +120,7 @@ async def test_an_unknown_provider_ends_the_turn_with_its_error(project):
     host, frontend = host_for(project, {"provider": "nosuch"})
     result = await host.turn(host.folders[project.as_uri()], "hi")
     assert result["reply"].startswith('Error: unknown provider: "nosuch"') and result["error"]
+    assert result["stopReason"] == "error"
     assert frontend.progress == []
 
 
@@ -143,6 +144,7 @@ async def test_one_turn_at_a_time_and_cancelling_by_token_or_request(project):
         cancel()
         result = await asyncio.wait_for(turn, 10)
         assert result["cancelled"] is True and result["reply"] == f"partial {n}"  # what was said is kept
+        assert result["stopReason"] == "cancelled"
         assert frontend.progress[-2].ended == "cancelled"
         assert host.turns_by_token == {} and host.turns_by_request == {}
     assert (await host.new_conversation(folder))["reset"] is True
