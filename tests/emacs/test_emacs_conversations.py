@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
-                                ODD, ODD_LINES, SHORT, SHORT_LINES, check_conversation_labels)
+                                ODD, ODD_LINES, SHORT, SHORT_LINES, WORDED_EVENTS, WORDED_LINES, WORDED_NOTES,
+                                check_conversation_labels)
 from test_emacs_client import CLIENT, drive, elisp_string
 
 pytestmark = pytest.mark.slow
@@ -77,6 +78,19 @@ def test_context_and_compacted_events_are_one_dim_line(emacs: str) -> None:
     )
     assert seen["text"].splitlines() == EVENTS_LINES
     assert seen["noted"] == NOTES
+
+
+def test_the_words_the_server_gives_events_are_shown_as_they_are(emacs: str) -> None:
+    seen = render(
+        emacs,
+        """(elelem--start-turn "w" "worded")
+           (elelem--render-events "w" (drive-json events))
+           (elelem--finish-turn "w" (drive-json result))""",
+        events=WORDED_EVENTS,
+        result=EVENTS_RESULT,
+    )
+    assert seen["text"].splitlines() == WORDED_LINES
+    assert seen["noted"] == WORDED_NOTES
 
 
 def test_conversations_are_listed_resumed_continued_and_refused_mid_turn(

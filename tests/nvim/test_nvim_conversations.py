@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
-                                ODD, ODD_LINES, SHORT, SHORT_LINES, check_conversation_labels)
+                                ODD, ODD_LINES, SHORT, SHORT_LINES, WORDED_EVENTS, WORDED_LINES, WORDED_NOTES,
+                                check_conversation_labels)
 from test_nvim_client import highlighted, messages
 
 pytestmark = pytest.mark.slow
@@ -56,6 +57,24 @@ def test_context_and_compacted_events_are_one_dim_line(workspace: Path, start_nv
     )
     assert nvim.transcript() == EVENTS_LINES
     assert highlighted(nvim, "ElelemNote") == NOTES
+
+
+def test_the_words_the_server_gives_events_are_shown_as_they_are(workspace: Path, start_nvim) -> None:
+    nvim = start_nvim(workspace)
+    nvim.lua(
+        """
+        local events, result = ...
+        local t = require('elelem.transcript')
+        t.start_turn('w', 'worded')
+        t.render_events('w', events)
+        t.finish_turn('w', nil, result)
+        """,
+        WORDED_EVENTS,
+        EVENTS_RESULT,
+    )
+    assert nvim.transcript() == WORDED_LINES
+    assert highlighted(nvim, "ElelemNote") == WORDED_NOTES
+    assert highlighted(nvim, "ElelemTool") == ["+ Run npm test", "+ Edit a.py"]
 
 
 # -- against the real server ---------------------------------------------------------------------
@@ -222,10 +241,10 @@ def test_mcp_style_tool_names_render_like_built_in_ones(workspace: Path, start_n
     nvim = start_nvim(workspace, "a.txt", settings={"provider": "mcpish"})
     ask(nvim, "search", 1)
     transcript = nvim.transcript()
-    assert transcript[:2] == ["> search", '+ github__search_issues(limit=5, query="bug")']
-    assert transcript[2].startswith("  failed: github__search_issues: ")  # no such server here
+    assert transcript[:2] == ["> search", '+ github: search_issues query="bug", limit=5']
+    assert transcript[2].startswith('  failed: github: search_issues query="bug", limit=5: ')  # no such server here
     assert transcript[-2:] == ["after the call.", "-- mcpish · 2 steps"]
-    assert highlighted(nvim, "ElelemTool") == ['+ github__search_issues(limit=5, query="bug")']
+    assert highlighted(nvim, "ElelemTool") == ['+ github: search_issues query="bug", limit=5']
 
 
 def test_turns_left_out_to_fit_the_budget_show_as_one_dim_line(workspace: Path, start_nvim) -> None:
