@@ -163,15 +163,5 @@ SUMMARIES: dict[str, Callable[[dict[str, Any]], str]] = {
 }
 
 
-MAIN_ARGUMENTS = ("path", "command", "pattern")
-
-
-def brief(name: str, arguments: dict[str, Any]) -> str:
-    """``read README.md``: a call as a person reads it, its main argument only (never a file's content)."""
-    main = next((arguments[key] for key in MAIN_ARGUMENTS if isinstance(arguments.get(key), str)), None)
-    shown = main if main is not None else json.dumps(arguments, ensure_ascii=False) if arguments else ""
-    return f"{name} {shown}".rstrip()
-
-
 def encode(result: dict[str, Any]) -> str:
     return json.dumps(result, ensure_ascii=False, separators=(",", ":"))

@@ -15,7 +15,6 @@ from typing import Any
 
 from platformdirs import user_state_dir
 
-from ..agent.toolbox import brief
 from ..agent.wording import shorten
 
 PREVIEW_LENGTH = 240
@@ -32,7 +31,6 @@ class TurnRecord:
 
     prompt: str
     parts: list[str] = field(default_factory=list)
-    calls: dict[str, str] = field(default_factory=dict)  # call id -> its brief, until its result
     last_kind: str = ""
 
     def add(self, event: dict[str, Any]) -> None:
@@ -40,12 +38,10 @@ class TurnRecord:
         if kind in ("saying", "thinking"):
             self._text(kind, event["text"])
         elif kind == "doing":
-            self.calls[event["id"]] = brief(event["name"], event["arguments"])
             self.last_kind = kind
         elif kind == "result":
-            call = self.calls.pop(event["id"], event["name"])
             outcome = event.get("summary", "done") if event.get("ok") else f"failed: {event.get('error', '')}"
-            self.parts.append(f"\n\n- `{call}` → {outcome}\n\n")
+            self.parts.append(f"\n\n- `{event['title']}` → {outcome}\n\n")
             self.last_kind = kind
 
     def _text(self, kind: str, text: str) -> None:
