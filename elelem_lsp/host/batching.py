@@ -31,6 +31,9 @@ class Text:
 
 
 class TextBatch:
+    """One turn's waiting items, in order; the face takes them when ``text_wait`` says text is due,
+    or at once when something other than text waits."""
+
     def __init__(self, interval: float = TEXT_BATCH_SECONDS) -> None:
         self.interval = interval
         self.waiting: deque[Any] = deque()  # items, and Text for runs of text
