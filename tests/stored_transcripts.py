@@ -122,7 +122,7 @@ WORDED_EVENTS = [
 WORDED_NOTES = ["-- 1 earlier turn left out and 2 tool results shortened to fit 1,000 tokens",
                 "-- 12 turns compacted into a summary (40,000 → 3,000 tokens)"]
 WORDED_LINES = [
-    "> worded",
+    "> long one",
     *WORDED_NOTES,
     "+ Run npm test",
     "  ok: Ran npm test — exit 0, 1 line of output",

@@ -67,30 +67,20 @@ def test_odd_or_newer_entries_are_skipped_not_fatal(emacs: str) -> None:
     assert render(emacs, "(elelem-show-conversation (drive-json c))", c={"id": "c3", "entries": []})["text"] == ""
 
 
-def test_context_and_compacted_events_are_one_dim_line(emacs: str) -> None:
+@pytest.mark.parametrize(("events", "lines", "notes"), [(EVENTS, EVENTS_LINES, NOTES),
+                                                      (WORDED_EVENTS, WORDED_LINES, WORDED_NOTES)],
+                         ids=["an older server's, worded here", "the server's words, as they are"])
+def test_a_turns_events_and_its_context_and_compacted_notes_are_drawn(emacs: str, events, lines, notes) -> None:
     seen = render(
         emacs,
         """(elelem--start-turn "k" "long one")
            (elelem--render-events "k" (drive-json events))
            (elelem--finish-turn "k" (drive-json result))""",
-        events=EVENTS,
+        events=events,
         result=EVENTS_RESULT,
     )
-    assert seen["text"].splitlines() == EVENTS_LINES
-    assert seen["noted"] == NOTES
-
-
-def test_the_words_the_server_gives_events_are_shown_as_they_are(emacs: str) -> None:
-    seen = render(
-        emacs,
-        """(elelem--start-turn "w" "worded")
-           (elelem--render-events "w" (drive-json events))
-           (elelem--finish-turn "w" (drive-json result))""",
-        events=WORDED_EVENTS,
-        result=EVENTS_RESULT,
-    )
-    assert seen["text"].splitlines() == WORDED_LINES
-    assert seen["noted"] == WORDED_NOTES
+    assert seen["text"].splitlines() == lines
+    assert seen["noted"] == notes
 
 
 def test_conversations_are_listed_resumed_continued_and_refused_mid_turn(

@@ -42,7 +42,11 @@ def test_odd_or_newer_entries_are_skipped_not_fatal(workspace: Path, start_nvim)
     assert show(nvim, {"id": "c4"}) == [""]
 
 
-def test_context_and_compacted_events_are_one_dim_line(workspace: Path, start_nvim) -> None:
+@pytest.mark.parametrize(("events", "lines", "notes"), [(EVENTS, EVENTS_LINES, NOTES),
+                                                      (WORDED_EVENTS, WORDED_LINES, WORDED_NOTES)],
+                         ids=["an older server's, worded here", "the server's words, as they are"])
+def test_a_turns_events_and_its_context_and_compacted_notes_are_drawn(workspace: Path, start_nvim, events, lines,
+                                                                       notes) -> None:
     nvim = start_nvim(workspace)
     nvim.lua(
         """
@@ -52,29 +56,11 @@ def test_context_and_compacted_events_are_one_dim_line(workspace: Path, start_nv
         t.render_events('k', events)
         t.finish_turn('k', nil, result)
         """,
-        EVENTS,
+        events,
         EVENTS_RESULT,
     )
-    assert nvim.transcript() == EVENTS_LINES
-    assert highlighted(nvim, "ElelemNote") == NOTES
-
-
-def test_the_words_the_server_gives_events_are_shown_as_they_are(workspace: Path, start_nvim) -> None:
-    nvim = start_nvim(workspace)
-    nvim.lua(
-        """
-        local events, result = ...
-        local t = require('elelem.transcript')
-        t.start_turn('w', 'worded')
-        t.render_events('w', events)
-        t.finish_turn('w', nil, result)
-        """,
-        WORDED_EVENTS,
-        EVENTS_RESULT,
-    )
-    assert nvim.transcript() == WORDED_LINES
-    assert highlighted(nvim, "ElelemNote") == WORDED_NOTES
-    assert highlighted(nvim, "ElelemTool") == ["+ Run npm test", "+ Edit a.py"]
+    assert nvim.transcript() == lines
+    assert highlighted(nvim, "ElelemNote") == notes
 
 
 # -- against the real server ---------------------------------------------------------------------
