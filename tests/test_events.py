@@ -42,6 +42,7 @@ def test_a_title_is_one_line_and_long_arguments_are_cut():
     assert title.startswith("Run make test && echo ok;") and len(title) == 200 and title.endswith("…")
     row = call_title("srv__put", {"text": "a\nb" + "c" * 100})
     assert row == 'srv: put text="a⏎b' + "c" * 43 + '…'
+    assert call_title("frob", {"at": {1, 2}}).startswith('frob at="{1, 2}"')  # a plugin's object that is not JSON
 
 
 def test_shorten_puts_text_on_one_line_and_cuts_it_with_an_ellipsis():

@@ -56,7 +56,7 @@ def brief_arguments(arguments: dict[str, Any]) -> str:
     """``path="a.py", old="x"``: each argument, its value cut short."""
     shown = []
     for key, value in arguments.items():
-        text = json.dumps(value, ensure_ascii=False).replace("\\n", "⏎")
+        text = json.dumps(value, ensure_ascii=False, default=repr).replace("\\n", "⏎")  # a plugin may send any object
         shown.append(f"{key}={text if len(text) <= ARGUMENT_LENGTH else text[: ARGUMENT_LENGTH - 1] + '…'}")
     return ", ".join(shown)
 
