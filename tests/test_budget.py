@@ -71,7 +71,8 @@ async def test_a_300_turn_conversation_never_sends_more_than_the_budget_and_drop
     assert sent_tokens(last, provider.sent[-1][1]) + total_tokens(session.history[2 * first_kept - 2: 2 * first_kept], estimate_tokens) > 8000
     context = [e for e in events if e["type"] == "context"]
     assert context[-1] == {"type": "context", "tokens": context[-1]["tokens"], "budget": 8000,
-                           "leftOut": first_kept, "shortened": 0}
+                           "leftOut": first_kept, "shortened": 0,
+                           "text": f"{first_kept} earlier turns left out to fit 8,000 tokens"}
     assert context[-1]["tokens"] <= 8000
     assert len(context) < 300  # told only for turns that left some out, once each
 

@@ -19,7 +19,7 @@ def test_parrot_reads_the_readme(project):
     assert run.returncode == 0, run.stderr
     assert run.stdout == "README.md has 1 line; it starts: # hello\n"
     assert 'I should read README.md first.' in run.stderr
-    assert "+ read README.md → 1 line\n" in run.stderr
+    assert "+ Read README.md → 1 line\n" in run.stderr
 
 
 def test_echo_with_model_and_piped_stdin(project):
@@ -154,7 +154,7 @@ def test_the_stub_demo_reads_as_a_demo_and_names_p(project):
     run = run_cli(project, "ask", "--trust", "hi")
     assert run.returncode == 0, run.stderr
     assert "invalid arguments" not in run.stderr and "!" not in run.stderr
-    assert "+ list → 1 file\n" in run.stderr
+    assert "+ List . → 1 file\n" in run.stderr
     assert "using provider 'stub' (a demo that needs no model)" in run.stderr
     assert "choose one with -p NAME" in run.stderr and "elelem.provider" not in run.stderr
 

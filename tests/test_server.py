@@ -14,11 +14,13 @@ CLIENTS = ["visual-studio-code", "neovim@v0.11"]
 
 
 def provider_events(events):
-    """The events the provider emitted, adjacent text of one type merged (tool results left out)."""
+    """The events the provider emitted, adjacent text of one type merged (tool results and the
+    title the server gives a call left out)."""
     merged = []
     for event in events:
         if event["type"] == "result":
             continue
+        event = {key: value for key, value in event.items() if key != "title"}
         if merged and event["type"] in ("saying", "thinking") and merged[-1]["type"] == event["type"]:
             merged[-1] = {**merged[-1], "text": merged[-1]["text"] + event["text"]}
         else:
@@ -46,8 +48,10 @@ async def test_progress_events_are_exactly_what_the_provider_emitted(project, st
     assert all(v["kind"] == "report" and v["events"] and v["message"] for v in values[1:-1])
     expected = provider_events(first + [second[0], second[2]])
     assert provider_events(editor.events()) == expected
+    assert [e["title"] for e in editor.events() if e["type"] == "doing"] == ["List ."]  # what a client shows
     results = [e for e in editor.events() if e["type"] == "result"]
-    assert results == [{"type": "result", "id": "c1", "name": "list", "ok": True, "summary": "3 files"}]
+    assert results == [{"type": "result", "id": "c1", "name": "list", "ok": True, "title": "Listed .", "summary": "3 files"}]
+    assert result["stopReason"] == "end"
     # coalesced: far fewer reports than events
     assert len(values) - 2 < 50
 

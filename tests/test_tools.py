@@ -233,14 +233,24 @@ def test_results_are_json():
 
 
 async def test_a_commands_result_event_carries_the_end_of_its_output_capped(box, ws):
-    result = await box.call("execute", {"command": "seq 1 3000; echo the-last-line"}, ws)
-    event = box.event("call-1", "execute", result)
+    command = {"command": "seq 1 3000; echo the-last-line"}
+    result = await box.call("execute", command, ws)
+    event = box.event("call-1", "execute", command, result)
     assert event["summary"] == "exit 0, 3001 lines of output"
     assert event["output"].endswith("2999\n3000\nthe-last-line\n")
     assert len(event["output"]) == EVENT_OUTPUT_CHARS < len(result["output"])
-    read = box.event("call-2", "read", await box.call("read", {"path": "a.txt"}, ws))
-    assert read == {"type": "result", "id": "call-2", "name": "read", "ok": True, "summary": "3 lines"}
-    part = box.event("call-4", "read", await box.call("read", {"path": "a.txt", "offset": 2, "limit": 1}, ws))
+    read = box.event("call-2", "read", {"path": "a.txt"}, await box.call("read", {"path": "a.txt"}, ws))
+    assert read == {"type": "result", "id": "call-2", "name": "read", "ok": True, "title": "Read a.txt", "summary": "3 lines"}
+    arguments = {"path": "a.txt", "offset": 2, "limit": 1}
+    part = box.event("call-4", "read", arguments, await box.call("read", arguments, ws))
     assert part["summary"] == "lines 2-2 of 3"
-    failed = box.event("call-3", "read", await box.call("read", {"path": "missing.txt"}, ws))
+    failed = box.event("call-3", "read", {"path": "missing.txt"}, await box.call("read", {"path": "missing.txt"}, ws))
     assert failed["ok"] is False and failed["error"] and "output" not in failed
+
+
+async def test_a_result_says_the_call_in_words_after_it_ran_and_as_asked_when_it_failed(box, ws):
+    ran = box.event("call-1", "bash", {"command": "echo hi"}, await box.call("bash", {"command": "echo hi"}, ws))
+    assert (ran["title"], ran["summary"]) == ("Ran echo hi", "exit 0, 1 line of output")  # an alias reads as its tool
+    arguments = {"path": "a.txt", "old": "no such text", "new": "x"}
+    failed = box.event("call-2", "edit", arguments, await box.call("edit", arguments, ws))
+    assert (failed["ok"], failed["title"]) == (False, "Edit a.txt")

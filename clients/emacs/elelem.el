@@ -117,13 +117,22 @@ Modes derived from them count too, unless an earlier entry of
 (defun elelem--one-line (text)
   (replace-regexp-in-string "\n" " " text))
 
-(defun elelem--call-line (name arguments)
-  "`+ NAME(key=value, ...)': a tool call, whatever the tool."
-  (format "+ %s(%s)" (if (stringp name) name "?") (elelem--format-arguments arguments)))
+(defun elelem--words (value)
+  "VALUE when it is a non-empty string: words the server sent to be shown as they are."
+  (and (stringp value) (not (string-empty-p value)) value))
+
+(defun elelem--call-line (call)
+  "`+ Read a.txt', the server's title of CALL; without one `+ name(key=value, ...)'."
+  (let ((name (plist-get call :name)))
+    (if-let ((title (elelem--words (plist-get call :title))))
+        (concat "+ " title)
+      (format "+ %s(%s)" (if (stringp name) name "?") (elelem--format-arguments (plist-get call :arguments))))))
 
 (defun elelem--outcome-line (outcome)
-  "`  ok: name — summary' or `  failed: name: error' for OUTCOME, with its face."
-  (let ((name (if (stringp (plist-get outcome :name)) (plist-get outcome :name) "?"))
+  "`  ok: title — summary' or `  failed: title: error' for OUTCOME, with its face.
+The tool's name stands for the title when the server sent none."
+  (let ((name (or (elelem--words (plist-get outcome :title))
+                  (if (stringp (plist-get outcome :name)) (plist-get outcome :name) "?")))
         (summary (plist-get outcome :summary))
         (error (plist-get outcome :error)))
     (if (eq (plist-get outcome :ok) t)
@@ -146,11 +155,14 @@ Modes derived from them count too, unless an earlier entry of
 
 (defun elelem-note-text (event)
   "The one dim line of a `context' or `compacted' EVENT, or of a compaction entry.
-Nil when it says nothing."
-  (if (or (equal (plist-get event :type) "compacted") (equal (plist-get event :kind) "compaction"))
-      (let ((turns (plist-get event :turns)))
-        (and (numberp turns)
-             (format "-- %s compacted into a summary" (elelem--counted turns "turn"))))
+The server's text, else worded here; nil when it says nothing."
+  (cond
+   ((elelem--words (plist-get event :text)) (concat "-- " (plist-get event :text)))
+   ((or (equal (plist-get event :type) "compacted") (equal (plist-get event :kind) "compaction"))
+    (let ((turns (plist-get event :turns)))
+      (and (numberp turns)
+           (format "-- %s compacted into a summary" (elelem--counted turns "turn")))))
+   (t
     (let* ((left-out (plist-get event :leftOut))
            (shortened (plist-get event :shortened))
            (budget (plist-get event :budget))
@@ -160,7 +172,7 @@ Nil when it says nothing."
                                        (concat (elelem--counted shortened "tool result") " shortened"))))))
       (and parts
            (concat "-- " (string-join parts ", ")
-                   (if (numberp budget) (format " to fit %s tokens" (elelem--thousands budget)) ""))))))
+                   (if (numberp budget) (format " to fit %s tokens" (elelem--thousands budget)) "")))))))
 
 (defun elelem--ending-lines (outcome with-reply)
   "The lines ending a turn, as (TEXT . FACE), from OUTCOME.
@@ -189,8 +201,7 @@ A turn, or a compaction's one line; none for a kind this client does not know."
      (append (list (cons (concat "> " (elelem--one-line (or (plist-get entry :prompt) "")))
                          'elelem-prompt-face))
              (seq-mapcat (lambda (tool)
-                           (list (cons (elelem--call-line (plist-get tool :name) (plist-get tool :arguments))
-                                       'elelem-tool-face)
+                           (list (cons (elelem--call-line tool) 'elelem-tool-face)
                                  (elelem--outcome-line tool)))
                          (plist-get entry :tools) 'list)
              (elelem--ending-lines entry t)))))
@@ -235,8 +246,7 @@ A turn, or a compaction's one line; none for a kind this client does not know."
                (setq turn (plist-put turn :open kind))
                (when (equal kind "saying") (setq turn (plist-put turn :said t))))))
           ("doing"
-           (elelem--write (elelem--call-line (plist-get event :name) (plist-get event :arguments))
-                          'elelem-tool-face)
+           (elelem--write (elelem--call-line event) 'elelem-tool-face)
            (setq turn (plist-put turn :open nil)))
           ("result"
            (let ((line (elelem--outcome-line event)))

@@ -21,6 +21,14 @@ from ..host.frontend import Refused
 from .frontend import AcpFrontend
 from .options import config_options
 
+# A turn's stop reason in ACP's terms; a failed turn ended as an answer (its error said in the reply).
+STOP_REASONS: dict[str, StopReason] = {
+    "end": "end_turn",
+    "cancelled": "cancelled",
+    "max_steps": "max_turn_requests",
+    "error": "end_turn",
+}
+
 
 class AcpSession:
     """One ACP session: its id, the agent of its folder, and the front end that answers it."""
@@ -48,12 +56,7 @@ class AcpSession:
             said = turn is not before and turn is not None and turn.said  # None: it failed before it began
             self.frontend.outbox.put(update_agent_message_text(("\n\n" if said else "") + result["reply"]))
         await self.frontend.outbox.sent()
-        if result["cancelled"]:
-            return "cancelled"
-        # The host says maxSteps only in its error's words (a turn result has no reason field).
-        if result["error"] and "(maxSteps)" in result["error"]:
-            return "max_turn_requests"
-        return "end_turn"
+        return STOP_REASONS[result["stopReason"]]
 
     def cancel(self) -> None:
         """Stop the prompt: a running turn through its agent (it ends cancelled, and is stored so);

@@ -68,11 +68,6 @@ async def command(session: AcpSession, name: str, argument: str) -> str:
         await stored.start_over(agent)
         return "the context starts over: the model no longer sees the turns above"
     if name == "compact":
-        report = await agent.compact()
-        if not report["turns"]:
-            return "nothing to compact yet"
-        return (
-            f"{report['turns']} turns compacted into a summary ({report['tokensBefore']:,} -> {report['tokensAfter']:,} tokens)"
-        )
+        return (await agent.compact())["text"]
     names = [tool["name"] for tool in listed_tools(agent.toolbox, [agent])["tools"]]
     return "tools: " + ", ".join(names)

@@ -3,9 +3,10 @@
 ``Outbox`` sends one session's updates one after another; while the pipe is busy,
 adjacent text chunks of one kind wait as one (nothing is dropped or reordered).
 ``TurnUpdates`` is the host's ProgressSink for one turn: ``saying`` and ``thinking``
-become message and thought chunks, ``doing`` a ``tool_call`` (a title a person reads,
-its kind, where it works, its arguments), and ``result`` the ``tool_call_update`` that
-finishes it, with what the front end recorded for it (diffs, command output, the error).
+become message and thought chunks, ``doing`` a ``tool_call`` (the event's title, its
+kind, where it works, its arguments), and ``result`` the ``tool_call_update`` that
+finishes it, with what the front end recorded for it (diffs, command output, the error);
+``context`` and ``compacted`` are their text as a thought line.
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ from acp import (
 )
 from acp.schema import ToolCallLocation, ToolKind
 
-from ..agent.toolbox import brief
 from ..agent.tools import BUILTIN_ALIASES
-from ..host.frontend import TEXT_BATCH_SECONDS, ProgressSink
+from ..agent.wording import call_title, compaction_text
+from ..host.batching import TEXT_BATCH_SECONDS, Text, TextBatch
+from ..host.frontend import ProgressSink
 
 log = logging.getLogger(__name__)
 Send = Callable[[Any], Awaitable[None]]
@@ -42,31 +44,25 @@ TEXT_UPDATES = {"saying": update_agent_message_text, "thinking": update_agent_th
 class Outbox:
     """One session's ``session/update``s, sent in order by one task.
 
-    Text is coalesced as the LSP face's ``$/progress`` is: the first chunk after a quiet spell
-    goes at once, the ones after it wait up to ``interval`` as one chunk; anything else (a tool
-    call, the end of the turn) sends what waits at once. Every update is its own notification
-    to build, serialise and parse, so a chunk per token would cost the client more than the text.
+    Text is coalesced as the LSP face's ``$/progress`` is (``host.batching``), and while the
+    pipe is busy: every update is its own notification to build, serialise and parse, so a
+    chunk per token would cost the client more than the text. Anything else (a tool call, the
+    end of the turn) sends what waits at once.
     """
 
     def __init__(self, send: Send, *, interval: float = TEXT_BATCH_SECONDS) -> None:
         self.send = send
-        self.interval = interval
-        self.queue: deque[Any] = deque()  # an update, or [kind, [texts]] for merged chunks
+        self.batch = TextBatch(interval)
         self.pump: asyncio.Task[None] | None = None
         self.urgent = asyncio.Event()
-        self.last_text = float("-inf")
 
     def put(self, update: Any) -> None:
-        self.queue.append(update)
+        self.batch.add(update)
         self.urgent.set()
         self._wake()
 
     def put_text(self, kind: str, text: str) -> None:
-        last = self.queue[-1] if self.queue else None
-        if isinstance(last, list) and last[0] == kind:
-            last[1].append(text)  # joined when sent: no quadratic concatenation
-        else:
-            self.queue.append([kind, [text]])
+        self.batch.add_text(kind, text)
         self._wake()
 
     def _wake(self) -> None:
@@ -75,23 +71,20 @@ class Outbox:
 
     async def _drain(self) -> None:
         loop = asyncio.get_running_loop()
-        while self.queue:
-            text = isinstance(self.queue[0], list)
-            if text and len(self.queue) == 1:  # only text waits: more may join it for a while
-                wait = self.last_text + self.interval - loop.time()
+        while self.batch:
+            if self.batch.only_text():  # more may join it for a while
+                wait = self.batch.text_wait(loop.time())
                 if wait > 0 and not self.urgent.is_set():
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(self.urgent.wait(), wait)
-            if text:
-                self.last_text = loop.time()
-            item = self.queue.popleft()
-            if not self.queue:
+            item = self.batch.take(loop.time())
+            if not self.batch:
                 self.urgent.clear()
-            update = TEXT_UPDATES[item[0]]("".join(item[1])) if isinstance(item, list) else item
+            update = TEXT_UPDATES[item.kind](item.text) if isinstance(item, Text) else item
             try:
                 await self.send(update)
             except ConnectionError:
-                self.queue.clear()  # the client is gone: nobody to tell
+                self.batch.clear()  # the client is gone: nobody to tell
                 return
             except Exception:
                 log.exception("could not send a session update")
@@ -157,22 +150,8 @@ KINDS: dict[str, ToolKind] = {
     "list": "search",
     "grep": "search",
 }
-VERBS = {"read": "Read", "write": "Write", "edit": "Edit", "list": "List", "execute": "Run"}
 # A tool's other names (``bash`` for ``execute``) are shown as the tool itself.
 KINDS |= {alias: KINDS[tool] for alias, tool in BUILTIN_ALIASES.items()}
-VERBS |= {alias: VERBS[tool] for alias, tool in BUILTIN_ALIASES.items() if tool in VERBS}
-
-
-def title_of(name: str, arguments: dict[str, Any]) -> str:
-    """``Read src/app.py``, ``Run pytest -q``, ``Search "todo" in src``: a call as a person reads it."""
-    if name == "grep" and isinstance(arguments.get("pattern"), str):
-        where = arguments.get("path") if isinstance(arguments.get("path"), str) else "."
-        return f"Search {arguments['pattern']!r} in {where}"
-    verb = VERBS.get(name)
-    if verb is None:
-        return brief(name, arguments)
-    main = arguments.get("command" if KINDS[name] == "execute" else "path")
-    return f"{verb} {main if isinstance(main, str) else '.' if name == 'list' else ''}".rstrip()
 
 
 def locations_of(name: str, arguments: dict[str, Any], root: Path) -> list[ToolCallLocation] | None:
@@ -182,11 +161,11 @@ def locations_of(name: str, arguments: dict[str, Any], root: Path) -> list[ToolC
     return None
 
 
-def tool_call_of(call_id: str, name: str, arguments: dict[str, Any], root: Path, status: Any) -> Any:
-    """The ``tool_call`` that announces a call: a title a person reads, its kind, where it works."""
+def tool_call_of(call_id: str, title: str, name: str, arguments: dict[str, Any], root: Path, status: Any) -> Any:
+    """The ``tool_call`` that announces a call: its title, its kind, where it works."""
     return start_tool_call(
         call_id,
-        title_of(name, arguments),
+        title,
         kind=KINDS.get(name, "other"),
         status=status,
         locations=locations_of(name, arguments, root),
@@ -208,7 +187,8 @@ def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[A
     updates: list[Any] = []
     for entry in transcript["entries"]:
         if entry["kind"] == "compaction":
-            updates.append(update_agent_thought_text(f"{entry['turns']} turns compacted into a summary\n"))
+            turns = entry["turns"] if isinstance(entry.get("turns"), int) else 0
+            updates.append(update_agent_thought_text(compaction_text(turns) + "\n"))
             continue
         if entry["kind"] == "reset":
             updates.append(update_agent_thought_text("/reset: the context started over here\n"))
@@ -217,7 +197,8 @@ def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[A
         for call in entry.get("tools", []):
             arguments = call["arguments"] if isinstance(call.get("arguments"), dict) else {}
             call_id = calls.unique(str(call["id"]))
-            updates.append(tool_call_of(call_id, call["name"], arguments, root, "pending"))
+            title = call_title(BUILTIN_ALIASES.get(call["name"], call["name"]), arguments)
+            updates.append(tool_call_of(call_id, title, call["name"], arguments, root, "pending"))
             raw = {
                 "ok": call["ok"],
                 **({"summary": call["summary"]} if call.get("summary") else {}),
@@ -228,14 +209,6 @@ def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[A
         if reply:
             updates.append(update_agent_message_text(reply))
     return updates
-
-
-def context_line(event: dict[str, Any]) -> str:
-    """What the history left out to fit the budget, as one line."""
-    parts = [f"{event.get('leftOut', 0)} earlier turns left out"] if event.get("leftOut") else []
-    if event.get("shortened"):
-        parts.append(f"{event['shortened']} tool results shortened")
-    return f"{' and '.join(parts) or 'the history was trimmed'} to fit {event.get('budget', 0):,} tokens\n"
 
 
 class TurnUpdates(ProgressSink):
@@ -253,17 +226,16 @@ class TurnUpdates(ProgressSink):
             self.outbox.put_text(kind, event["text"])
         elif kind == "doing":
             call_id = self.calls.announce(event["id"])
-            self.outbox.put(tool_call_of(call_id, event["name"], event["arguments"], self.root, "pending"))
+            title = event["title"]
+            self.outbox.put(tool_call_of(call_id, title, event["name"], event["arguments"], self.root, "pending"))
         elif kind == "result":
             self.calls.current = None
             call_id = self.calls.finish(event["id"])
             content = self.calls.content.pop(call_id, [])
             raw = {k: event[k] for k in ("ok", "summary", "error") if k in event}
             self.outbox.put(outcome_of(call_id, event["ok"], event.get("error"), content, raw))
-        elif kind == "context":
-            self.outbox.put_text("thinking", context_line(event))
-        elif kind == "compacted":
-            self.outbox.put_text("thinking", f"{event['turns']} turns compacted into a summary\n")
+        elif kind in ("context", "compacted"):
+            self.outbox.put_text("thinking", event["text"] + "\n")
 
     def started(self, call_id: str) -> None:
         """The call runs now: it was pending (streamed, or waiting for permission) until here."""

@@ -1,8 +1,8 @@
-"""The provider contract: messages, tool definitions and events, as plain dicts.
+"""The provider contract: messages, tool definitions and the checking of events, as plain dicts.
 
 These are the shapes of docs/contract.md, with string keys. A provider receives
-``messages`` and ``tools`` and calls ``emit`` with events; nothing else of ours
-crosses that boundary.
+``messages`` and ``tools`` and calls ``emit`` with events (their shapes are ``events``');
+nothing else of ours crosses that boundary.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from typing import Any, Literal, NotRequired, Protocol, TypedDict
+
+from .events import TEXT_EVENTS, Event
 
 
 class ToolCall(TypedDict):
@@ -46,26 +48,7 @@ class ToolDefinition(TypedDict):
     function: ToolFunction
 
 
-class Saying(TypedDict):
-    type: Literal["saying"]
-    text: str
-
-
-class Thinking(TypedDict):
-    type: Literal["thinking"]
-    text: str
-
-
-class Doing(TypedDict):
-    type: Literal["doing"]
-    id: str
-    name: str
-    arguments: Any  # a dict, or the JSON text of one as the model sent it; see tool_arguments
-
-
-Event = Saying | Thinking | Doing
 Emit = Callable[[dict[str, Any]], None]
-TEXT_EVENTS = ("saying", "thinking")
 
 
 class Provider(Protocol):

@@ -4,8 +4,9 @@ A turn calls ``fetch``, runs the tool calls it emitted in order, and calls it
 again until a fetch asks for none. Afterwards the history keeps only the prompt
 and the final reply (``exchange``: a cancelled turn marked so). Before each fetch
 the messages are fitted to the context budget (``budget``), and observers get a
-``context`` event when turns were left out or results shortened. Observers see every event as it happens, plus a ``result``
-event after each tool call (``summary`` or ``error``). A call whose arguments are malformed is answered
+``context`` event when turns were left out or results shortened. Observers see every event as it happens
+(a ``doing`` with its ``title`` added), plus a ``result`` event after each tool call (``summary`` or
+``error``); the turn's result says why it stopped (``TurnResult.stop_reason``). A call whose arguments are malformed is answered
 with an ``ok: false`` result saying what was wrong, and the model tries again.
 The emit a fetch is given stops working when that fetch ends: nothing a
 provider left running can reach the observers after its turn.
@@ -37,6 +38,7 @@ from .budget import (
     total_tokens,
     window_budget,
 )
+from .events import StopReason, context_event
 from .instructions import instructions
 from .messages import (
     Message,
@@ -61,12 +63,26 @@ COUNTED_TEXTS = 4096  # message texts whose token count a session remembers
 AGENTS_MD = "AGENTS.md"
 
 
+class StepLimit(ProviderError):
+    """The provider kept asking for tools until the turn's ``maxSteps``."""
+
+
 @dataclass
 class TurnResult:
     reply: str
     steps: int
     cancelled: bool = False
     error: str | None = None
+    step_limit: bool = False  # the error is that the turn ran out of steps
+
+    @property
+    def stop_reason(self) -> StopReason:
+        """Why the turn ended, for a face that says it in its protocol's terms."""
+        if self.cancelled:
+            return "cancelled"
+        if self.error is not None:
+            return "max_steps" if self.step_limit else "error"
+        return "end"
 
 
 @dataclass
@@ -135,17 +151,6 @@ def summary_message(summary: str) -> Message:
 
 def is_summary(turn: list[Message]) -> bool:
     return len(turn) == 1 and turn[0]["content"].startswith(SUMMARY_MARK)
-
-
-def context_event(fitted: Fitted, budget: int) -> dict[str, Any]:
-    """The ``context`` event: what was left out or cut to fit the budget."""
-    return {
-        "type": "context",
-        "tokens": fitted.tokens,
-        "budget": budget,
-        "leftOut": fitted.left_out,
-        "shortened": fitted.shortened,
-    }
 
 
 class Session:
@@ -251,13 +256,13 @@ class Session:
             room = result_room.set((self.context_tokens - self._reserve(tools)) // LARGEST_SHARE)  # what fit() allows
             while True:
                 if steps == self.max_steps:
-                    raise ProviderError(f"stopped after {self.max_steps} steps: the provider kept asking for tools (maxSteps)")
+                    raise StepLimit(f"stopped after {self.max_steps} steps: the provider kept asking for tools (maxSteps)")
                 steps += 1
                 fetched = Fetched()
                 fitted = self.fitted(messages, history_length, tools)
                 if fitted.left_out > told[0] or fitted.shortened > told[1]:
                     told = (fitted.left_out, fitted.shortened)
-                    observer(context_event(fitted, self.context_tokens))
+                    observer(context_event(fitted.tokens, self.context_tokens, fitted.left_out, fitted.shortened))
                 await self._fetch(fitted.messages, tools, fetched, observer)
                 if not fetched.calls:
                     break
@@ -268,7 +273,7 @@ class Session:
                     else:
                         self.workspace.tool_starting(call["id"], call["name"])
                         result = await self.toolbox.call(call["name"], call["arguments"], self.workspace)
-                    observer(self.toolbox.event(call["id"], call["name"], result))
+                    observer(self.toolbox.event(call["id"], call["name"], call["arguments"], result))
                     messages.append(tool_result(call["id"], encode(result)))
         except asyncio.CancelledError:
             self.history += exchange(prompt, fetched.text, cancelled=True)
@@ -278,7 +283,7 @@ class Session:
             said = redact_error(str(error), self.secrets)  # a provider's error may quote a key
             reply = f"Error: {said}"
             self.history += exchange(prompt, reply)
-            return TurnResult(reply, steps, error=said)
+            return TurnResult(reply, steps, error=said, step_limit=isinstance(error, StepLimit))
         finally:
             current_workspace.reset(token)
             if room is not None:
@@ -294,6 +299,7 @@ class Session:
                 event["id"] = event["id"] or f"call_{len(fetched.calls) + 1}"
                 # observers see what the call will run with: a malformed text is not echoed
                 event["arguments"], problem = tool_arguments(event["arguments"])
+                event["title"] = self.toolbox.title(event["name"], event["arguments"])
                 fetched.calls.append({"id": event["id"], "name": event["name"], "arguments": event["arguments"]})
                 fetched.problems.append(problem)
             observer(event)

@@ -9,7 +9,6 @@ can read, never a crash.
 from __future__ import annotations
 
 import copy
-import json
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
@@ -20,6 +19,7 @@ from pydantic import ValidationError
 from .messages import ToolDefinition
 from .messages import encode as encode  # re-exported: callers know results by the toolbox
 from .tools import BUILTIN_TOOLS, Tool, ToolFailure, aliases_of
+from .wording import call_title
 from .workspace import Workspace, WorkspaceError
 
 log = logging.getLogger(__name__)
@@ -86,10 +86,16 @@ class Toolbox:
         describe_result = SUMMARIES.get(tool.name if tool else name)
         return describe_result(result) if describe_result else "done"
 
-    def event(self, call_id: str, name: str, result: dict[str, Any]) -> dict[str, Any]:
-        """The ``result`` event of one call, for a person: its ``summary`` or ``error``, and for a
-        command the tail of what it printed as ``output`` (capped: progress reports stay small)."""
-        event: dict[str, Any] = {"type": "result", "id": call_id, "name": name, "ok": result["ok"]}
+    def title(self, name: str, arguments: dict[str, Any], done: bool = False) -> str:
+        """The call as a person reads it (``wording.call_title``), a built-in tool by its own name."""
+        tool = self.find(name) if self._source(name) is None else None
+        return call_title(tool.name if tool else name, arguments, done)
+
+    def event(self, call_id: str, name: str, arguments: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+        """The ``result`` event of one call, for a person: its ``title``, ``summary`` or ``error``, and for
+        a command the tail of what it printed as ``output`` (capped: progress reports stay small)."""
+        title = self.title(name, arguments, done=result["ok"])
+        event: dict[str, Any] = {"type": "result", "id": call_id, "name": name, "ok": result["ok"], "title": title}
         if not result["ok"]:
             event["error"] = result["error"]
             return event
@@ -163,13 +169,3 @@ SUMMARIES: dict[str, Callable[[dict[str, Any]], str]] = {
     "list": lambda r: count(len(r.get("files", [])), "file") + _cut(r),
     "grep": lambda r: count(len(r.get("matches", [])), "match", "matches") + _cut(r),
 }
-
-
-MAIN_ARGUMENTS = ("path", "command", "pattern")
-
-
-def brief(name: str, arguments: dict[str, Any]) -> str:
-    """``read README.md``: a call as a person reads it, its main argument only (never a file's content)."""
-    main = next((arguments[key] for key in MAIN_ARGUMENTS if isinstance(arguments.get(key), str)), None)
-    shown = main if main is not None else json.dumps(arguments, ensure_ascii=False) if arguments else ""
-    return f"{name} {shown}".rstrip()

@@ -23,10 +23,11 @@ from typing import Any
 from pygls.exceptions import JsonRpcException
 
 from ..agent.private_files import FILE_MODE, create_private, private_folder, state_dir
+from ..agent.wording import counted
 from ..host.trust import PluginSet
 from ..spinner import Spinner
 from . import TerminalClient
-from .terminal import Terminal, budget_line, one_line, plural
+from .terminal import Terminal, one_line
 from .trust_prompt import TrustDecision
 
 HELP = """\
@@ -220,7 +221,7 @@ class Chat:
         for conversation in listing:
             mark = "*" if conversation["id"] == current else " "
             when = str(conversation["updated"])[:16].replace("T", " ")
-            turns = plural(conversation["turns"], "turn")
+            turns = counted(conversation["turns"], "turn")
             self.terminal.print(f"{mark} {conversation['id']}  {when}  {turns:>9}  {conversation['title']}")
 
     def resume(self, wanted: str) -> None:
@@ -241,18 +242,12 @@ class Chat:
         if not turns:
             self.terminal.notice(f"{how}: a conversation with no turns yet")
             return
-        self.terminal.notice(f"{how}: {transcript['title']} ({plural(len(turns), 'turn')})")
+        self.terminal.notice(f"{how}: {transcript['title']} ({counted(len(turns), 'turn')})")
         last = turns[-1]
         self.terminal.print(f"> {one_line(last['prompt'])}\n{one_line(last['reply'] or '(no reply)', 300)}")
 
     def compact(self) -> None:
-        report = self.command("elelem.compact")
-        if not report["turns"]:
-            self.terminal.print("nothing to compact: the last turns are always kept as they are")
-            return
-        self.terminal.print(
-            f"{budget_line({'type': 'compacted', **report})} ({report['tokensBefore']:,} → {report['tokensAfter']:,} tokens)"
-        )
+        self.terminal.print(self.command("elelem.compact")["text"])
 
     def context(self) -> None:
         for message in self.command("elelem.context")["messages"]:

@@ -1,9 +1,9 @@
 """Terminal: how a turn looks in a terminal, and how the person answers there.
 
-Saying is streamed as text, thinking dimmed, each tool call as one line
-``+ read README.md → 132 lines``. When stdout is not a terminal, everything but
-the reply goes to stderr so that ``elelem-lsp ask ... > file`` captures the
-reply alone; an error goes to stderr. Model text never drives the terminal:
+Saying is streamed as text, thinking dimmed, each tool call as one line of its title and
+outcome ``+ Read README.md → 132 lines``, a ``context`` or ``compacted`` event as its text.
+When stdout is not a terminal, everything but the reply goes to stderr so that
+``elelem-lsp ask ... > file`` captures the reply alone; an error goes to stderr. Model text never drives the terminal:
 control characters (escape sequences, OSC clipboard writes, C1 codes, CR, BEL)
 are removed from everything printed, newline and tab kept. Questions
 (permission, the human provider) are asked on the terminal; with nobody there
@@ -20,7 +20,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
-from ..agent.toolbox import brief
+from ..agent.wording import shorten
 from ..host.permission import RUN_QUESTION
 
 DIM, RESET = "\033[2m", "\033[0m"
@@ -51,30 +51,7 @@ def unfinished_escape(text: str) -> int:
 
 
 def one_line(text: str, width: int = ARGUMENT_WIDTH) -> str:
-    text = " ".join(printable(text).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def call_line(name: str, arguments: dict[str, Any]) -> str:
-    """``+ read README.md``: the tool and its main argument, never a file's content."""
-    return one_line(f"+ {brief(name, arguments)}")
-
-
-def budget_line(event: dict[str, Any]) -> str:
-    """What a ``context`` or ``compacted`` event tells the person, on one line."""
-    if event.get("type") == "compacted":
-        return f"{plural(int(event.get('turns', 0)), 'turn')} compacted into a summary"
-    budget = f"{int(event.get('budget', 0)):,} tokens"
-    parts = []
-    if event.get("leftOut"):
-        parts.append(f"{plural(int(event['leftOut']), 'earlier turn')} left out")
-    if event.get("shortened"):
-        parts.append(f"{plural(int(event['shortened']), 'tool result')} shortened")
-    return f"{' and '.join(parts) or 'nothing left out'} to fit {budget}"
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+    return shorten(printable(text), width)
 
 
 class Terminal:
@@ -139,14 +116,14 @@ class Terminal:
                 self.stream(event["text"], dim=True)
             elif kind == "doing":
                 self.newline()
-                self.write(call_line(event["name"], event["arguments"]))
+                self.write(one_line(f"+ {event['title']}"))
                 self.open_call = event["id"]
                 self.streamed = ""
             elif kind == "result":
                 self.outcome(event)
             elif kind in ("context", "compacted"):
                 self.newline()
-                self.write(budget_line(event) + "\n", dim=True)
+                self.write(one_line(event["text"], 300) + "\n", dim=True)
 
     def stream(self, text: str, dim: bool = False) -> None:
         """A piece of streamed text; an escape sequence split across pieces is held until whole."""
@@ -170,7 +147,7 @@ class Terminal:
             self.write(f" {text}\n", dim=not event.get("ok"))
         else:
             self.newline()
-            self.write(f"  {one_line(str(event.get('name')))} {text}\n", dim=not event.get("ok"))
+            self.write(f"  {one_line(event['title'])} {text}\n", dim=not event.get("ok"))
 
     def finish(self, reply: str, *, error: bool = False) -> None:
         """End the turn: the reply goes to stdout unless it was already streamed there; an error to stderr."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.budget import split_turns
+from ..agent.events import compaction
 from ..agent.redaction import redact_error
 from ..agent.session import Session, is_summary, summary_message
 from .conversations import now
@@ -75,9 +76,9 @@ class Compaction:
         older, recent = turns[:-KEEP_RECENT], turns[-KEEP_RECENT:]
         compacted = sum(not is_summary(turn) for turn in older)
         if not compacted:
-            return {"turns": 0, "tokensBefore": before, "tokensAfter": before}
+            return compaction(0, before, before)
         summary = await session.summarise([message for turn in older for message in turn])
         self.failed = None
         self.store_entry({"kind": "compaction", "turns": compacted, "summary": summary, "at": now()})
         session.history = [summary_message(summary), *(message for turn in recent for message in turn)]
-        return {"turns": compacted, "tokensBefore": before, "tokensAfter": (await session.estimate()).tokens}
+        return compaction(compacted, before, (await session.estimate()).tokens)

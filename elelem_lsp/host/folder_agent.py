@@ -417,4 +417,5 @@ def turn_result(provider: str, model: str | None, result: TurnResult) -> dict[st
         "steps": result.steps,
         "cancelled": result.cancelled,
         "error": result.error,
+        "stopReason": result.stop_reason,
     }

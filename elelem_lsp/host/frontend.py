@@ -63,11 +63,6 @@ class FileEdit:
     confirm: bool
 
 
-# Seconds streamed text may wait to go out with the text after it, in every face: a message per
-# token would cost the client more than the text, and 50 ms still reads as live.
-TEXT_BATCH_SECONDS = 0.05
-
-
 class ProgressSink(ABC):
     """Where one turn's events go; ``token`` names the turn for cancellation (or None)."""
 

@@ -14,15 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.private_files import create_private, private_folder, state_dir
-from ..agent.toolbox import brief
+from ..agent.wording import shorten
 
 PREVIEW_LENGTH = 240
 
 
 def preview(reply: str, length: int = PREVIEW_LENGTH) -> str:
     """The start of the reply on one line, for a notification."""
-    text = " ".join(reply.split())
-    return text if len(text) <= length else text[: length - 1] + "…"
+    return shorten(reply, length)
 
 
 @dataclass
@@ -31,7 +30,6 @@ class TurnRecord:
 
     prompt: str
     parts: list[str] = field(default_factory=list)
-    calls: dict[str, str] = field(default_factory=dict)  # call id -> its brief, until its result
     last_kind: str = ""
 
     def add(self, event: dict[str, Any]) -> None:
@@ -39,12 +37,10 @@ class TurnRecord:
         if kind in ("saying", "thinking"):
             self._text(kind, event["text"])
         elif kind == "doing":
-            self.calls[event["id"]] = brief(event["name"], event["arguments"])
             self.last_kind = kind
         elif kind == "result":
-            call = self.calls.pop(event["id"], event["name"])
             outcome = event.get("summary", "done") if event.get("ok") else f"failed: {event.get('error', '')}"
-            self.parts.append(f"\n\n- `{call}` → {outcome}\n\n")
+            self.parts.append(f"\n\n- `{event['title']}` → {outcome}\n\n")
             self.last_kind = kind
 
     def _text(self, kind: str, text: str) -> None:

@@ -23,14 +23,12 @@ from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 from pygls.lsp.server import LanguageServer
 
 from ..host.frontend import FileEdit, Frontend, Level, OpenDocument, ProgressSink, Unanswered
+from ..our_clients import OUR_CLIENT_PREFIX, TERMINAL_CLIENT
 from ..textedits import Change as TextChange
 from ..textedits import Position, change_at
 from .progress import ProgressStream
 
 log = logging.getLogger(__name__)
-
-TERMINAL_CLIENT = "elelem-terminal"  # what `elelem-lsp ask|chat|providers` announce in initializationOptions
-OUR_CLIENT_PREFIX = "elelem-"
 LEVELS = {"info": lsp.MessageType.Info, "warning": lsp.MessageType.Warning, "error": lsp.MessageType.Error}
 
 

@@ -35,7 +35,7 @@ async def test_a_clients_mcp_server_is_attached_and_its_tool_called(scripted_pro
     agent.client.permission_answers = ["allow_once"]  # mcp: ask, the default
     assert (await agent.prompt("echo", session_id=session.session_id)).stop_reason == "end_turn"
     start, *_, done = agent.client.tool_updates("m1")
-    assert start.title.startswith("tools__echo") and start.kind == "other"
+    assert start.title == 'tools: echo text="hi there"' and start.kind == "other"
     assert done.status == "completed"
     assert "hi there" in agent.client.text()
     [(call, _options)] = agent.client.permission_requests

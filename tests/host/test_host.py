@@ -109,7 +109,7 @@ async def test_a_turn_streams_its_events_and_ends_done(project):
     host, frontend = host_for(project, SCRIPTED)
     result = await host.agents[project.as_uri()].turn("what is in it?", token="t1")
     assert result == {"reply": "It says hello.", "provider": "scripted", "model": None, "steps": 2,
-                      "cancelled": False, "error": None}
+                      "cancelled": False, "error": None, "stopReason": "end"}
     [progress] = frontend.progress
     assert progress.token == "t1" and progress.ended == "done"
     kinds = [e["type"] for e in progress.events]
@@ -121,6 +121,7 @@ async def test_an_unknown_provider_ends_the_turn_with_its_error(project):
     host, frontend = host_for(project, {"provider": "nosuch"})
     result = await host.agents[project.as_uri()].turn("hi")
     assert result["reply"].startswith('Error: unknown provider: "nosuch"') and result["error"]
+    assert result["stopReason"] == "error"
     assert frontend.progress == []
 
 
@@ -145,6 +146,7 @@ async def test_one_turn_at_a_time_and_cancelling_it(project):
         assert folder.cancel() is True
         result = await asyncio.wait_for(turn, 10)
         assert result["cancelled"] is True and result["reply"] == f"partial {n}"  # what was said is kept
+        assert result["stopReason"] == "cancelled"
         assert frontend.progress[-2].ended == "cancelled"
         assert folder.cancel() is False  # nothing left running
     assert (await stored.new_conversation(folder))["reset"] is True

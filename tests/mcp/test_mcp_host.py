@@ -59,8 +59,8 @@ async def test_a_tool_answers_as_name__tool_and_the_model_reads_its_result(proje
     result = await folder.turn("echo")
     assert answer(result) == {"ok": True, "content": "héllo", "structured": {"result": "héllo"}}
     doing = [e for e in frontend.progress[0].events if e["type"] == "doing"]
-    assert doing == [{"type": "doing", "id": "1", "name": "t__echo", "arguments": {"text": "héllo"}}]
-    assert results(frontend) == [{"type": "result", "id": "1", "name": "t__echo", "ok": True, "summary": "1 line"}]
+    assert doing == [{"type": "doing", "id": "1", "name": "t__echo", "arguments": {"text": "héllo"}, "title": 't: echo text="héllo"'}]
+    assert results(frontend) == [{"type": "result", "id": "1", "name": "t__echo", "ok": True, "title": 't: echo text="héllo"', "summary": "1 line"}]
     assert frontend.messages == [] and frontend.questions == []
 
 

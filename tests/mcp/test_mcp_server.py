@@ -41,8 +41,8 @@ async def test_ask_calls_an_mcp_tool_once_the_person_allows_it(project, start_ed
     assert questions == ['elelem wants to call echo {"text": "over LSP"} (MCP server t)']
     calls = [e for e in editor.events() if e["type"] in ("doing", "result")]
     assert calls == [
-        {"type": "doing", "id": "1", "name": "t__echo", "arguments": {"text": "over LSP"}},
-        {"type": "result", "id": "1", "name": "t__echo", "ok": True, "summary": "1 line"},
+        {"type": "doing", "id": "1", "name": "t__echo", "arguments": {"text": "over LSP"}, "title": 't: echo text="over LSP"'},
+        {"type": "result", "id": "1", "name": "t__echo", "ok": True, "title": 't: echo text="over LSP"', "summary": "1 line"},
     ]
     tools = {t["name"]: t for t in (await editor.command("elelem.tools", {}))["tools"]}
     assert tools["t__echo"] == {

@@ -46,13 +46,13 @@ def test_ask_streams_the_turn_and_edits_the_open_buffer(workspace: Path, start_n
         "> change x to y",
         "planning",
         "I will edit.",
-        '+ edit(new="y", old="x", path="a.txt")',
-        "  ok: edit — edited",
+        "+ Edit a.txt",
+        "  ok: Edited a.txt — edited",
         "edited.",
         "-- scripted · 2 steps",
     ]
     assert highlighted(nvim, "ElelemThinking") == ["planning"]
-    assert highlighted(nvim, "ElelemTool") == ['+ edit(new="y", old="x", path="a.txt")']
+    assert highlighted(nvim, "ElelemTool") == ["+ Edit a.txt"]
     assert highlighted(nvim, "ElelemPrompt") == ["> change x to y"]
     # the transcript opened in a window of its own, and the cursor stayed in the file
     assert nvim.lua("return vim.fn.bufwinnr('elelem://transcript') ~= -1") is True

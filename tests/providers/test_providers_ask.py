@@ -81,7 +81,7 @@ def test_read_then_answer_through_ask(name, path, project, tmp_path, fake_server
     run = ask(project, "-p", provider, "what is in the readme?", env=environment(name, fake_server.url, tmp_path))
     assert run.returncode == 0, run.stderr
     assert run.stdout == f"the tool said: {READ_RESULT}\n"
-    assert "+ read README.md → 1 line\n" in run.stderr
+    assert "+ Read README.md → 1 line\n" in run.stderr
     model_requests = [r for r in fake_server.requests if r.path != "/token"]
     assert [r.path for r in model_requests] == [path, path]
     first, second = (r.json for r in model_requests)

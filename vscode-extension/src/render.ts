@@ -140,7 +140,8 @@ function renderItem(turn: Turn, item: TurnItem, index: number): string {
         stopped: "codicon-circle-slash",
       }[state];
       const outcome = state === "stopped" ? "did not finish" : describeOutcome(item.outcome);
-      const label = describeTool(item.name, item.arguments, item.outcome);
+      // The server's words for the call (as it ran, once it ran); an older server's calls are worded here.
+      const label = (item.outcome ? item.outcome.title : item.title) ?? describeTool(item.name, item.arguments, item.outcome);
       // What a screen reader says on the (focusable) row: the call, how it ended, and that it opens.
       const spoken = `${label}${outcome ? ` — ${outcome}` : ""}, ${{ ok: "done", failed: "failed", running: "running", stopped: "stopped" }[state]}; details`;
       const details = item.outcome

@@ -31,6 +31,7 @@ from httpx_sse import EventSource, SSEError
 
 from ...agent.messages import ProviderError
 from ...agent.redaction import redact
+from ...agent.wording import shorten
 from ..shaping import compact_json
 
 CONNECT_TIMEOUT = 10.0
@@ -145,11 +146,6 @@ def credentials(url: str, headers: dict[str, str]) -> list[str]:
     return sorted(secrets, key=len, reverse=True)
 
 
-def shorten(text: str, limit: int = ERROR_LENGTH) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def error_message(data: Any) -> str | None:
     """The human part of an API's error value, whatever its dialect.
 
@@ -180,7 +176,7 @@ def api_message(body: bytes) -> str:
 def stream_failure(data: Any) -> ProviderError:
     """An error the server reported inside a stream that had started well."""
     message = error_message(data) or json.dumps(data)
-    return ProviderError(f"the model server reported an error mid-answer: {shorten(message)}")
+    return ProviderError(f"the model server reported an error mid-answer: {shorten(message, ERROR_LENGTH)}")
 
 
 # Self-hosted model servers refuse tool calls until started with these flags; the hint says which.
@@ -192,7 +188,7 @@ TOOL_FLAG_HINTS = (
 
 def http_error(response: httpx.Response) -> ProviderError:
     """``HTTP <code>: <message>`` for a failed answer whose body has been read."""
-    message = shorten(api_message(response.content)) or response.reason_phrase
+    message = shorten(api_message(response.content), ERROR_LENGTH) or response.reason_phrase
     retry = response.headers.get("retry-after")
     if response.status_code == 429 and retry and retry.strip().isdigit():
         message += f" (retry after {retry.strip()} s)"

@@ -1,0 +1,77 @@
+"""The sentences a person reads about a turn, said once for every client.
+
+A tool call's title (``Read src/app.py``; ``Ran npm test`` once it worked), what the history
+left out to fit the budget, what a compaction did, and ``shorten``, the one way a text is put
+on one line and cut to a length. The events carry these words (``events``); the LSP, ACP and
+terminal faces and the editor clients show them as they are.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+TITLE_LENGTH = 200
+ARGUMENT_LENGTH = 48  # each argument of a call without a sentence of its own, at most
+# A built-in tool's verbs, before and after it ran, and the argument its sentence names.
+SENTENCES: dict[str, tuple[str, str, str]] = {
+    "read": ("Read", "Read", "path"),
+    "write": ("Write", "Wrote", "path"),
+    "edit": ("Edit", "Edited", "path"),
+    "list": ("List", "Listed", "path"),
+    "execute": ("Run", "Ran", "command"),
+    "grep": ("Search for", "Searched for", "pattern"),
+}
+
+
+def shorten(text: str, length: int) -> str:
+    """``text`` on one line (every run of whitespace one space), cut to ``length`` with an ellipsis."""
+    text = " ".join(text.split())
+    return text if len(text) <= length else text[: length - 1].rstrip() + "…"
+
+
+def counted(number: int, noun: str) -> str:
+    """``3 earlier turns``, ``1 earlier turn``, ``12,000 tokens``."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
+def call_title(tool: str, arguments: dict[str, Any], done: bool = False) -> str:
+    """A call as a person reads it: ``Read src/app.py``, ``Run npm test`` (``Ran npm test`` when
+    ``done``), ``Search for "TODO" in src``; an MCP tool (``server__tool``) or one without a
+    sentence as ``github: create_issue title="Bug"``. ``tool`` is the tool's own name (not an alias)."""
+    sentence = SENTENCES.get(tool)
+    main = arguments.get(sentence[2]) if sentence else None
+    if sentence is None or (main is None and tool != "list") or (main is not None and not isinstance(main, str)):
+        server, _, name = tool.partition("__")
+        shown = f"{server}: {name}" if server and name else tool
+        return shorten(f"{shown} {brief_arguments(arguments)}", TITLE_LENGTH)
+    verb = sentence[1] if done else sentence[0]
+    if tool == "grep":
+        where = arguments.get("path")
+        main = json.dumps(main, ensure_ascii=False) + (f" in {where}" if isinstance(where, str) and where else "")
+    return shorten(f"{verb} {main or '.'}", TITLE_LENGTH)
+
+
+def brief_arguments(arguments: dict[str, Any]) -> str:
+    """``path="a.py", old="x"``: each argument, its value cut short."""
+    shown = []
+    for key, value in arguments.items():
+        text = json.dumps(value, ensure_ascii=False, default=repr).replace("\\n", "⏎")  # a plugin may send any object
+        shown.append(f"{key}={text if len(text) <= ARGUMENT_LENGTH else text[: ARGUMENT_LENGTH - 1] + '…'}")
+    return ", ".join(shown)
+
+
+def context_text(left_out: int, shortened: int, budget: int) -> str:
+    """``3 earlier turns left out and 2 tool results shortened to fit 32,000 tokens``."""
+    parts = [counted(left_out, "earlier turn") + " left out"] if left_out else []
+    if shortened:
+        parts.append(counted(shortened, "tool result") + " shortened")
+    return f"{' and '.join(parts) or 'the history was trimmed'} to fit {budget:,} tokens"
+
+
+def compaction_text(turns: int, tokens_before: int | None = None, tokens_after: int | None = None) -> str:
+    """``12 turns compacted into a summary (30,000 → 4,000 tokens)``, without the figures when not known."""
+    if not turns:
+        return "nothing to compact: the last turns are always kept as they are"
+    figures = f" ({tokens_before:,} → {tokens_after:,} tokens)" if tokens_before is not None and tokens_after is not None else ""
+    return f"{counted(turns, 'turn')} compacted into a summary{figures}"
