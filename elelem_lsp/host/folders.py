@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.bridge import run_in_thread
+from ..agent.check import CheckSettings
+from ..agent.editor_tools import EditorTools
 from ..agent.messages import Message, Provider, ProviderError
 from ..agent.registry import Config, plugin_dirs, workspace_plugin_dir
 from ..agent.session import Session
@@ -118,7 +120,7 @@ class Folder:
         options = self._options(choice)
         provider = self.config.build(choice.name, **options)
         if self.session is None:
-            toolbox = self.toolbox.with_sources(self.mcp)
+            toolbox = self.toolbox.with_sources(EditorTools(self.workspace), self.mcp)
             self.session = Session(provider, self.workspace, toolbox=toolbox, max_steps=self.settings.max_steps)
             self.session.history = list(self.history)
         self.session.provider = provider
@@ -132,6 +134,9 @@ class Folder:
             self._build(choice)
         assert self.session is not None
         self.session.max_steps = self.settings.max_steps
+        self.session.check = CheckSettings(
+            self.settings.check_after_edits, self.settings.check_wait_ms, self.settings.check_command
+        )
         return self.session
 
     async def prepare(self) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..agent.insight import NO_INSIGHT, Insight
 from ..agent.textfile import Replacement
 from ..agent.workspace import ProcessResult
 
@@ -164,6 +165,11 @@ class Frontend(ABC):
 
     def tool_starting(self, call_id: str, name: str) -> None:  # noqa: B027 - optional, for faces that track tool calls
         """A tool call of the running turn starts now (the ones before it are finished)."""
+
+    @property
+    def insight(self) -> Insight:
+        """What the editor's language servers know, where the front end can ask them."""
+        return NO_INSIGHT
 
     async def apply_edit(self, edit: FileEdit) -> tuple[bool, str | None]:
         """Propose the edit; whether it was applied and, if not, the editor's reason."""

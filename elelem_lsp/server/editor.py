@@ -25,6 +25,7 @@ from ..host.frontend import BadRequest, FileEdit, Frontend, Level, OpenDocument,
 from ..textedits import Change as TextChange
 from ..textedits import Position, change_at
 from .documents import document_path, folder_path
+from .insight import LspInsight
 from .progress import ProgressStream
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ class LspFrontend(Frontend):
         self.settings_pushed = False
         self.showing: set[asyncio.Task[Any]] = set()
         self._host: Any = None
+        self._insight = LspInsight(server)
 
     @property
     def host(self) -> Any:
@@ -224,6 +226,10 @@ class LspFrontend(Frontend):
         if text is None:
             raise Unanswered("the input was dismissed")
         return str(text)
+
+    @property
+    def insight(self) -> LspInsight:
+        return self._insight
 
     # -- documents and edits -----------------------------------------------------
     def open_documents(self) -> list[OpenDocument]:
