@@ -41,7 +41,7 @@ class LspInsight(Insight):
 
     async def _ask(self, method: str, params: dict[str, Any], seconds: float = ANSWER_SECONDS) -> Any:
         try:
-            return await asyncio.wait_for(self.server.protocol.send_request_async(method, params), seconds)
+            return plain(await asyncio.wait_for(self.server.protocol.send_request_async(method, params), seconds))
         except TimeoutError:
             raise InsightUnavailable(f"the editor did not answer {method} within {seconds:g}s") from None
         except JsonRpcException as error:
@@ -166,3 +166,14 @@ class LspInsight(Insight):
             if isinstance(children, list):
                 inner = f"{container}.{item['name']}" if container else item["name"]
                 self._gather(children, uri, inner, found)
+
+
+def plain(value: Any) -> Any:
+    """An answer as JSON has it: pygls turns an object result into named tuples (lists it leaves)."""
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return {key: plain(item) for key, item in value._asdict().items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    return value
