@@ -264,6 +264,8 @@ class TurnUpdates(ProgressSink):
             self.outbox.put_text("thinking", context_line(event))
         elif kind == "compacted":
             self.outbox.put_text("thinking", f"{event['turns']} turns compacted into a summary\n")
+        elif kind == "checked":  # the check after a step that changed files: its row, as a thought
+            self.outbox.put_text("thinking", f"{event['text']}\n")
 
     def started(self, call_id: str) -> None:
         """The call runs now: it was pending (streamed, or waiting for permission) until here."""
