@@ -668,6 +668,20 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   }
   step("the header's model picker set 'tiny-1' (header and .vscode/settings.json)");
 
+  // --- The editor's language servers: TypeScript's definition, and its error after the agent's edit ---
+  await openFile(page, "app.ts");
+  await sendInChat(frame, "Break the types in app.ts");
+  const typesTurn = frame.locator("section.turn", { hasText: "Break the types in app.ts" });
+  await typesTurn.and(frame.locator(".done")).waitFor({ timeout: 60_000 });
+  const typesText = (await typesTurn.innerText()).replace(/\s+/g, " ");
+  assertIncludes(typesText, "Definition: lib.ts:1:17 export function add(a: number, b: number): number {", "the definition the model read");
+  assertIncludes(typesText, "app.ts:3:14 error: Type 'string' is not assignable to type 'number'. [ts 2322]", "TypeScript's error the model read");
+  const checkedRow = typesTurn.locator("details.checked");
+  assertIncludes(await checkedRow.locator("summary").innerText(), "checked app.ts: 1 new error", "the checked row");
+  await checkedRow.locator("summary").click();
+  await checkedRow.locator(".tool-output", { hasText: "Type 'string' is not assignable to type 'number'." }).waitFor({ timeout: 5_000 });
+  step("the checked row opens to TypeScript's new error; the model read it and the definition in lib.ts");
+
   // The folder asks for confirmation of edits from here on (used below, after the server has
   // had the time of the next turn to pull the changed setting).
   const settingsFile = path.join(folders.workspace, ".vscode", "settings.json");
