@@ -44,7 +44,7 @@ Keys: :provider :model :providers :execute :allowCommands :confirmEdits
 (defun elelem-safe-settings-p (value)
   "Non-nil when settings VALUE loosen nothing, so a .dir-locals.el may set them unasked.
 A project's own files choosing :workspacePlugins, :allowCommands, :providers,
-:mcpServers, :allowMcpTools, :execute \"allow\" or :mcp \"allow\" is a question
+:mcpServers, :allowMcpTools, :checkCommand, :execute \"allow\" or :mcp \"allow\" is a question
 Emacs asks first (answer ! to trust that project)."
   (and (proper-list-p value)
        (ignore-errors
@@ -53,6 +53,7 @@ Emacs asks first (answer ! to trust that project)."
                   (plist-get value :providers)
                   (plist-get value :mcpServers)
                   (plist-get value :allowMcpTools)
+                  (plist-get value :checkCommand)
                   (equal (plist-get value :execute) "allow")
                   (equal (plist-get value :mcp) "allow"))))))
 ;;;###autoload
