@@ -37,7 +37,7 @@ class ScriptedProvider:
                 emit({"type": "doing", "id": "break-2", "name": "edit",
                       "arguments": {"path": "app.ts", "old": "total = add(1, 2)", "new": "total: number = 'three'"}})
                 return
-            if "checked" in outcome:
+            if "checked" in outcome and outcome.get("path") == "app.ts":
                 found = json.loads(messages[-3]["content"])["definitions"]
                 await stream(emit, "saying", f"Definition: {found[0]}. Check: {outcome['checked']}")
                 return
