@@ -434,9 +434,10 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await thinking.locator("summary").click();
   await thinking.locator(".thinking-text", { hasText: "the request wants it to greet elelem" }).waitFor({ timeout: 5_000 });
   step("thinking is collapsed, and opens on a click");
-  await firstTurn.locator("details.tool summary").click();
+  await firstTurn.locator("details.tool:not(.checked) summary").click();
   await firstTurn.locator(".tool-arguments", { hasText: '"old": "Hello, world"' }).waitFor({ timeout: 5_000 });
   step("the tool row opens to its arguments");
+  assertIncludes(await firstTurn.locator("details.checked summary").innerText(), "checked hello.txt: no new problems", "the check after the edit");
   await editorLines(page, "hello.txt").getByText("Hello, elelem!").waitFor({ timeout: 10_000 });
   step("hello.txt in the editor says 'Hello, elelem!'");
 

@@ -78,6 +78,16 @@ local function elelem_client(ctx)
   return assert(vim.lsp.get_client_by_id(ctx.client_id))
 end
 
+--- Whether a language server other than elelem is attached to the buffer.
+local function checked_by_others(bufnr)
+  for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    if client.name ~= 'elelem' then
+      return true
+    end
+  end
+  return false
+end
+
 --- `elelem/diagnostics {uris?, waitMs?, since?}` -> `{items: [{uri, diagnostics}], generation}`.
 function M.on_diagnostics(_, params, ctx)
   params = params or {}
@@ -89,8 +99,11 @@ function M.on_diagnostics(_, params, ctx)
     while now() < deadline do
       local all, last = true, 0
       for _, uri in ipairs(uris or {}) do
-        local seen = changed[buffer_of(uri) or -1]
-        if not seen or seen.generation <= since then
+        local bufnr = buffer_of(uri)
+        local seen = changed[bufnr or -1]
+        if not seen and not (bufnr and checked_by_others(bufnr)) then
+          -- nothing reports problems for it: no change to wait for
+        elseif not seen or seen.generation <= since then
           all = false
         else
           last = math.max(last, seen.at)
