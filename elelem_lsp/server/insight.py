@@ -22,7 +22,9 @@ from ..agent.insight import KINDS, Diagnostics, Insight, InsightUnavailable, Loc
 from .documents import document_path
 
 log = logging.getLogger(__name__)
-ANSWER_SECONDS = 10.0  # how long an editor may take to answer, beyond the wait asked for
+# How long an editor may take to answer, beyond the wait asked for: a language server's first
+# answer waits for it to load the project (TypeScript's, on a busy machine, well over 10 s).
+ANSWER_SECONDS = 30.0
 SYMBOL_KINDS = {kind.value: kind.name.lower() for kind in lsp.SymbolKind}
 
 
