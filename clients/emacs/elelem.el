@@ -326,6 +326,7 @@ And `elelem/diagnostics', answered from Flymake (or Flycheck)."
 (declare-function flycheck-error-message "ext:flycheck")
 (declare-function flycheck-error-level "ext:flycheck")
 (declare-function flycheck-error-checker "ext:flycheck")
+(declare-function flycheck-buffer "ext:flycheck")
 
 (defun elelem--buffer-diagnostics (buffer)
   "The LSP diagnostics of BUFFER: Flymake's, and Flycheck's where it runs."
@@ -354,13 +355,25 @@ And `elelem/diagnostics', answered from Flymake (or Flycheck)."
                             :source (format "%s" (flycheck-error-checker e)))))
                   (bound-and-true-p flycheck-current-errors))))))
 
+(defun elelem--checked-p (buffer)
+  "Whether something reports problems for BUFFER.
+Flycheck, or Flymake with a backend other than elelem's own eglot connection."
+  (and buffer
+       (with-current-buffer buffer
+         (or (bound-and-true-p flycheck-mode)
+             (and (bound-and-true-p flymake-mode)
+                  (or (not (cl-typep (eglot-current-server) 'elelem-server))
+                      (cl-some (lambda (backend) (not (memq backend '(t eglot-flymake-backend))))
+                               flymake-diagnostic-functions)))))))
+
 (defun elelem--settled-p (buffers since)
   "Whether all BUFFERS reported after generation SINCE, and have been quiet since."
   (let ((last 0))
     (and (cl-every (lambda (buffer)
                      (let ((changed (and buffer (buffer-local-value 'elelem--diagnostics-changed buffer))))
-                       (when (and changed (> (car changed) since))
-                         (setq last (max last (cdr changed))))))
+                       (cond ((not (elelem--checked-p buffer)) t)  ; nothing to wait for
+                             ((and changed (> (car changed) since))
+                              (setq last (max last (cdr changed)))))))
                    buffers)
          (>= (- (float-time) last) elelem--settle-seconds))))
 
@@ -369,18 +382,28 @@ And `elelem/diagnostics', answered from Flymake (or Flycheck)."
   "The problems of URIS (else of every buffer): Flymake's and Flycheck's.
 With WAITMS, first wait for reports newer than generation SINCE, at most
 that long."
-  (let* ((buffers (if uris
+  (let* ((uris (append uris nil))  ; a JSON array is a vector
+         (buffers (if uris
                       (mapcar (lambda (uri) (find-buffer-visiting (elelem--uri-to-path uri))) uris)
                     (cl-remove-if-not #'buffer-file-name (buffer-list))))
          (since (if (numberp since) since elelem--diagnostics-generation))
          (deadline (+ (float-time) (/ (if (numberp waitMs) waitMs 0) 1000.0))))
+    (when (and uris (numberp waitMs) (> waitMs 0))
+      ;; check the changed buffers now: their checkers would, after an idle delay that never
+      ;; comes while this request waits
+      (dolist (buffer buffers)
+        (when buffer
+          (with-current-buffer buffer
+            (cond ((bound-and-true-p flymake-mode) (flymake-start))
+                  ((and (bound-and-true-p flycheck-mode) (fboundp 'flycheck-buffer)) (flycheck-buffer)))))))
     (while (and uris (< (float-time) deadline) (not (elelem--settled-p buffers since)))
-      (sit-for 0.05))
+      (accept-process-output nil 0.05))
     (list :items (apply #'vector
                         (cl-loop for buffer in buffers
                                  for uri in (or uris (mapcar (lambda (b) (elelem--path-to-uri (buffer-file-name b))) buffers))
                                  collect (list :uri uri
-                                               :diagnostics (apply #'vector (and buffer (elelem--buffer-diagnostics buffer))))))
+                                               :diagnostics (apply #'vector (and buffer (elelem--buffer-diagnostics buffer)))
+                                               :checked (if (elelem--checked-p buffer) t :json-false))))
           :generation elelem--diagnostics-generation)))
 
 (cl-defmethod eglot-handle-notification

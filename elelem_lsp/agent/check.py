@@ -96,23 +96,27 @@ class StepCheck:
         paths = list(dict.fromkeys(path for path, _ in changed))
         try:
             if self.before is not None:
-                checked, event = await self._diagnostics(paths)
+                outcome = await self._diagnostics(paths)
             elif self.settings.command and DIAGNOSTICS not in self.workspace.insight.offers:
-                checked, event = await self._command(paths, self.settings.command)
+                outcome = await self._command(paths, self.settings.command)
             else:
                 return
         except Exception as error:  # the editor's or the command's failure: the step stays unchecked
             log.warning("could not check the step's changes: %s", error)
             return
-        changed[-1][1]["checked"] = checked
-        observer(event)
+        if outcome is not None:
+            changed[-1][1]["checked"], event = outcome
+            observer(event)
 
     def _names(self, paths: list[Path]) -> list[str]:
         return [self.workspace.relative(path) for path in paths]
 
-    async def _diagnostics(self, paths: list[Path]) -> tuple[str, dict[str, Any]]:
+    async def _diagnostics(self, paths: list[Path]) -> tuple[str, dict[str, Any]] | None:
+        """What is new after the change; None when the editor says nothing checks these files."""
         assert self.before is not None
         after = await self.workspace.insight.diagnostics(paths, wait_ms=self.settings.wait_ms, since=self.before.generation)
+        if after.unchecked.issuperset(paths):
+            return None
         new = [p for p in new_problems(self.before.problems, after.problems) if p.severity <= CHECKED_SEVERITY]
         new.sort(key=lambda p: (p.severity, str(p.path), p.line, p.column))
         text = f"checked {', '.join(self._names(paths))}: {counted(new)}"

@@ -44,10 +44,12 @@ class Problem:
 @dataclass(frozen=True)
 class Diagnostics:
     """The problems the editor knows of, and its count of changes (``generation``) when it said so:
-    asking again with ``since`` that count waits for diagnostics newer than these."""
+    asking again with ``since`` that count waits for diagnostics newer than these. ``unchecked``:
+    the files the editor knows nothing checks (no language server or checker of its own)."""
 
     problems: list[Problem] = field(default_factory=list)
     generation: int | None = None
+    unchecked: frozenset[Path] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 # answer waits for it to load the project (TypeScript's, on a busy machine, well over 10 s).
 ANSWER_SECONDS = 30.0
 SYMBOL_KINDS = {kind.value: kind.name.lower() for kind in lsp.SymbolKind}
+ZERO_RANGE = {"start": {"line": 0, "character": 0}}
 
 
 class LspInsight(Insight):
@@ -92,14 +93,18 @@ class LspInsight(Insight):
             if since is not None:
                 params["since"] = since
         answer = await self._ask("elelem/diagnostics", params, wait_ms / 1000 + ANSWER_SECONDS)
-        problems = []
+        problems, unchecked = [], set()
         for item in answer.get("items", []) if isinstance(answer, dict) else []:
-            for diagnostic in item.get("diagnostics", []) if isinstance(item, dict) else []:
+            if not isinstance(item, dict):
+                continue
+            for diagnostic in item.get("diagnostics", []):
                 problem = self._problem(item.get("uri"), diagnostic)
                 if problem is not None:
                     problems.append(problem)
+            if item.get("checked") is False and (location := self._location(item.get("uri"), ZERO_RANGE)) is not None:
+                unchecked.add(location.path)
         generation = answer.get("generation") if isinstance(answer, dict) else None
-        return Diagnostics(problems, generation if isinstance(generation, int) else None)
+        return Diagnostics(problems, generation if isinstance(generation, int) else None, frozenset(unchecked))
 
     def _problem(self, uri: Any, diagnostic: Any) -> Problem | None:
         if not isinstance(diagnostic, dict) or not isinstance(diagnostic.get("message"), str):
@@ -156,7 +161,7 @@ class LspInsight(Insight):
                 continue
             if "location" in item:  # a SymbolInformation / WorkspaceSymbol
                 where = item["location"] if isinstance(item["location"], dict) else {}
-                location = self._location(where.get("uri"), where.get("range", {"start": {"line": 0, "character": 0}}))
+                location = self._location(where.get("uri"), where.get("range", ZERO_RANGE))
                 parent = item.get("containerName") if isinstance(item.get("containerName"), str) else None
             else:  # a DocumentSymbol
                 location = self._location(uri, item.get("selectionRange") or item.get("range"))

@@ -47,7 +47,8 @@ class FakeInsight(Insight):
             await asyncio.sleep(self.delay if self.publishes else wait_ms / 1000)
             self.generation += 1
         paths = paths if paths is not None else sorted(p for p in self.root.rglob("*.py"))
-        return Diagnostics([problem for path in paths for problem in self._problems(path)], self.generation)
+        unchecked = frozenset(path for path in paths if path.suffix != ".py")  # it checks Python only
+        return Diagnostics([problem for path in paths for problem in self._problems(path)], self.generation, unchecked)
 
     async def definition(self, path, line, column) -> list[Location]:
         self.asked = (path, line, column)
@@ -192,3 +193,11 @@ async def test_the_tools_answer_from_the_editor_in_places_the_model_reads(projec
     assert results[1]["references"] == ["lib.py:1:5  def add(a, b):", "app.py:1:17  from lib import add"]
     assert results[2]["problems"] == ["lib.py:2:21 error: bad: return a + b # BAD [fake]"]
     assert results[3] == {"ok": False, "error": "invalid arguments for symbols: arguments: Value error, give either path (a file's symbols) or query (the workspace's)"}
+
+
+async def test_a_file_the_editor_says_nothing_checks_gets_no_check(project):
+    fake = FakeInsight()
+    host, frontend = host_with(project, fake)
+    await turn(host, project, [[write("notes.txt", "BAD but nobody checks text\n")], [{"type": "record"}]])
+    assert "checked" not in json.loads(fetches(project)[-1]["messages"][-1]["content"])
+    assert not [e for e in frontend.progress[-1].events if e["type"] == "checked"]

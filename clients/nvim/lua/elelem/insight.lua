@@ -88,7 +88,12 @@ local function checked_by_others(bufnr)
   return false
 end
 
---- `elelem/diagnostics {uris?, waitMs?, since?}` -> `{items: [{uri, diagnostics}], generation}`.
+--- Whether anything reports problems for the buffer: another language server, or diagnostics seen.
+local function is_checked(bufnr)
+  return bufnr ~= nil and (changed[bufnr] ~= nil or checked_by_others(bufnr))
+end
+
+--- `elelem/diagnostics {uris?, waitMs?, since?}` -> `{items: [{uri, diagnostics, checked}], generation}`.
 function M.on_diagnostics(_, params, ctx)
   params = params or {}
   local encoding = elelem_client(ctx).offset_encoding
@@ -101,7 +106,7 @@ function M.on_diagnostics(_, params, ctx)
       for _, uri in ipairs(uris or {}) do
         local bufnr = buffer_of(uri)
         local seen = changed[bufnr or -1]
-        if not seen and not (bufnr and checked_by_others(bufnr)) then
+        if not is_checked(bufnr) then
           -- nothing reports problems for it: no change to wait for
         elseif not seen or seen.generation <= since then
           all = false
@@ -146,7 +151,7 @@ function M.on_diagnostics(_, params, ctx)
         code = d.code,
       }
     end
-    items[#items + 1] = { uri = buffer.uri, diagnostics = diagnostics }
+    items[#items + 1] = { uri = buffer.uri, diagnostics = diagnostics, checked = is_checked(buffer.bufnr) }
   end
   return { items = items, generation = generation }
 end
