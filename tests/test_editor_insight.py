@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import client_capabilities
 from scaffold import add_plugin, write_script
@@ -40,14 +41,15 @@ def plain(params: Any) -> Any:
 WRITE = {"type": "doing", "id": "w", "name": "write", "arguments": {"path": "app.ts", "content": "let n: number = 'one';\n"}}
 
 
-async def test_a_plain_client_is_never_asked_and_not_offered_the_tools(project, start_editor):
+@pytest.mark.parametrize("init_options", [None, {"client": "elelem-vscode"}], ids=["plain", "ours-announcing-nothing"])
+async def test_a_client_that_announces_nothing_is_never_asked_and_not_offered_the_tools(project, start_editor, init_options):
     add_plugin(project, "scripted")
     write_script(project, [[WRITE], [{"type": "record"}]])
     asked: list[Any] = []
     editor = await start_editor(
         project,
         settings={"provider": "scripted"},
-        init_options={"client": "elelem-vscode"},  # one of ours, but announcing nothing
+        init_options=init_options,
         handlers={method: lambda params: asked.append(params) for method in ("elelem/diagnostics", "elelem/definition")},
     )
     result = await editor.ask("write app.ts")
