@@ -27,32 +27,6 @@ NEEDS = {
 FOUND = {"diagnostics": "problems", "definition": "definitions", "references": "references", "symbols": "symbols"}
 
 
-class EditorTools(ToolSource):
-    def __init__(self, workspace: Workspace) -> None:
-        self.workspace = workspace
-        self.toolbox = Toolbox(answered(tool) for tool in (DIAGNOSTICS_TOOL, DEFINITION_TOOL, REFERENCES_TOOL, SYMBOLS_TOOL))
-
-    def _offered(self) -> list[str]:
-        offers = self.workspace.insight.offers
-        return [name for name, needed in NEEDS.items() if needed in offers]
-
-    async def definitions(self) -> list[ToolDefinition]:
-        offered = set(self._offered())
-        return [d for d in self.toolbox.definitions() if d["function"]["name"] in offered]
-
-    def serves(self, name: str) -> bool:
-        return name in self._offered()
-
-    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        return await self.toolbox.call(name, arguments, self.workspace)
-
-    def summary(self, name: str, result: dict[str, Any]) -> str:
-        noun = {"diagnostics": "problem", "definition": "definition", "references": "reference", "symbols": "symbol"}[name]
-        return count(result.get("count", len(result.get(FOUND[name], []))), noun) + (
-            " (cut short)" if result.get("truncated") else ""
-        )
-
-
 def answered(tool: Tool) -> Tool:
     """``tool``, its editor's failure to answer told to the model as any tool failure is."""
 
@@ -63,3 +37,36 @@ def answered(tool: Tool) -> Tool:
             raise ToolFailure(str(error)) from None
 
     return dataclasses.replace(tool, run=run)
+
+
+TOOLBOX = Toolbox(answered(tool) for tool in (DIAGNOSTICS_TOOL, DEFINITION_TOOL, REFERENCES_TOOL, SYMBOLS_TOOL))
+
+
+def offered_names(offers: frozenset[str]) -> list[str]:
+    """The tools a front end that answers ``offers`` serves."""
+    return [name for name, needed in NEEDS.items() if needed in offers]
+
+
+def offered_definitions(offers: frozenset[str]) -> list[ToolDefinition]:
+    offered = set(offered_names(offers))
+    return [d for d in TOOLBOX.definitions() if d["function"]["name"] in offered]
+
+
+class EditorTools(ToolSource):
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    async def definitions(self) -> list[ToolDefinition]:
+        return offered_definitions(self.workspace.insight.offers)
+
+    def serves(self, name: str) -> bool:
+        return name in offered_names(self.workspace.insight.offers)
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return await TOOLBOX.call(name, arguments, self.workspace)
+
+    def summary(self, name: str, result: dict[str, Any]) -> str:
+        noun = {"diagnostics": "problem", "definition": "definition", "references": "reference", "symbols": "symbol"}[name]
+        return count(result.get("count", len(result.get(FOUND[name], []))), noun) + (
+            " (cut short)" if result.get("truncated") else ""
+        )

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS, split_turns
+from ..agent.editor_tools import offered_definitions
 from ..agent.messages import ProviderError
 from ..agent.session import Session, TurnResult, is_summary, summary_message
 from ..agent.toolbox import Toolbox, describe
@@ -434,8 +435,8 @@ class Host:
         return {"deleted": conversation, "started": started}
 
     def tools(self) -> dict[str, Any]:
-        """The built-in tools, then each running MCP server's (with its ``server``)."""
-        listed = [d["function"] for d in self.toolbox.definitions()]
+        """The built-in tools, those the editor answers (``diagnostics``...), then each running MCP server's."""
+        listed = [d["function"] for d in [*self.toolbox.definitions(), *offered_definitions(self.frontend.insight.offers)]]
         seen = {tool["name"] for tool in listed}
         for folder in self.folders.values():
             for connection in folder.mcp.connections.values():

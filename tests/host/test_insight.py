@@ -201,3 +201,11 @@ async def test_a_file_the_editor_says_nothing_checks_gets_no_check(project):
     await turn(host, project, [[write("notes.txt", "BAD but nobody checks text\n")], [{"type": "record"}]])
     assert "checked" not in json.loads(fetches(project)[-1]["messages"][-1]["content"])
     assert not [e for e in frontend.progress[-1].events if e["type"] == "checked"]
+
+
+def test_the_tools_listing_names_the_editor_tools_the_front_end_answers(project):
+    host, _ = host_with(project, FakeInsight(kinds=frozenset({"diagnostics"})))
+    names = [tool["name"] for tool in host.tools()["tools"]]
+    assert "diagnostics" in names and "definition" not in names
+    host, _ = host_with(project, None)
+    assert not {"diagnostics", "definition"} & {tool["name"] for tool in host.tools()["tools"]}
