@@ -1,8 +1,8 @@
 """clients/nvim answering what the buffer's other language servers know, in a real headless
 Neovim: `ruff server` (and basedpyright, for definitions) attached beside elelem-lsp. The agent
 breaks a Python file; the model's next fetch holds ruff's message for that line, the
-transcript shows the `checked` row and its problems, and `definition` lands in the right file
-and line."""
+transcript shows the `checked` row and its problems, and `definition`, `references` and `symbols`
+land in the right files and lines."""
 
 from __future__ import annotations
 
@@ -49,7 +49,11 @@ def test_the_agent_reads_ruffs_problem_with_its_change_and_finds_a_definition(py
     require(pyright is not None, "basedpyright", "basedpyright", "python3 -m pip install -e '.[dev]'")
     definition = {"type": "doing", "id": "d", "name": "definition", "arguments": {"path": "app.py", "symbol": "add", "line": 3}}
     edit = {"type": "doing", "id": "e", "name": "edit", "arguments": {"path": "app.py", "old": "add(1, 2)", "new": "undefined_name"}}
-    write_script(python_project, [[definition], [edit], [{"type": "record"}]])
+    navigation = [
+        {"type": "doing", "id": "r", "name": "references", "arguments": {"path": "lib.py", "symbol": "add"}},
+        {"type": "doing", "id": "s", "name": "symbols", "arguments": {"path": "lib.py"}},
+    ]
+    write_script(python_project, [[definition], navigation, [edit], [{"type": "record"}]])
     nvim = start_nvim(python_project, "app.py", settings={"checkWaitMs": 5000})
     nvim.lua(ATTACH, "ruff", [ruff, "server"], str(python_project))
     nvim.lua(ATTACH, "basedpyright", [pyright, "--stdio"], str(python_project))
@@ -62,8 +66,11 @@ def test_the_agent_reads_ruffs_problem_with_its_change_and_finds_a_definition(py
     [fetch] = [json.loads(line) for line in (python_project / ".agents/fetches.jsonl").read_text().splitlines()]
     offered = {tool["function"]["name"] for tool in fetch["tools"]}
     assert {"diagnostics", "definition", "references", "symbols"} <= offered
-    found, edited = (json.loads(message["content"]) for message in fetch["messages"][-3::2])
+    tool_results = [json.loads(m["content"]) for m in fetch["messages"] if m["role"] == "tool"]
+    found, used, symbols, edited = tool_results
     assert found["definitions"] == ["lib.py:1:5  def add(a, b):"]
+    assert sorted(used["references"]) == ["app.py:1:17  from lib import add", "app.py:3:7  print(add(1, 2))", "lib.py:1:5  def add(a, b):"]
+    assert symbols["symbols"][0] == "lib.py:1:5 function add"
     checked = edited["checked"].splitlines()
     assert checked[0].startswith("checked app.py: ") and "new error" in checked[0]
     assert "app.py:3:7 error: Undefined name `undefined_name` [Ruff F821]" in checked
