@@ -44,7 +44,7 @@ Keys: :provider :model :providers :execute :allowCommands :confirmEdits
 (defun elelem-safe-settings-p (value)
   "Non-nil when settings VALUE loosen nothing, so a .dir-locals.el may set them unasked.
 A project's own files choosing :workspacePlugins, :allowCommands, :providers,
-:mcpServers, :allowMcpTools, :execute \"allow\" or :mcp \"allow\" is a question
+:mcpServers, :allowMcpTools, :checkCommand, :execute \"allow\" or :mcp \"allow\" is a question
 Emacs asks first (answer ! to trust that project)."
   (and (proper-list-p value)
        (ignore-errors
@@ -53,6 +53,7 @@ Emacs asks first (answer ! to trust that project)."
                   (plist-get value :providers)
                   (plist-get value :mcpServers)
                   (plist-get value :allowMcpTools)
+                  (plist-get value :checkCommand)
                   (equal (plist-get value :execute) "allow")
                   (equal (plist-get value :mcp) "allow"))))))
 ;;;###autoload
@@ -174,6 +175,25 @@ The server's text, else worded here; nil when it says nothing."
            (concat "-- " (string-join parts ", ")
                    (if (numberp budget) (format " to fit %s tokens" (elelem--thousands budget)) "")))))))
 
+(defun elelem-checked-lines (event)
+  "The lines of a `checked' EVENT, as (TEXT . FACE).
+Its row, then the new problems (or the end of the check command's output),
+at most ten."
+  (let* ((problems (append (plist-get event :newProblems) nil))
+         (output (plist-get event :output))
+         (details (append (mapcar (lambda (p)
+                                    (format "    %s:%s:%s %s: %s" (plist-get p :path) (plist-get p :line)
+                                            (plist-get p :column) (plist-get p :severity)
+                                            (elelem--one-line (or (plist-get p :message) ""))))
+                                  problems)
+                          (and (stringp output) (not (string-empty-p (string-trim output)))
+                               (mapcar (lambda (line) (concat "    " line))
+                                       (last (split-string (string-trim output) "\n") 10)))))
+         (bad (or problems (and (numberp (plist-get event :exitCode)) (/= (plist-get event :exitCode) 0)))))
+    (cons (cons (concat "✓ " (or (plist-get event :text) "checked"))
+                (if bad 'elelem-error-face 'elelem-tool-ok-face))
+          (mapcar (lambda (line) (cons line 'elelem-note-face)) (seq-take details 10)))))
+
 (defun elelem--ending-lines (outcome with-reply)
   "The lines ending a turn, as (TEXT . FACE), from OUTCOME.
 OUTCOME is a result plist or a stored turn.  The reply when WITH-REPLY (and no
@@ -252,6 +272,10 @@ A turn, or a compaction's one line; none for a kind this client does not know."
            (let ((line (elelem--outcome-line event)))
              (elelem--write (car line) (cdr line)))
            (setq turn (plist-put turn :open nil)))
+          ("checked"
+           (dolist (line (elelem-checked-lines event))
+             (elelem--write (car line) (cdr line)))
+           (setq turn (plist-put turn :open nil)))
           ((or "context" "compacted")
            (when-let ((note (elelem-note-text event)))
              (elelem--write note 'elelem-note-face)
@@ -276,13 +300,121 @@ A turn, or a compaction's one line; none for a kind this client does not know."
 ;;;; The server side of the conversation
 
 (cl-defmethod eglot-client-capabilities ((_server elelem-server))
-  "Eglot's, plus what elelem's applyEdit handler does: create files, confirm."
+  "Eglot's, plus what elelem's applyEdit handler does: create files, confirm.
+And `elelem/diagnostics', answered from Flymake (or Flycheck)."
   (let* ((capabilities (cl-call-next-method))
          (workspace (plist-get capabilities :workspace)))
+    (plist-put capabilities :experimental
+               (list :elelem (list :diagnostics t)))
     (plist-put capabilities :workspace
                (plist-put workspace :workspaceEdit
                           '(:documentChanges t :resourceOperations ["create"]
                             :changeAnnotationSupport (:groupsOnLabel :json-false))))))
+
+;;;; What the buffers' other checkers report (`elelem/diagnostics')
+
+(defvar elelem--diagnostics-generation 0
+  "How many times Flymake or Flycheck reported, in any buffer.")
+(defvar-local elelem--diagnostics-changed nil
+  "(GENERATION . TIME) of this buffer's last report.")
+
+(defun elelem--diagnostics-reported (&rest _)
+  "Count a Flymake or Flycheck report of the current buffer."
+  (setq elelem--diagnostics-generation (1+ elelem--diagnostics-generation))
+  (setq elelem--diagnostics-changed (cons elelem--diagnostics-generation (float-time))))
+
+(with-eval-after-load 'flymake
+  ;; Flymake has no hook after a report; its report function is where every backend's lands
+  (when (fboundp 'flymake--handle-report)
+    (advice-add 'flymake--handle-report :after #'elelem--diagnostics-reported)))
+(add-hook 'flycheck-after-syntax-check-hook #'elelem--diagnostics-reported)
+
+(defconst elelem--settle-seconds 0.2 "Reports quiet this long count as settled.")
+
+(declare-function flycheck-error-line "ext:flycheck")
+(declare-function flycheck-error-column "ext:flycheck")
+(declare-function flycheck-error-message "ext:flycheck")
+(declare-function flycheck-error-level "ext:flycheck")
+(declare-function flycheck-error-checker "ext:flycheck")
+(declare-function flycheck-buffer "ext:flycheck")
+
+(defun elelem--buffer-diagnostics (buffer)
+  "The LSP diagnostics of BUFFER: Flymake's, and Flycheck's where it runs."
+  (with-current-buffer buffer
+    (append
+     (and (bound-and-true-p flymake-mode)
+          (mapcar (lambda (d)
+                    (list :range (elelem--range (flymake-diagnostic-beg d) (flymake-diagnostic-end d))
+                          :message (flymake-diagnostic-text d)
+                          :severity (pcase (flymake-diagnostic-type d)
+                                      ((or :error 'eglot-error) 1)
+                                      ((or :warning 'eglot-warning) 2)
+                                      (_ 3))
+                          :source (format "%s" (flymake-diagnostic-backend d))))
+                  (flymake-diagnostics)))
+     (and (bound-and-true-p flycheck-mode) (fboundp 'flycheck-error-line)
+          (mapcar (lambda (e)
+                    (let ((position (save-excursion
+                                      (goto-char (point-min))
+                                      (forward-line (1- (or (flycheck-error-line e) 1)))
+                                      (forward-char (max 0 (1- (or (flycheck-error-column e) 1))))
+                                      (point))))
+                      (list :range (elelem--range position position)
+                            :message (or (flycheck-error-message e) "")
+                            :severity (pcase (flycheck-error-level e) ('error 1) ('warning 2) (_ 3))
+                            :source (format "%s" (flycheck-error-checker e)))))
+                  (bound-and-true-p flycheck-current-errors))))))
+
+(defun elelem--checked-p (buffer)
+  "Whether something reports problems for BUFFER.
+Flycheck, or Flymake with a backend other than elelem's own eglot connection."
+  (and buffer
+       (with-current-buffer buffer
+         (or (bound-and-true-p flycheck-mode)
+             (and (bound-and-true-p flymake-mode)
+                  (or (not (cl-typep (eglot-current-server) 'elelem-server))
+                      (cl-some (lambda (backend) (not (memq backend '(t eglot-flymake-backend))))
+                               flymake-diagnostic-functions)))))))
+
+(defun elelem--settled-p (buffers since)
+  "Whether all BUFFERS reported after generation SINCE, and have been quiet since."
+  (let ((last 0))
+    (and (cl-every (lambda (buffer)
+                     (let ((changed (and buffer (buffer-local-value 'elelem--diagnostics-changed buffer))))
+                       (cond ((not (elelem--checked-p buffer)) t)  ; nothing to wait for
+                             ((and changed (> (car changed) since))
+                              (setq last (max last (cdr changed)))))))
+                   buffers)
+         (>= (- (float-time) last) elelem--settle-seconds))))
+
+(cl-defmethod eglot-handle-request
+  ((_server elelem-server) (_method (eql elelem/diagnostics)) &key uris waitMs since &allow-other-keys)
+  "The problems of URIS (else of every buffer): Flymake's and Flycheck's.
+With WAITMS, first wait for reports newer than generation SINCE, at most
+that long."
+  (let* ((uris (append uris nil))  ; a JSON array is a vector
+         (buffers (if uris
+                      (mapcar (lambda (uri) (find-buffer-visiting (elelem--uri-to-path uri))) uris)
+                    (cl-remove-if-not #'buffer-file-name (buffer-list))))
+         (since (if (numberp since) since elelem--diagnostics-generation))
+         (deadline (+ (float-time) (/ (if (numberp waitMs) waitMs 0) 1000.0))))
+    (when (and uris (numberp waitMs) (> waitMs 0))
+      ;; check the changed buffers now: their checkers would, after an idle delay that never
+      ;; comes while this request waits
+      (dolist (buffer buffers)
+        (when buffer
+          (with-current-buffer buffer
+            (cond ((bound-and-true-p flymake-mode) (flymake-start))
+                  ((and (bound-and-true-p flycheck-mode) (fboundp 'flycheck-buffer)) (flycheck-buffer)))))))
+    (while (and uris (< (float-time) deadline) (not (elelem--settled-p buffers since)))
+      (accept-process-output nil 0.05))
+    (list :items (apply #'vector
+                        (cl-loop for buffer in buffers
+                                 for uri in (or uris (mapcar (lambda (b) (elelem--path-to-uri (buffer-file-name b))) buffers))
+                                 collect (list :uri uri
+                                               :diagnostics (apply #'vector (and buffer (elelem--buffer-diagnostics buffer)))
+                                               :checked (if (elelem--checked-p buffer) t :json-false))))
+          :generation elelem--diagnostics-generation)))
 
 (cl-defmethod eglot-handle-notification
   ((_server elelem-server) (_method (eql $/progress)) &key token value)

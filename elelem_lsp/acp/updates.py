@@ -236,6 +236,8 @@ class TurnUpdates(ProgressSink):
             self.outbox.put(outcome_of(call_id, event["ok"], event.get("error"), content, raw))
         elif kind in ("context", "compacted"):
             self.outbox.put_text("thinking", event["text"] + "\n")
+        elif kind == "checked":  # the check after a step that changed files: its row, as a thought
+            self.outbox.put_text("thinking", f"{event['text']}\n")
 
     def started(self, call_id: str) -> None:
         """The call runs now: it was pending (streamed, or waiting for permission) until here."""

@@ -118,22 +118,28 @@ class TurnUsage(TypedDict):
     text: str  # the figures in one line, as a status line shows them
 
 
-class Problem(TypedDict):
+class NewProblem(TypedDict):
     """One diagnostic a change brought: where, how bad, what it says."""
 
     path: str
     line: int  # 1-based
+    column: int  # 1-based
     severity: Literal["error", "warning", "information", "hint"]
     message: str
+    source: NotRequired[str]
 
 
 class Checked(TypedDict):
-    """The diagnostics of the files a turn changed, once the editor or checker has looked again."""
+    """The check after a step that changed files (``agent/check.py``): the editor's new problems
+    of those files, or what ``checkCommand`` printed."""
 
     type: Literal["checked"]
     files: list[str]
-    newProblems: list[Problem]
-    text: str  # "2 new problems in src/app.py", or that the changed files are clean
+    newProblems: list[NewProblem]
+    text: str  # "checked app.ts: 2 new errors", or the command and its exit
+    command: NotRequired[str]
+    exitCode: NotRequired[int | None]
+    output: NotRequired[str]
 
 
 TurnEvent = Saying | Thinking | Doing | Result | Context | Compacted | Plan | TurnUsage | Checked

@@ -38,6 +38,7 @@ from .budget import (
     total_tokens,
     window_budget,
 )
+from .check import CheckSettings, StepCheck
 from .events import StopReason, context_event
 from .instructions import instructions
 from .messages import (
@@ -166,6 +167,7 @@ class Session:
         self.workspace = workspace
         self.toolbox = toolbox or Toolbox()
         self.max_steps = max_steps
+        self.check = CheckSettings()  # what is checked after a step that changed files (agent/check.py)
         self.history: list[Message] = []
         self.cancelled_turn: TurnResult | None = None
         self.secrets: set[str] = set()  # the settings' keys, kept out of error texts with the environment's
@@ -267,6 +269,8 @@ class Session:
                 if not fetched.calls:
                     break
                 messages.append(assistant(fetched.text, fetched.calls))
+                check = await StepCheck.start(self.check, self.workspace, self.toolbox, fetched.calls)
+                results = []
                 for call, problem in zip(fetched.calls, fetched.problems):
                     if problem:
                         result = failure(f"invalid arguments for {call['name']}: {problem}")
@@ -274,7 +278,9 @@ class Session:
                         self.workspace.tool_starting(call["id"], call["name"])
                         result = await self.toolbox.call(call["name"], call["arguments"], self.workspace)
                     observer(self.toolbox.event(call["id"], call["name"], call["arguments"], result))
-                    messages.append(tool_result(call["id"], encode(result)))
+                    results.append(result)
+                await check.finish(fetched.calls, results, observer)  # may add ``checked`` to a result
+                messages += [tool_result(call["id"], encode(result)) for call, result in zip(fetched.calls, results)]
         except asyncio.CancelledError:
             self.history += exchange(prompt, fetched.text, cancelled=True)
             self.cancelled_turn = TurnResult(fetched.text, steps, cancelled=True)

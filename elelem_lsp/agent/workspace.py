@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import search
+from .insight import NO_INSIGHT, Insight
 from .textfile import ModelView, Replacement, StoredText, decode, for_model
 
 # A change is a function of the current text (None for a missing file), in the model's
@@ -207,6 +208,11 @@ class Workspace:
 
     def tool_starting(self, call_id: str, name: str) -> None:
         """The session is about to run this tool call (a front end shows it running)."""
+
+    @property
+    def insight(self) -> Insight:
+        """What the editor's language servers know (problems, definitions...): nothing here."""
+        return NO_INSIGHT
 
     # -- people ----------------------------------------------------------------
     async def ask_user(self, prompt: str) -> str:

@@ -54,6 +54,26 @@ def one_line(text: str, width: int = ARGUMENT_WIDTH) -> str:
     return shorten(printable(text), width)
 
 
+CHECKED_LINES = 10  # of a ``checked`` event's problems or command output, under its row
+
+
+def checked_lines(event: dict[str, Any]) -> str:
+    """``✓ checked app.py: 1 new error`` and, indented below, the new problems or the end of the
+    check command's output."""
+    problems = [p for p in event.get("newProblems") or [] if isinstance(p, dict)]
+    details = [
+        f"{p.get('path')}:{p.get('line')}:{p.get('column')} {p.get('severity')}: {one_line(str(p.get('message')), 300)}"
+        for p in problems
+    ]
+    output = event.get("output")
+    if isinstance(output, str) and output.strip():
+        details += output.strip().splitlines()[-CHECKED_LINES:]
+    shown = [f"    {line}\n" for line in details[:CHECKED_LINES]]
+    if len(details) > CHECKED_LINES:
+        shown.append(f"    ... and {len(details) - CHECKED_LINES} more\n")
+    return f"✓ {one_line(str(event.get('text') or 'checked'), 300)}\n" + "".join(shown)
+
+
 class Terminal:
     def __init__(
         self,
@@ -124,6 +144,9 @@ class Terminal:
             elif kind in ("context", "compacted"):
                 self.newline()
                 self.write(one_line(event["text"], 300) + "\n", dim=True)
+            elif kind == "checked":
+                self.newline()
+                self.write(checked_lines(event))
 
     def stream(self, text: str, dim: bool = False) -> None:
         """A piece of streamed text; an escape sequence split across pieces is held until whole."""

@@ -24,6 +24,8 @@ from pydantic import ValidationError
 
 from ..agent.bridge import run_in_thread
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS
+from ..agent.check import CheckSettings
+from ..agent.editor_tools import EditorTools, offered_definitions
 from ..agent.messages import Message, Provider, ProviderError
 from ..agent.redaction import redact_error
 from ..agent.session import Session, TurnResult
@@ -145,7 +147,7 @@ class FolderAgent:
     def _build(self, choice: Choice) -> Provider:
         provider = self.provider_choice.build(choice)
         if self.session is None:
-            toolbox = self.toolbox.with_sources(self.mcp)
+            toolbox = self.toolbox.with_sources(EditorTools(self.workspace), self.mcp)
             self.session = Session(provider, self.workspace, toolbox=toolbox, max_steps=self.settings.max_steps)
             self.session.history = list(self.history)
         self.session.provider = provider
@@ -170,6 +172,9 @@ class FolderAgent:
         assert self.session is not None
         self.session.max_steps = self.settings.max_steps
         self.session.secrets = settings_secrets(self.settings)
+        self.session.check = CheckSettings(
+            self.settings.check_after_edits, self.settings.check_wait_ms, self.settings.check_command
+        )
         return self.session
 
     async def prepare(self) -> None:
@@ -393,6 +398,11 @@ def listed_tools(toolbox: Toolbox, agents: Iterable[FolderAgent]) -> dict[str, A
     """The built-in tools, then each running MCP server's of the agents (with its ``server``)."""
     listed: list[dict[str, Any]] = [{**d["function"]} for d in toolbox.definitions()]
     seen = {tool["name"] for tool in listed}
+    for agent in agents:  # those the editor answers (``diagnostics``...), where its face offers them
+        for definition in offered_definitions(agent.frontend.insight.offers):
+            if definition["function"]["name"] not in seen:
+                seen.add(definition["function"]["name"])
+                listed.append({**definition["function"]})
     for agent in agents:
         for connection in agent.mcp.connections.values():
             for definition in connection.definitions() if connection.state == "ready" else []:

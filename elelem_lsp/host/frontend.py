@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..agent.insight import NO_INSIGHT, Insight
 from ..agent.textfile import Replacement
 from ..agent.workspace import ProcessResult
 
@@ -163,6 +164,11 @@ class Documents:
     async def apply_edit(self, edit: FileEdit) -> tuple[bool, str | None]:
         """Propose the edit; whether it was applied and, if not, the editor's reason."""
         raise NotImplementedError("this front end does not edit through the editor")
+
+    @property
+    def insight(self) -> Insight:
+        """What the editor's language servers know, where the face can ask them."""
+        return NO_INSIGHT
 
     async def run_command(
         self, command: str, cwd: Path, *, timeout: float, output_cap: int, run_here: Callable[[], Awaitable[ProcessResult]]

@@ -99,6 +99,9 @@ class Settings(BaseModel):
     allow_mcp_tools: list[str] = Field(default_factory=list, alias="allowMcpTools")
     mcp: Literal["ask", "allow", "deny"] = "ask"
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    check_after_edits: bool = Field(default=True, alias="checkAfterEdits")
+    check_wait_ms: int = Field(default=1500, alias="checkWaitMs", ge=0, le=10000)
+    check_command: str | None = Field(default=None, alias="checkCommand", min_length=1)
 
     def provider_options(self) -> dict[str, Any]:
         return {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens}
@@ -172,7 +175,7 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
 
     Settings can come from files in the project, so in a folder the editor does not trust
     nothing in them may loosen anything: no workspace plugins, commands asked about at
-    least (``allow`` becomes ``ask``, ``allowCommands`` is ignored), and no declared
+    least (``allow`` becomes ``ask``, ``allowCommands`` and ``checkCommand`` are ignored), and no declared
     providers (one could send the key its ``apiKeyEnv`` names to any endpoint), no MCP servers
     (each is a command to run or an address to send headers to) and MCP tools asked about at
     least, as commands are. ``provider``
@@ -188,6 +191,7 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
             ("providers", settings.providers),
             ("mcpServers", settings.mcp_servers),
             ("allowMcpTools", settings.allow_mcp_tools),
+            ("checkCommand", settings.check_command),
         )
         if value
     ]
@@ -203,6 +207,7 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
             "providers": [],
             "mcp_servers": {},
             "allow_mcp_tools": [],
+            "check_command": None,
             "mcp": "ask" if settings.mcp == "allow" else settings.mcp,
         }
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from ..agent.insight import Insight
 from ..agent.search import SKIPPED
 from ..agent.textfile import ModelView, Replacement, for_model
 from ..agent.workspace import (
@@ -136,6 +137,10 @@ class FrontendWorkspace(Workspace):
 
     def tool_starting(self, call_id: str, name: str) -> None:
         self.progress.tool_starting(call_id, name)
+
+    @property
+    def insight(self) -> Insight:
+        return self.documents.insight
 
     async def ask_user(self, prompt: str) -> str:
         try:

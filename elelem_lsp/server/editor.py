@@ -26,6 +26,7 @@ from ..host.frontend import FileEdit, Frontend, Level, OpenDocument, ProgressSin
 from ..our_clients import OUR_CLIENT_PREFIX, TERMINAL_CLIENT
 from ..textedits import Change as TextChange
 from ..textedits import Position, change_at
+from .insight import LspInsight
 from .progress import ProgressStream
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ class LspFrontend(Frontend):
         # then a folder's settings are kept until the next workspace/didChangeConfiguration.
         self.settings_pushed = False
         self.showing: set[asyncio.Task[Any]] = set()
+        self._insight = LspInsight(server)
 
     # -- what the client negotiated -------------------------------------------
     @property
@@ -188,6 +190,10 @@ class LspFrontend(Frontend):
         if text is None:
             raise Unanswered("the input was dismissed")
         return str(text)
+
+    @property
+    def insight(self) -> LspInsight:
+        return self._insight
 
     # -- documents and edits -----------------------------------------------------
     def open_documents(self) -> list[OpenDocument]:

@@ -180,7 +180,7 @@ async def test_every_session_shares_the_hosts_one_toolbox(tmp_path, home):
         await folder.turn("hi")
     assert {id(f.session.toolbox.tools) for f in host.agents.values()} == {id(host.toolbox.tools)}
     assert {id(f.session.toolbox.definitions()) for f in host.agents.values()} == {id(host.toolbox.definitions())}
-    assert [f.session.toolbox.sources for f in host.agents.values()] == [(f.mcp,) for f in host.agents.values()]
+    assert [f.session.toolbox.sources[1:] for f in host.agents.values()] == [(f.mcp,) for f in host.agents.values()]
     assert {t["name"] for t in host.tools()["tools"]} >= {"read", "write", "edit", "execute", "list", "grep"}
 
 

@@ -4,6 +4,8 @@
  * turn untrusted JSON into those shapes. Pure: no vscode import, so unit tests can load it.
  */
 
+import { CheckedEvent, toCheckedEvent } from "./checked";
+
 /** A piece of text the model said (`saying`) or thought (`thinking`). */
 export interface TextEvent {
   type: "saying" | "thinking";
@@ -56,7 +58,7 @@ export interface CompactedEvent {
   text?: string;
 }
 
-export type AgentEvent = TextEvent | DoingEvent | ResultEvent | ContextEvent | CompactedEvent;
+export type AgentEvent = TextEvent | DoingEvent | ResultEvent | ContextEvent | CompactedEvent | CheckedEvent;
 
 /** The result of `elelem.ask` and `elelem.fix`. */
 export interface TurnResult {
@@ -214,6 +216,8 @@ export function toAgentEvent(value: unknown): AgentEvent | undefined {
         "text",
         value,
       );
+    case "checked":
+      return toCheckedEvent(value);
     default:
       return undefined;
   }

@@ -10,6 +10,7 @@
 import hljs from "highlight.js/lib/common";
 import MarkdownIt from "markdown-it";
 
+import { renderChecked } from "./checked";
 import { FileChange, ToolOutcome, Turn, TurnItem } from "./transcript";
 
 /** A fenced block: highlighted when its language is known, with its actions above the code. */
@@ -161,6 +162,8 @@ function renderItem(turn: Turn, item: TurnItem, index: number): string {
       return `<div class="error">${escapeHtml(item.text)}</div>`;
     case "note":
       return `<div class="note">${escapeHtml(item.text)}</div>`;
+    case "checked":
+      return renderChecked(item, key, escapeHtml);
   }
 }
 

@@ -6,13 +6,15 @@
  * with the same id; `context`/`compacted` events become a dim note. Pure: no vscode import.
  */
 
+import { CheckedItem } from "./checked";
 import { AgentEvent, ContextUsage, ProgressValue, TranscriptResult, TurnResult } from "./protocol";
 
 export type TurnItem =
   | { kind: "saying" | "thinking"; text: string }
   | { kind: "tool"; id: string; name: string; arguments: Record<string, unknown>; title?: string; outcome?: ToolOutcome }
   | { kind: "error"; text: string }
-  | { kind: "note"; text: string };
+  | { kind: "note"; text: string }
+  | CheckedItem;
 
 export interface ToolOutcome {
   ok: boolean;
@@ -136,6 +138,9 @@ export function applyEvents(turn: Turn, events: readonly AgentEvent[]): void {
         }
         break;
       }
+      case "checked":
+        turn.items.push(event.item);
+        break;
       case "context":
       case "compacted": {
         const note = describeContext(event);

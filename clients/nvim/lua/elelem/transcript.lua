@@ -312,6 +312,11 @@ function M.render_events(token, events)
       local text, hl = outcome_line(event)
       write(text, hl, false)
       turn.open = nil
+    elseif kind == 'checked' then
+      for _, line in ipairs(require('elelem.insight').checked_lines(event)) do
+        write(line[1], line[2], false)
+      end
+      turn.open = nil
     elseif kind == 'context' or kind == 'compacted' then
       local note = M.note_text(event)
       if note then
