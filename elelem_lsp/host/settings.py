@@ -91,6 +91,9 @@ class Settings(BaseModel):
     mcp_servers: dict[ServerName, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
     allow_mcp_tools: list[str] = Field(default_factory=list, alias="allowMcpTools")
     mcp: Literal["ask", "allow", "deny"] = "ask"
+    sandbox: Literal["auto", "required", "off"] = "auto"  # commands in the OS sandbox (agent/sandbox.py)
+    sandbox_network: bool = Field(default=False, alias="sandboxNetwork")
+    sandbox_writable: list[str] = Field(default_factory=list, alias="sandboxWritable")
 
     def provider_options(self) -> dict[str, Any]:
         return {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens}
@@ -156,7 +159,8 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
     least (``allow`` becomes ``ask``, ``allowCommands`` is ignored), and no declared
     providers (one could send the key its ``apiKeyEnv`` names to any endpoint), no MCP servers
     (each is a command to run or an address to send headers to) and MCP tools asked about at
-    least, as commands are. ``provider``
+    least, as commands are; the command sandbox neither off nor widened (no network, no writable
+    folders beyond the workspace). ``provider``
     stays: without those it can only name a built-in, a user plugin or an installed package.
     """
     if settings.trusted:
@@ -169,6 +173,8 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
             ("providers", settings.providers),
             ("mcpServers", settings.mcp_servers),
             ("allowMcpTools", settings.allow_mcp_tools),
+            ("sandboxNetwork", settings.sandbox_network),
+            ("sandboxWritable", settings.sandbox_writable),
         )
         if value
     ]
@@ -176,6 +182,8 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
         ignored.insert(0, "execute 'allow' (using 'ask')")
     if settings.mcp == "allow":
         ignored.append("mcp 'allow' (using 'ask')")
+    if settings.sandbox == "off":
+        ignored.append("sandbox 'off' (using 'auto')")
     limited = settings.model_copy(
         update={
             "workspace_plugins": False,
@@ -185,6 +193,9 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
             "mcp_servers": {},
             "allow_mcp_tools": [],
             "mcp": "ask" if settings.mcp == "allow" else settings.mcp,
+            "sandbox": "auto" if settings.sandbox == "off" else settings.sandbox,
+            "sandbox_network": False,
+            "sandbox_writable": [],
         }
     )
     return limited, ignored
