@@ -42,7 +42,7 @@ PROBE_TIMEOUT = 10.0  # seconds the one-off trial of the sandbox may take
 
 
 class SandboxRefused(Exception):
-    """The policy requires a sandbox and none works here; the message says why."""
+    """The policy requires a sandbox and none works here; the message says why none does."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ async def contain(argv: list[str], root: Path, policy: SandboxPolicy) -> Contain
     sandbox = await available()
     if sandbox.kind is None:
         if policy.mode == "required":
-            raise SandboxRefused(f"elelem.sandbox is 'required' and no sandbox works here: {sandbox.why_not}")
+            raise SandboxRefused(f"no sandbox works here: {sandbox.why_not}")
         return Contained(argv)
     shown = f"{sandbox.kind}: writes only to the workspace and a private /tmp, network {'on' if policy.network else 'off'}"
     if sandbox.kind == "bubblewrap":

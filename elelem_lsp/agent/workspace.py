@@ -179,7 +179,7 @@ class Workspace:
         try:
             return await contain(["/bin/sh", "-c", command], self.root, self.sandbox_policy())
         except SandboxRefused as refused:
-            raise WorkspaceError(str(refused)) from None
+            raise WorkspaceError(f"elelem.sandbox is 'required' and {refused}") from None
 
     async def run(self, command: str, *, timeout: float, output_cap: int) -> ProcessResult:
         """Run ``command`` in a shell at the root, in the sandbox when there is one (``run_process``)."""

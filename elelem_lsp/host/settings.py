@@ -8,9 +8,12 @@ reported by name, with the value used instead.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, ValidationError
+
+from ..agent.sandbox import SandboxPolicy
 
 
 class DeclaredProvider(BaseModel):
@@ -50,6 +53,7 @@ class StdioServer(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     start_timeout: float = Field(default=30, alias="startTimeout", gt=0, le=600)
     call_timeout: float = Field(default=120, alias="callTimeout", gt=0, le=3600)
+    sandbox: bool = False  # run it in the command sandbox, with the folder's sandboxNetwork and sandboxWritable
 
 
 class HttpServer(BaseModel):
@@ -94,6 +98,11 @@ class Settings(BaseModel):
     sandbox: Literal["auto", "required", "off"] = "auto"  # commands in the OS sandbox (agent/sandbox.py)
     sandbox_network: bool = Field(default=False, alias="sandboxNetwork")
     sandbox_writable: list[str] = Field(default_factory=list, alias="sandboxWritable")
+
+    def sandbox_policy(self, root: Path) -> SandboxPolicy:
+        """The command sandbox these settings ask for in the folder ``root`` (writable folders from it or ``~``)."""
+        writable = tuple((root / Path(folder).expanduser()).resolve() for folder in self.sandbox_writable)
+        return SandboxPolicy(self.sandbox, self.sandbox_network, writable)
 
     def provider_options(self) -> dict[str, Any]:
         return {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens}

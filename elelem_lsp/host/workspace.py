@@ -142,9 +142,7 @@ class FrontendWorkspace(Workspace):
         )
 
     def sandbox_policy(self) -> SandboxPolicy:
-        settings = self.settings()
-        writable = tuple((self.root / Path(folder).expanduser()).resolve() for folder in settings.sandbox_writable)
-        return SandboxPolicy(settings.sandbox, settings.sandbox_network, writable)
+        return self.settings().sandbox_policy(self.root)
 
     async def run(self, command: str, *, timeout: float, output_cap: int) -> ProcessResult:
         contained = await self.contained(command)

@@ -126,7 +126,7 @@ async def test_auto_without_a_sandbox_runs_the_command_as_it_is(tmp_path, no_san
 
 
 async def test_required_without_a_sandbox_refuses_saying_why(tmp_path, no_sandbox):
-    with pytest.raises(SandboxRefused, match="'required' and no sandbox works here: bubblewrap does not work here"):
+    with pytest.raises(SandboxRefused, match="^no sandbox works here: bubblewrap does not work here"):
         await contain(SHELL, tmp_path, SandboxPolicy(mode="required"))
 
 

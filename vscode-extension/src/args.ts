@@ -165,6 +165,9 @@ const SERVER_SETTING_KEYS = [
   "mcpServers",
   "allowMcpTools",
   "mcp",
+  "sandbox",
+  "sandboxNetwork",
+  "sandboxWritable",
 ] as const;
 
 /**

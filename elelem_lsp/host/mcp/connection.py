@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ...agent.messages import ToolDefinition
+from ...agent.sandbox import SandboxPolicy
 from ..settings import McpServerConfig, StdioServer
 from .errors import InvalidResult, NotSent, ServerGone, describe_error, lost_connection, refused_connection, unreadable
 from .tools import definition, list_tools, offered, schema_validator
@@ -47,6 +48,7 @@ class Connection:
     on_crash: Callable[[Connection], None] | None = None  # told when its session ends between calls
     relisting: asyncio.Task[None] | None = None  # listing the tools again, after the server said they changed
     tools_stale: bool = False  # told of a change since the listing in progress began
+    policy: SandboxPolicy = field(default_factory=SandboxPolicy)  # the sandbox of a server whose config asks for it
 
     # -- starting and stopping ---------------------------------------------------
     async def start(self) -> None:
@@ -164,7 +166,7 @@ class Connection:
         self.close_stderr()
         if isinstance(self.config, StdioServer):
             self.stderr = StderrPipe()  # its end kept after the process ends, for the person
-        return await open_transport(self.config, self.root, stack, self.stderr)
+        return await open_transport(self.config, self.root, stack, self.stderr, self.policy)
 
     async def stop(self) -> None:
         """End the session: the SDK closes the server's stdin, then terminates, then kills it."""

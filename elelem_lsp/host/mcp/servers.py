@@ -44,15 +44,19 @@ class McpServers(ToolSource):
 
     def sync(self) -> None:
         """Stop (in the background) the servers no longer configured, or configured otherwise; add the new ones."""
-        wanted = self.configured()
-        stale = [c for name, c in self.connections.items() if wanted.get(name) != c.config]
+        wanted, policy = self.configured(), self.settings().sandbox_policy(self.root)
+        stale = [
+            c
+            for name, c in self.connections.items()
+            if wanted.get(name) != c.config or (getattr(c.config, "sandbox", False) and c.policy != policy)
+        ]
         for connection in stale:
             del self.connections[connection.name]
         self._stop_soon(stale)
         for name, config in wanted.items():
             if name not in self.connections:
                 self.connections[name] = Connection(
-                    name, config, self.root, on_garbage=self._tell_garbage, on_crash=self._tell_crash
+                    name, config, self.root, on_garbage=self._tell_garbage, on_crash=self._tell_crash, policy=policy
                 )
 
     async def definitions(self) -> list[ToolDefinition]:

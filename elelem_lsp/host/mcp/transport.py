@@ -4,26 +4,37 @@ or streamable HTTP; the read stream watched, so that the connection hears when t
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from ...agent.sandbox import SandboxPolicy, SandboxRefused, contain
 from ..settings import McpServerConfig, StdioServer
 
 STDERR_TAIL = 1500  # bytes of a failed server's stderr shown to the person
 STDERR_KEPT = 64 * 1024  # bytes of a server's stderr kept, however much a chatty one writes
 
 
-async def open_transport(config: McpServerConfig, root: Path, stack: AsyncExitStack, stderr: StderrPipe | None) -> Any:
-    """The SDK transport for ``config``: a stdio one writes its stderr to ``stderr``, an HTTP one has none."""
+async def open_transport(
+    config: McpServerConfig, root: Path, stack: AsyncExitStack, stderr: StderrPipe | None, policy: SandboxPolicy
+) -> Any:
+    """The SDK transport for ``config``: a stdio one writes its stderr to ``stderr`` (and runs in the
+    sandbox of ``policy`` when its ``sandbox`` says so), an HTTP one has none."""
     if isinstance(config, StdioServer):
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
         assert stderr is not None
-        parameters = StdioServerParameters(command=config.command, args=config.args, env=config.env or None, cwd=root)
+        argv = [config.command, *config.args]
+        if config.sandbox:
+            try:
+                argv = (await contain(argv, root, dataclasses.replace(policy, mode="required"))).argv
+            except SandboxRefused as refused:
+                raise SandboxRefused(f"its settings ask for the sandbox and {refused}") from None
+        parameters = StdioServerParameters(command=argv[0], args=argv[1:], env=config.env or None, cwd=root)
         return stdio_client(parameters, errlog=stderr.writer)
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
