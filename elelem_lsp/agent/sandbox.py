@@ -128,9 +128,14 @@ async def contain(argv: list[str], root: Path, policy: SandboxPolicy) -> Contain
     shown = f"{sandbox.kind}: writes only to the workspace and a private /tmp, network {'on' if policy.network else 'off'}"
     if sandbox.kind == "bubblewrap":
         return Contained(bwrap_argv(sandbox.program, argv, root, policy, Path.home()), shown)
-    private_tmp = Path(tempfile.mkdtemp(prefix="elelem-sandbox-"))  # removed with the system's temporary files
-    profile = seatbelt_profile(root, policy, Path.home(), private_tmp)
-    return Contained([sandbox.program, "-p", profile, "/usr/bin/env", f"TMPDIR={private_tmp}", *argv], shown)
+    profile = seatbelt_profile(root, policy, Path.home(), private_tmp())
+    return Contained([sandbox.program, "-p", profile, "/usr/bin/env", f"TMPDIR={private_tmp()}", *argv], shown)
+
+
+@functools.cache
+def private_tmp() -> Path:
+    """macOS: the temporary folder of this server's commands (removed with the system's temporary files)."""
+    return Path(tempfile.mkdtemp(prefix="elelem-sandbox-"))
 
 
 def secrets_in(home: Path) -> list[Path]:
