@@ -97,7 +97,7 @@ async def main(lines: int, runs: int) -> None:
         for newline, astral in (("\n", False), ("\r\n", False), ("\n", True)):
             server = StandInServer(root)
             editor = LspFrontend(server)  # type: ignore[arg-type]
-            workspace = FrontendWorkspace(root, Settings, documents=editor, person=editor, progress=editor, client=editor.name)
+            workspace = FrontendWorkspace(root, Settings, documents=editor, person=editor, progress=editor, face=editor, client=editor.name)
             text = document(lines, newline, astral)
             path = root / "big.txt"
             path.write_text(text, newline="")

@@ -84,7 +84,8 @@ async def test_cancel_kills_a_running_command(project, start_editor, tmp_path):
     pid_file = tmp_path / "pid"
     write_script(project, [[{"type": "doing", "id": "x", "name": "execute",
                              "arguments": {"command": f"echo $$ > {pid_file}; sleep 60"}}]])
-    editor = await start_editor(project, settings={"provider": "scripted", "execute": "allow"})
+    # Without the sandbox: the pid is the host's, the file outside the workspace (test_sandbox.py has the sandbox's).
+    editor = await start_editor(project, settings={"provider": "scripted", "execute": "allow", "sandbox": "off"})
     turn = asyncio.create_task(editor.ask("run", token="t"))
     await wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), "the command to start")
     pid = int(pid_file.read_text())

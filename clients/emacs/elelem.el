@@ -36,7 +36,8 @@
 (defcustom elelem-settings nil
   "The `elelem' settings section, a plist.
 Keys: :provider :model :providers :execute :allowCommands :confirmEdits
-:workspacePlugins :maxSteps :temperature :maxTokens :mcpServers :allowMcpTools :mcp.  Set it per folder in
+:workspacePlugins :maxSteps :temperature :maxTokens :mcpServers :allowMcpTools :mcp
+:sandbox :sandboxNetwork :sandboxWritable.  Set it per folder in
 .dir-locals.el to give folders different providers."
   :type 'plist)
 
@@ -44,8 +45,9 @@ Keys: :provider :model :providers :execute :allowCommands :confirmEdits
 (defun elelem-safe-settings-p (value)
   "Non-nil when settings VALUE loosen nothing, so a .dir-locals.el may set them unasked.
 A project's own files choosing :workspacePlugins, :allowCommands, :providers,
-:mcpServers, :allowMcpTools, :checkCommand, :execute \"allow\" or :mcp \"allow\" is a question
-Emacs asks first (answer ! to trust that project)."
+:mcpServers, :allowMcpTools, :checkCommand, :execute \"allow\", :mcp \"allow\",
+:sandbox \"off\", :sandboxNetwork or :sandboxWritable is a question Emacs asks
+first (answer ! to trust that project)."
   (and (proper-list-p value)
        (ignore-errors
          (not (or (plist-get value :workspacePlugins)
@@ -54,8 +56,11 @@ Emacs asks first (answer ! to trust that project)."
                   (plist-get value :mcpServers)
                   (plist-get value :allowMcpTools)
                   (plist-get value :checkCommand)
+                  (plist-get value :sandboxNetwork)
+                  (plist-get value :sandboxWritable)
                   (equal (plist-get value :execute) "allow")
-                  (equal (plist-get value :mcp) "allow"))))))
+                  (equal (plist-get value :mcp) "allow")
+                  (equal (plist-get value :sandbox) "off"))))))
 ;;;###autoload
 (put 'elelem-settings 'safe-local-variable #'elelem-safe-settings-p)
 

@@ -266,7 +266,14 @@ class AcpFrontend(Frontend):
 
     # -- commands -------------------------------------------------------------------
     async def run_command(
-        self, command: str, cwd: Path, *, timeout: float, output_cap: int, run_here: Callable[[], Awaitable[ProcessResult]]
+        self,
+        command: str,
+        cwd: Path,
+        *,
+        argv: list[str],
+        timeout: float,
+        output_cap: int,
+        run_here: Callable[[], Awaitable[ProcessResult]],
     ) -> ProcessResult:
         if not self.capabilities.terminal:
             result = await run_here()
@@ -275,8 +282,8 @@ class AcpFrontend(Frontend):
         creating = asyncio.ensure_future(
             self.conn.create_terminal(
                 session_id=self.session_id,
-                command="/bin/sh",
-                args=["-c", command],
+                command=argv[0],  # the shell, in the sandbox when there is one
+                args=argv[1:],
                 cwd=str(cwd),
                 output_byte_limit=output_cap,
             )

@@ -75,6 +75,7 @@ class FolderAgent:
             documents=self.frontend,
             person=self.frontend,
             progress=self.frontend,
+            face=self.frontend,
             client=self.frontend.name,
         )
         self.mcp = McpServers(self.frontend, self.root, lambda: self.settings)

@@ -171,10 +171,18 @@ class Documents:
         return NO_INSIGHT
 
     async def run_command(
-        self, command: str, cwd: Path, *, timeout: float, output_cap: int, run_here: Callable[[], Awaitable[ProcessResult]]
+        self,
+        command: str,
+        cwd: Path,
+        *,
+        argv: list[str],
+        timeout: float,
+        output_cap: int,
+        run_here: Callable[[], Awaitable[ProcessResult]],
     ) -> ProcessResult:
         """Run a command a tool asked for (already allowed): by default ``run_here()``, our own
-        subprocess; a front end with terminals of its own may run it there instead."""
+        subprocess; a front end with terminals of its own may run ``argv`` (the shell running
+        ``command``, in the sandbox when there is one) there instead."""
         return await run_here()
 
 

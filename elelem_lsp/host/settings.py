@@ -8,9 +8,12 @@ reported by name, with the value used instead.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, ValidationError
+
+from ..agent.sandbox import SandboxPolicy
 
 
 class DeclaredProvider(BaseModel):
@@ -57,6 +60,7 @@ class StdioServer(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     start_timeout: float = Field(default=30, alias="startTimeout", gt=0, le=600)
     call_timeout: float = Field(default=120, alias="callTimeout", gt=0, le=3600)
+    sandbox: bool = False  # run it in the command sandbox, with the folder's sandboxNetwork and sandboxWritable
 
 
 class HttpServer(BaseModel):
@@ -102,6 +106,14 @@ class Settings(BaseModel):
     check_after_edits: bool = Field(default=True, alias="checkAfterEdits")
     check_wait_ms: int = Field(default=1500, alias="checkWaitMs", ge=0, le=10000)
     check_command: str | None = Field(default=None, alias="checkCommand", min_length=1)
+    sandbox: Literal["auto", "required", "off"] = "auto"  # commands in the OS sandbox (agent/sandbox.py)
+    sandbox_network: bool = Field(default=False, alias="sandboxNetwork")
+    sandbox_writable: list[str] = Field(default_factory=list, alias="sandboxWritable")
+
+    def sandbox_policy(self, root: Path) -> SandboxPolicy:
+        """The command sandbox these settings ask for in the folder ``root`` (writable folders from it or ``~``)."""
+        writable = tuple((root / Path(folder).expanduser()).resolve() for folder in self.sandbox_writable)
+        return SandboxPolicy(self.sandbox, self.sandbox_network, writable)
 
     def provider_options(self) -> dict[str, Any]:
         return {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens}
@@ -178,7 +190,8 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
     least (``allow`` becomes ``ask``, ``allowCommands`` and ``checkCommand`` are ignored), and no declared
     providers (one could send the key its ``apiKeyEnv`` names to any endpoint), no MCP servers
     (each is a command to run or an address to send headers to) and MCP tools asked about at
-    least, as commands are. ``provider``
+    least, as commands are; the command sandbox neither off nor widened (no network, no writable
+    folders beyond the workspace). ``provider``
     stays: without those it can only name a built-in, a user plugin or an installed package.
     """
     if settings.trusted:
@@ -192,6 +205,8 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
             ("mcpServers", settings.mcp_servers),
             ("allowMcpTools", settings.allow_mcp_tools),
             ("checkCommand", settings.check_command),
+            ("sandboxNetwork", settings.sandbox_network),
+            ("sandboxWritable", settings.sandbox_writable),
         )
         if value
     ]
@@ -199,6 +214,8 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
         ignored.insert(0, "execute 'allow' (using 'ask')")
     if settings.mcp == "allow":
         ignored.append("mcp 'allow' (using 'ask')")
+    if settings.sandbox == "off":
+        ignored.append("sandbox 'off' (using 'auto')")
     limited = settings.model_copy(
         update={
             "workspace_plugins": False,
@@ -209,6 +226,9 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
             "allow_mcp_tools": [],
             "check_command": None,
             "mcp": "ask" if settings.mcp == "allow" else settings.mcp,
+            "sandbox": "auto" if settings.sandbox == "off" else settings.sandbox,
+            "sandbox_network": False,
+            "sandbox_writable": [],
         }
     )
     return limited, ignored

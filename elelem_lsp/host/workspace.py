@@ -3,16 +3,20 @@
 Reads see the editor's unsaved buffers; writes are proposed to the editor as one edit
 each (the smallest span, or the span an ``edit`` already knows, in the buffer's own line
 endings), retried once on the new text when the person typed meanwhile; a hard-linked
-file is refused. Commands go through the permission policy; the human provider asks the
+file is refused. Commands go through the permission policy and run in the sandbox the settings
+ask for (told once when none works, refused when one is required); the human provider asks the
 person through the front end. A front end that cannot edit leaves writes to the disk.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
 from ..agent.insight import Insight
+from ..agent.sandbox import SandboxPolicy, available
 from ..agent.search import SKIPPED
 from ..agent.textfile import ModelView, Replacement, for_model
 from ..agent.workspace import (
@@ -23,12 +27,15 @@ from ..agent.workspace import (
     new_file_text,
     read_stored_for_writing,
     refuse_hard_links,
+    run_process,
 )
-from .frontend import Documents, FileEdit, OpenDocument, Person, Progress, Unanswered
+from .frontend import Documents, Face, FileEdit, OpenDocument, Person, Progress, Unanswered
 from .permission import allow_command
 from .settings import Settings
 
 STALE = "the file changed in the editor"
+# The front ends told that no sandbox works (once each), by id: a front end may be unhashable.
+TOLD_NO_SANDBOX: weakref.WeakValueDictionary[int, Face] = weakref.WeakValueDictionary()
 
 
 class FrontendWorkspace(Workspace):
@@ -40,10 +47,11 @@ class FrontendWorkspace(Workspace):
         documents: Documents,
         person: Person,
         progress: Progress,
+        face: Face,
         client: str,
     ) -> None:
         super().__init__(root, client=client)
-        self.documents, self.person, self.progress = documents, person, progress
+        self.documents, self.person, self.progress, self.face = documents, person, progress, face
         self.settings = settings  # the folder's current settings, read at each request
         self.allowed_for_session: set[str] = set()
 
@@ -124,16 +132,40 @@ class FrontendWorkspace(Workspace):
 
     # -- processes and people ----------------------------------------------------
     async def allow_command(self, command: str) -> tuple[bool, str]:
-        return await allow_command(command, self.settings(), self.allowed_for_session, self.person)
+        try:
+            contained = await self.contained(command)
+        except WorkspaceError as refused:  # a sandbox is required and none works: nobody is asked
+            return False, str(refused)
+        if not contained.sandbox and self.sandbox_policy().mode == "auto":
+            await self._tell_no_sandbox()
+        return await allow_command(
+            command, self.settings(), self.allowed_for_session, self.person, sandboxed=bool(contained.sandbox)
+        )
+
+    async def _tell_no_sandbox(self) -> None:
+        """Once per front end: commands run as they are, and why."""
+        if id(self.face) in TOLD_NO_SANDBOX:
+            return
+        TOLD_NO_SANDBOX[id(self.face)] = self.face
+        why = (await available()).why_not
+        self.face.show_message(
+            "warning", f"elelem: commands run without a sandbox ({why}); set elelem.sandbox to 'required' to refuse them"
+        )
+
+    def sandbox_policy(self) -> SandboxPolicy:
+        return self.settings().sandbox_policy(self.root)
 
     async def run(self, command: str, *, timeout: float, output_cap: int) -> ProcessResult:
-        return await self.documents.run_command(
+        contained = await self.contained(command)
+        result = await self.documents.run_command(
             command,
             self.root,
+            argv=contained.argv,
             timeout=timeout,
             output_cap=output_cap,
-            run_here=lambda: super(FrontendWorkspace, self).run(command, timeout=timeout, output_cap=output_cap),
+            run_here=lambda: run_process(contained, self.root, timeout=timeout, output_cap=output_cap),
         )
+        return dataclasses.replace(result, sandbox=contained.sandbox)
 
     def tool_starting(self, call_id: str, name: str) -> None:
         self.progress.tool_starting(call_id, name)

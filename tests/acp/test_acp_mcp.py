@@ -60,7 +60,8 @@ async def test_mcp_denied_by_settings_is_a_failed_call_and_sse_is_refused(script
 
 async def test_an_agent_ended_by_sigterm_leaves_no_process(scripted_project: Path, home: Path, tmp_path: Path, start_agent):
     log, command_pid = tmp_path / "calls.log", tmp_path / "command.pid"
-    write_user_settings(home, {"provider": "scripted", "mcp": "allow", "execute": "allow"})
+    # Without the sandbox: the pid is the host's, its file outside the workspace.
+    write_user_settings(home, {"provider": "scripted", "mcp": "allow", "execute": "allow", "sandbox": "off"})
     command = f"echo $$ > {command_pid}; exec sleep 100"
     write_script(scripted_project, [[{"type": "doing", "id": "x1", "name": "execute", "arguments": {"command": command}}]])
     agent = await start_agent(scripted_project, terminal=False, new_session=False)  # the agent runs the command

@@ -43,7 +43,8 @@ async def test_cancel_ends_the_turn_cancelled_within_50ms_median(scripted_projec
 
 @pytest.mark.parametrize("terminal", [True, False], ids=["client-terminal", "own-subprocess"])
 async def test_cancel_kills_the_command_it_started(scripted_project: Path, home: Path, start_agent, terminal):
-    write_user_settings(home, {"provider": "scripted", "execute": "allow"})
+    # Without the sandbox: the pid is the host's (in the sandbox, its PID namespace has its own numbers).
+    write_user_settings(home, {"provider": "scripted", "execute": "allow", "sandbox": "off"})
     write_script(scripted_project, [[{"type": "doing", "id": "x1", "name": "execute",
                                       "arguments": {"command": "echo $$ > pid; sleep 30; touch finished"}}]])
     agent = await start_agent(scripted_project, terminal=terminal)

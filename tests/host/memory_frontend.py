@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from elelem_lsp.host.frontend import Documents, Face, FileEdit, Frontend, OpenDocument, Person, Progress, ProgressSink, SettingsSource
+from elelem_lsp.host.settings import Settings
+from elelem_lsp.host.workspace import FrontendWorkspace
 
 
 class RecordedProgress(ProgressSink):
@@ -127,3 +130,9 @@ class MemoryProgress(Progress):
 @dataclass
 class MemoryFrontend(MemoryFace, MemorySettings, MemoryPerson, MemoryDocuments, MemoryProgress, Frontend):
     """Every role in memory."""
+
+
+def memory_workspace(root: Path, settings: Callable[[], Settings], frontend: MemoryFrontend | None = None) -> FrontendWorkspace:
+    """The Workspace a folder agent gives its tools, over one in-memory front end in every role."""
+    face = frontend if frontend is not None else MemoryFrontend()
+    return FrontendWorkspace(root, settings, documents=face, person=face, progress=face, face=face, client=face.name)

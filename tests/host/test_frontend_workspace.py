@@ -10,13 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from elelem_lsp.agent.sandbox import probe
 from elelem_lsp.agent.textfile import Replacement
 from elelem_lsp.agent.workspace import WorkspaceError
 from elelem_lsp.host.frontend import Unanswered
+from elelem_lsp.host.permission import run_question
 from elelem_lsp.host.settings import Settings
 from elelem_lsp.host.workspace import STALE, FrontendWorkspace
 
-from .memory_frontend import MemoryDocuments, MemoryPerson, MemoryProgress
+from .memory_frontend import MemoryDocuments, MemoryFace, MemoryPerson, MemoryProgress
 
 
 @dataclass
@@ -26,7 +28,7 @@ class Editor(MemoryDocuments, MemoryPerson):
 
 def workspace(root: Path, editor: Editor, settings: Settings | None = None) -> FrontendWorkspace:
     return FrontendWorkspace(
-        root, lambda: settings or Settings(), documents=editor, person=editor, progress=MemoryProgress(), client="memory"
+        root, lambda: settings or Settings(), documents=editor, person=editor, progress=MemoryProgress(), face=MemoryFace(), client="memory"
     )
 
 
@@ -171,12 +173,12 @@ async def test_execute_goes_through_the_folders_current_settings(tmp_path):
     settings = {"now": Settings(execute="deny")}
     frontend = Editor(answers=["Allow once"])
     ws = FrontendWorkspace(
-        tmp_path, lambda: settings["now"], documents=frontend, person=frontend, progress=MemoryProgress(), client="memory"
+        tmp_path, lambda: settings["now"], documents=frontend, person=frontend, progress=MemoryProgress(), face=MemoryFace(), client="memory"
     )
     assert await ws.allow_command("ls") == (False, "denied by the elelem.execute setting (and not allowed by elelem.allowCommands)")
     settings["now"] = Settings()
     assert await ws.allow_command("ls") == (True, "")
-    assert frontend.questions == ["elelem wants to run: ls"]
+    assert frontend.questions == [run_question("ls", probe().kind is not None)]
 
 
 @pytest.mark.parametrize(

@@ -112,8 +112,9 @@ async def test_a_server_ended_by_a_signal_leaves_no_process(project, start_edito
     log, command_pid = tmp_path / "calls.log", tmp_path / "command.pid"
     add_plugin(project, "scripted")
     write_script(project, [call("execute", command=f"echo $$ > {command_pid}; exec sleep 100")])
+    # Without the sandbox: the pid is the host's, its file outside the workspace (test_sandbox.py has the sandbox's).
     editor = await start_editor(project, settings={
-        "provider": "scripted", "mcpServers": {"t": tool_server(log)}, "mcp": "allow", "execute": "allow"})
+        "provider": "scripted", "mcpServers": {"t": tool_server(log)}, "mcp": "allow", "execute": "allow", "sandbox": "off"})
     turn = asyncio.ensure_future(editor.ask("run"))
     await wait_until(lambda: command_pid.exists() and command_pid.read_text().strip(), "the command to start", timeout=30)
     [mcp_pid] = [int(line.split()[1]) for line in read_log(log) if line.startswith("started ")]

@@ -168,6 +168,9 @@ const SERVER_SETTING_KEYS = [
   "checkAfterEdits",
   "checkWaitMs",
   "checkCommand",
+  "sandbox",
+  "sandboxNetwork",
+  "sandboxWritable",
 ] as const;
 
 /**

@@ -28,7 +28,8 @@ async def execute(args: ExecuteArguments, workspace: Workspace) -> dict:
     result = await workspace.run(args.command, timeout=args.timeout, output_cap=OUTPUT_CAP)
     if result.timed_out:
         raise ToolFailure(f"timed out after {args.timeout:g}s; output so far:\n{result.output}")
-    return {"exit_code": result.exit_code, "output": result.output, "truncated": result.truncated}
+    shown = {"sandbox": result.sandbox} if result.sandbox else {}  # why a write or a connection may fail
+    return {"exit_code": result.exit_code, "output": result.output, "truncated": result.truncated, **shown}
 
 
 DESCRIPTION = (
