@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from scaffold import add_plugin, write_script
 
 from elelem_lsp.agent.insight import KINDS, Diagnostics, Insight, Location, Problem, Symbol
+from elelem_lsp.agent.sandbox import probe
 from elelem_lsp.host.host import Host
 
 from .memory_frontend import MemoryFrontend
@@ -159,11 +161,15 @@ async def test_without_an_editor_the_check_command_runs_on_the_changed_files_as_
     assert event["exitCode"] == 0 and event["command"] == "grep -n BAD 'my file.py'"
 
 
-async def test_the_check_command_is_asked_about_like_any_command(project):
-    host, frontend = host_with(project, None, checkCommand="true {files}")
+@pytest.mark.parametrize("sandbox", ["off", "required"])
+async def test_the_check_command_is_asked_about_like_any_command(project, sandbox):
+    if sandbox == "required" and probe().kind is None:
+        pytest.skip(f"no sandbox works here: {probe().why_not}")
+    host, frontend = host_with(project, None, checkCommand="true {files}", sandbox=sandbox)
     frontend.answers = ["Deny"]
     await turn(host, project, [[write("a.py", "a = 1\n")], [{"type": "record"}]])
-    assert frontend.questions == ["elelem wants to run: true a.py"]
+    where = "no sandbox" if sandbox == "off" else "in the sandbox"
+    assert frontend.questions == [f"elelem wants to run: true a.py ({where})"]
     checked = json.loads(fetches(project)[-1]["messages"][-1]["content"])["checked"]
     assert checked == "checked a.py: not run (the person denied it)"
 

@@ -38,7 +38,7 @@ async def test_a_sandboxed_server_cannot_write_outside_the_workspace(
     log = outside / "calls.log"  # the tool server notes each call in this file
     host, frontend, folder = host_for(project, {"t": tool_server(log, sandbox=sandboxed)}, [call("t__echo", text="hi"), SAY_RESULT])
     stopped_hosts.append(host)
-    result = answer(await host.turn(folder, "echo"))
+    result = answer(await folder.turn("echo"))
     assert log.exists() is written
     if sandboxed:  # it notes its start in the file: it cannot, and ends; its stderr says why
         assert result["ok"] is False, result
@@ -51,7 +51,7 @@ async def test_a_sandboxed_server_works_and_writes_in_the_workspace(project, sto
     log = project / "calls.log"
     host, frontend, folder = host_for(project, {"t": tool_server(log, sandbox=True)}, [call("t__echo", text="hi"), SAY_RESULT])
     stopped_hosts.append(host)
-    assert answer(await host.turn(folder, "echo"))["content"] == "hi"
+    assert answer(await folder.turn("echo"))["content"] == "hi"
     assert "echo hi" in log.read_text()
 
 
@@ -59,8 +59,8 @@ async def test_where_no_sandbox_works_a_sandboxed_server_does_not_start_and_says
     monkeypatch.setattr(sandbox, "probe", lambda: Available(None, why_not="bubblewrap is not installed"))
     host, frontend, folder = host_for(project, {"t": tool_server(sandbox=True)}, [call("t__echo", text="hi"), SAY_RESULT])
     stopped_hosts.append(host)
-    await host.turn(folder, "echo")
-    [status] = (await host.mcp(folder))["servers"]
+    await folder.turn("echo")
+    [status] = (await folder.mcp_status())["servers"]
     why = "its settings ask for the sandbox and no sandbox works here: bubblewrap is not installed"
     assert status["state"] == "failed" and why in status["error"]
     assert any(why in text for _, text in frontend.messages)

@@ -223,5 +223,5 @@ def test_through_elelem_lsp_ask(project, targets, home, mode, expected):
     settings.write_text(json.dumps({"sandbox": mode}))
     run = run_ask(project, "-p", "scripted", "--yes", "attack")
     assert run.returncode == 0, run.stderr
-    assert run.stderr.count("+ execute") == len(NOTHING_ESCAPED), run.stderr
+    assert run.stderr.count("+ Run ") == len(NOTHING_ESCAPED), run.stderr
     assert targets.escaped() == expected
