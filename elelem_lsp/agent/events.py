@@ -1,9 +1,9 @@
 """The events of a turn, one vocabulary for every layer (docs/contract.md, "Events").
 
 A provider emits ``saying``, ``thinking`` and ``doing`` (and, once per fetch, ``usage``);
-the agent adds ``result`` after each tool call and ``context`` when the history was fitted
-to the budget; the host adds ``compacted``, and the shapes the next features emit (``plan``,
-the host's ``usage``, ``checked``) are here too, so that they land in one place. Every event
+the agent adds ``result`` after each tool call, ``context`` when the history was fitted to
+the budget and ``checked`` after a step that changed files; the host adds ``compacted``, and
+the shapes of ``plan`` and the host's ``usage`` are here too, so that they land in one place. Every event
 a client shows as words carries them: a ``title`` for a tool call and its result, a ``text``
 for the others; the sentences themselves are ``wording``'s. Clients render these words
 instead of deriving their own. Shapes are plain dicts with string keys, as on the wire.
@@ -46,8 +46,9 @@ class FetchUsage(TypedDict):
     """What one fetch cost, as the model server counted it (emitted once per fetch)."""
 
     type: Literal["usage"]
-    inputTokens: int
+    inputTokens: int  # the whole prompt, cached tokens included
     outputTokens: int
+    cachedInputTokens: NotRequired[int]
 
 
 Event = Saying | Thinking | Doing

@@ -1,7 +1,7 @@
 """The Workspace port: everything a tool or provider may ask of the place it runs in.
 
 Tools never touch the disk or spawn processes themselves; they ask a Workspace.
-``DiskWorkspace`` serves a headless run; the host's ``FrontendWorkspace``
+The base ``Workspace`` is the disk, for a headless run; the host's ``FrontendWorkspace``
 answers from open buffers and turns writes into ``workspace/applyEdit``. Either way
 the model reads text with ``\n`` line breaks and its changes are carried back onto
 the file's own encoding, byte-order mark and line endings (``textfile``).
