@@ -20,7 +20,10 @@ async def serve(stop_signals: StopSignals, *, trust: bool = False) -> None:
     agent = ElelemAgent(trust=trust)
     try:
         # The Agent protocol lists every method; ours answers those it supports, the connection the rest.
-        await stop_signals.serve(run_agent(agent, writer, reader))  # type: ignore[arg-type]
+        # The package's schema (1.19) still routes session/close and session/resume as unstable, as
+        # it does session/fork; the current stable schema has the first two, which we answer, and
+        # the flag routes only these three (fork, which we do not answer, stays "method not found").
+        await stop_signals.serve(run_agent(agent, writer, reader, use_unstable_protocol=True))  # type: ignore[arg-type]
     finally:  # the MCP servers the sessions started, and their turns' commands, go with them
         await asyncio.gather(*(session.agent.shutdown() for session in agent.sessions.values()))
 

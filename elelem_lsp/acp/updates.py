@@ -3,9 +3,11 @@
 ``Outbox`` sends one session's updates one after another; while the pipe is busy,
 adjacent text chunks of one kind wait as one (nothing is dropped or reordered).
 ``TurnUpdates`` is the host's ProgressSink for one turn: ``saying`` and ``thinking``
-become message and thought chunks, ``doing`` a ``tool_call`` (a title a person reads,
-its kind, where it works, its arguments), and ``result`` the ``tool_call_update`` that
-finishes it, with what the front end recorded for it (diffs, command output, the error).
+become message and thought chunks (each stretch of them between tool calls one message, with
+its ``messageId``), ``doing`` a ``tool_call`` (a title a person reads, its kind, where it
+works, its arguments), ``result`` the ``tool_call_update`` that finishes it, with what the
+front end recorded for it (diffs, command output, the error), ``plan`` a ``plan`` update and
+``usage`` a ``usage_update`` (the context used against its size, the conversation's cost).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -28,7 +31,7 @@ from acp import (
     update_tool_call,
     update_user_message_text,
 )
-from acp.schema import ToolCallLocation, ToolKind
+from acp.schema import AgentPlanUpdate, Cost, PlanEntry, ToolCallLocation, ToolKind, UsageUpdate
 
 from ..agent.toolbox import brief
 from ..agent.tools import BUILTIN_ALIASES
@@ -61,12 +64,12 @@ class Outbox:
         self.urgent.set()
         self._wake()
 
-    def put_text(self, kind: str, text: str) -> None:
+    def put_text(self, kind: str, text: str, message_id: str | None = None) -> None:
         last = self.queue[-1] if self.queue else None
-        if isinstance(last, list) and last[0] == kind:
+        if isinstance(last, list) and last[0] == kind and last[2] == message_id:
             last[1].append(text)  # joined when sent: no quadratic concatenation
         else:
-            self.queue.append([kind, [text]])
+            self.queue.append([kind, [text], message_id])
         self._wake()
 
     def _wake(self) -> None:
@@ -88,6 +91,8 @@ class Outbox:
             if not self.queue:
                 self.urgent.clear()
             update = TEXT_UPDATES[item[0]]("".join(item[1])) if isinstance(item, list) else item
+            if isinstance(item, list) and item[2] is not None:
+                update.message_id = item[2]
             try:
                 await self.send(update)
             except ConnectionError:
@@ -203,8 +208,9 @@ def outcome_of(call_id: str, ok: bool, error: str | None, content: list[Any], ra
 
 def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[Any]:
     """A stored conversation as the updates that would have shown it: each prompt, its tool
-    calls with their final status (ids made unique in the session by ``calls``), its reply; a
-    compaction or a reset as one thought line."""
+    calls with their final status (ids made unique in the session by ``calls``), the plan as it
+    left it, its reply (each message with its ``messageId``); a compaction or a reset as one
+    thought line."""
     updates: list[Any] = []
     for entry in transcript["entries"]:
         if entry["kind"] == "compaction":
@@ -213,7 +219,7 @@ def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[A
         if entry["kind"] == "reset":
             updates.append(update_agent_thought_text("/reset: the context started over here\n"))
             continue
-        updates.append(update_user_message_text(entry["prompt"]))
+        updates.append(with_id(update_user_message_text(entry["prompt"])))
         for call in entry.get("tools", []):
             arguments = call["arguments"] if isinstance(call.get("arguments"), dict) else {}
             call_id = calls.unique(str(call["id"]))
@@ -224,10 +230,37 @@ def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[A
                 **({"error": call["error"]} if call.get("error") else {}),
             }
             updates.append(outcome_of(call_id, call["ok"], call.get("error"), [], raw))
+        if isinstance(entry.get("plan"), list):
+            updates.append(plan_update(entry["plan"]))
         reply = entry.get("reply") or ("(cancelled)" if entry.get("cancelled") else "")
         if reply:
-            updates.append(update_agent_message_text(reply))
+            updates.append(with_id(update_agent_message_text(reply)))
     return updates
+
+
+def with_id(chunk: Any) -> Any:
+    chunk.message_id = new_message_id()
+    return chunk
+
+
+def new_message_id() -> str:
+    """An opaque id no other message of the session has."""
+    return "msg_" + secrets.token_hex(8)
+
+
+def plan_update(entries: list[dict[str, Any]]) -> AgentPlanUpdate:
+    """The ``plan`` update of the model's whole checklist (ACP wants a priority: medium unless given)."""
+    return AgentPlanUpdate(
+        session_update="plan",
+        entries=[PlanEntry(content=e["content"], status=e["status"], priority=e.get("priority", "medium")) for e in entries],
+    )
+
+
+def usage_update(event: dict[str, Any]) -> UsageUpdate:
+    """The ``usage_update`` of a turn's ``usage`` event: the context against its size, the cost so far."""
+    cost = Cost(amount=event["cost"], currency=event["currency"]) if "cost" in event else None
+    used = event["contextTokens"]
+    return UsageUpdate(session_update="usage_update", used=used, size=max(event.get("contextWindow", used), used), cost=cost)
 
 
 def context_line(event: dict[str, Any]) -> str:
@@ -243,6 +276,7 @@ class TurnUpdates(ProgressSink):
         self.outbox, self.calls, self.root = outbox, calls, root
         self.ended: str | None = None
         self.said = False  # some of the reply went out: an error after it starts a paragraph of its own
+        self.message_ids = {kind: new_message_id() for kind in TEXT_UPDATES}  # new ones after each tool call
 
     def add(self, event: dict[str, Any]) -> None:
         if self.ended is not None:
@@ -250,8 +284,9 @@ class TurnUpdates(ProgressSink):
         kind = event["type"]
         if kind in TEXT_UPDATES:
             self.said = self.said or kind == "saying"
-            self.outbox.put_text(kind, event["text"])
+            self.outbox.put_text(kind, event["text"], self.message_ids[kind])
         elif kind == "doing":
+            self.message_ids = {kind: new_message_id() for kind in TEXT_UPDATES}
             call_id = self.calls.announce(event["id"])
             self.outbox.put(tool_call_of(call_id, event["name"], event["arguments"], self.root, "pending"))
         elif kind == "result":
@@ -264,6 +299,10 @@ class TurnUpdates(ProgressSink):
             self.outbox.put_text("thinking", context_line(event))
         elif kind == "compacted":
             self.outbox.put_text("thinking", f"{event['turns']} turns compacted into a summary\n")
+        elif kind == "plan":
+            self.outbox.put(plan_update(event["entries"]))
+        elif kind == "usage":
+            self.outbox.put(usage_update(event))
 
     def started(self, call_id: str) -> None:
         """The call runs now: it was pending (streamed, or waiting for permission) until here."""

@@ -37,6 +37,7 @@ from .budget import (
     window_budget,
 )
 from .messages import (
+    Image,
     Message,
     Provider,
     ProviderError,
@@ -109,16 +110,24 @@ CANCELLED_MARK = "[cancelled by the user before the reply was finished]"
 CANCELLED_EMPTY_MARK = "[cancelled by the user before any reply]"
 
 
-def exchange(prompt: str, reply: str, cancelled: bool = False) -> list[Message]:
-    """What one turn leaves in the history: the prompt and the final reply.
+def exchange(prompt: str, reply: str, cancelled: bool = False, images: list[Image] | None = None) -> list[Message]:
+    """What one turn leaves in the history: the prompt (with its images) and the final reply.
 
     A cancelled turn is marked so the model knows; one cancelled before any reply adds no
     empty assistant message, only the prompt with the mark."""
     if cancelled and not reply:
-        return [user(f"{prompt}\n\n{CANCELLED_EMPTY_MARK}")]
+        return [asking(f"{prompt}\n\n{CANCELLED_EMPTY_MARK}", images)]
     if cancelled:
-        return [user(prompt), assistant(f"{reply}\n\n{CANCELLED_MARK}")]
-    return [user(prompt), assistant(reply)]
+        return [asking(prompt, images), assistant(f"{reply}\n\n{CANCELLED_MARK}")]
+    return [asking(prompt, images), assistant(reply)]
+
+
+def asking(prompt: str, images: list[Image] | None) -> Message:
+    """The person's message: the prompt, and the images sent with it."""
+    message = user(prompt)
+    if images:
+        message["images"] = images
+    return message
 
 
 SUMMARY_MARK = "[A summary of the earlier turns of this conversation, which were compacted]"
@@ -235,9 +244,9 @@ class Session:
             raise ProviderError("the provider's summary was empty")
         return fetched.text.strip()
 
-    async def turn(self, prompt: str, observer: Observer = lambda event: None) -> TurnResult:
+    async def turn(self, prompt: str, observer: Observer = lambda event: None, images: list[Image] | None = None) -> TurnResult:
         """Run one turn. Cancelling the task keeps the prompt and the reply so far."""
-        messages = [*await self.messages(), user(prompt)]
+        messages = [*await self.messages(), asking(prompt, images)]
         history_length = len(self.history)
         fetched = Fetched()
         steps = 0
@@ -268,16 +277,16 @@ class Session:
                     observer(self.toolbox.event(call["id"], call["name"], result))
                     messages.append(tool_result(call["id"], encode(result)))
         except asyncio.CancelledError:
-            self.history += exchange(prompt, fetched.text, cancelled=True)
+            self.history += exchange(prompt, fetched.text, cancelled=True, images=images)
             self.cancelled_turn = TurnResult(fetched.text, steps, cancelled=True)
             raise
         except Exception as error:
             reply = f"Error: {error}"
-            self.history += exchange(prompt, reply)
+            self.history += exchange(prompt, reply, images=images)
             return TurnResult(reply, steps, error=str(error))
         finally:
             current_workspace.reset(token)
-        self.history += exchange(prompt, fetched.text)
+        self.history += exchange(prompt, fetched.text, images=images)
         return TurnResult(fetched.text, steps)
 
     async def _fetch(self, messages: list[Message], tools: list[ToolDefinition], fetched: Fetched, observer: Observer) -> None:

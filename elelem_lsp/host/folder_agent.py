@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from ..agent.bridge import run_in_thread
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS
-from ..agent.messages import Message, Provider, ProviderError
+from ..agent.messages import Image, Message, Provider, ProviderError
 from ..agent.session import Session, TurnResult
 from ..agent.toolbox import Toolbox, describe
 from ..providers.windows import model_window
@@ -199,7 +199,13 @@ class FolderAgent:
 
     # -- turns -----------------------------------------------------------------
     async def turn(
-        self, prompt: str, *, context: str = "", token: Any = None, on_start: Callable[[Any], None] | None = None
+        self,
+        prompt: str,
+        *,
+        context: str = "",
+        images: tuple[Image, ...] = (),
+        token: Any = None,
+        on_start: Callable[[Any], None] | None = None,
     ) -> dict[str, Any]:
         """Run one turn; ``token`` is the face's name for its progress, if it has one, and
         ``on_start`` is told the progress token once the turn runs (a face cancels it by that).
@@ -208,7 +214,7 @@ class FolderAgent:
         what the model reads; the conversation stores the two apart, so titles and redrawn
         transcripts show the person's own words."""
         record = TurnRecord(prompt) if self.frontend.plain else None
-        result = await self._play(Asked(prompt, context), token, on_start, record.add if record else lambda event: None)
+        result = await self._play(Asked(prompt, context, images), token, on_start, record.add if record else lambda event: None)
         if record is not None:
             self._show_turn(record, result)
         return result
@@ -241,7 +247,7 @@ class FolderAgent:
         async def compacted_turn() -> TurnResult:
             self._set_budget(session)
             await self.compaction.before_turn(session, self.settings, self.conversation, asked.text, add)
-            return await session.turn(asked.text, add)
+            return await session.turn(asked.text, add, list(asked.images))
 
         try:
             task = self.start(compacted_turn())
@@ -262,7 +268,7 @@ class FolderAgent:
         self.last_turn = usage.spent(answer["model"], self.settings.prices)
         self.spent.add(self.last_turn)
         if began:  # a turn cancelled before it began left nothing in the history: nothing to store
-            entry = turn_entry(asked.prompt, asked.context, answer, started, tools.calls)
+            entry = turn_entry(asked, answer, started, tools.calls)
             entry["usage"] = self.last_turn.stored()
             self.store_entry(entry | ({"plan": self.plan} if planned else {}))
             context = usage.context or await self._estimate(session)
