@@ -161,6 +161,7 @@ KINDS: dict[str, ToolKind] = {
     "execute": "execute",
     "list": "search",
     "grep": "search",
+    "plan": "think",
 }
 VERBS = {"read": "Read", "write": "Write", "edit": "Edit", "list": "List", "execute": "Run"}
 # A tool's other names (``bash`` for ``execute``) are shown as the tool itself.
@@ -170,6 +171,8 @@ VERBS |= {alias: VERBS[tool] for alias, tool in BUILTIN_ALIASES.items() if tool 
 
 def title_of(name: str, arguments: dict[str, Any]) -> str:
     """``Read src/app.py``, ``Run pytest -q``, ``Search "todo" in src``: a call as a person reads it."""
+    if name == "plan":
+        return "Plan"  # the plan itself follows as a ``plan`` update
     if name == "grep" and isinstance(arguments.get("pattern"), str):
         where = arguments.get("path") if isinstance(arguments.get("path"), str) else "."
         return f"Search {arguments['pattern']!r} in {where}"

@@ -1,7 +1,8 @@
 """The current ACP through the Python SDK: the authentication method and what it means,
 ``session/close`` (the turn, its terminal and the session end), ``session/resume`` (no replay,
 the conversation goes on), the ``plan``, ``usage_update`` and ``session_info_update`` a turn
-sends, message ids, and image blocks kept with the conversation by reference."""
+sends, message ids, and image blocks kept with the conversation by reference. Every message
+of each test, both ways, is checked against the protocol's schema (``schema_check``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from acp import RequestError, image_block, text_block
 
 from conftest import write_user_settings
+from schema_check import problems
 from scaffold import wait_until, write_script
 
 from elelem_lsp.host.conversations import ConversationStore
@@ -39,6 +41,9 @@ async def test_initialize_offers_close_resume_and_the_key_method_it_means(script
     with pytest.raises(RequestError) as unknown:
         await agent.conn.authenticate(method_id="oauth")
     assert unknown.value.code == -32602 and "methodId" in str(unknown.value)
+    for started in (agent,):
+        assert problems(started.wire) == []
+
 
 
 async def test_a_turn_sends_its_plan_usage_title_and_message_ids(scripted_project: Path, home: Path, start_agent):
@@ -71,6 +76,9 @@ async def test_a_turn_sends_its_plan_usage_title_and_message_ids(scripted_projec
     assert second.title is None and second.updated_at  # the title did not change: only the time is said
     [_, again] = agent.client.of("usage_update")
     assert again.cost.amount > usage.cost.amount  # the conversation's cost so far
+    for started in (agent,):
+        assert problems(started.wire) == []
+
 
 
 async def test_close_ends_the_turn_its_terminal_and_the_session(scripted_project: Path, home: Path, start_agent):
@@ -91,6 +99,9 @@ async def test_close_ends_the_turn_its_terminal_and_the_session(scripted_project
         await agent.conn.close_session(session_id=agent.session_id)
     assert twice.value.code == -32602
     assert not (scripted_project / "finished").exists()
+    for started in (agent,):
+        assert problems(started.wire) == []
+
 
 
 async def test_resume_after_a_restart_goes_on_without_replaying(scripted_project: Path, start_agent):
@@ -113,6 +124,9 @@ async def test_resume_after_a_restart_goes_on_without_replaying(scripted_project
     with pytest.raises(RequestError) as unknown:
         await second.conn.resume_session(cwd=str(scripted_project), session_id="20990101T000000-ffffffff", mcp_servers=[])
     assert unknown.value.code == -32602 and "sessionId" in str(unknown.value)
+    for started in (first, second,):
+        assert problems(started.wire) == []
+
 
 
 async def test_an_image_goes_to_a_provider_that_takes_images_and_is_stored_once_by_path(
@@ -134,6 +148,9 @@ async def test_an_image_goes_to_a_provider_that_takes_images_and_is_stored_once_
     entries = store.entries(agent.session_id)
     assert entries[0]["images"] == [image] and data not in json.dumps(entries)
     assert Path(image["path"]).parent == store.directory / "images"
+    for started in (agent,):
+        assert problems(started.wire) == []
+
 
 
 async def test_an_image_to_a_provider_that_takes_none_is_refused_naming_the_block(scripted_project: Path, start_agent):
@@ -142,3 +159,5 @@ async def test_an_image_to_a_provider_that_takes_none_is_refused_naming_the_bloc
         await agent.prompt([text_block("look"), image_block(base64.b64encode(PNG).decode(), "image/png")])
     assert refused.value.code == -32602 and "prompt[1]" in str(refused.value) and "cannot take images" in str(refused.value)
     assert (await agent.prompt("words only")).stop_reason == "end_turn"  # the session goes on
+    for started in (agent,):
+        assert problems(started.wire) == []
