@@ -73,6 +73,14 @@ def budget_line(event: dict[str, Any]) -> str:
     return f"{' and '.join(parts) or 'nothing left out'} to fit {budget}"
 
 
+CHECKS = {"completed": "[x]", "in_progress": "[>]"}  # pending: [ ]
+
+
+def checklist(entries: list[dict[str, Any]]) -> str:
+    """The model's plan, a line a step: ``[x]`` done, ``[>]`` under way, ``[ ]`` to do."""
+    return "".join(f"{CHECKS.get(e.get('status', ''), '[ ]')} {printable(str(e.get('content', '')))}\n" for e in entries)
+
+
 def plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
@@ -147,6 +155,9 @@ class Terminal:
             elif kind in ("context", "compacted"):
                 self.newline()
                 self.write(budget_line(event) + "\n", dim=True)
+            elif kind == "plan":
+                self.newline()
+                self.write(checklist(event.get("entries") or []))
 
     def stream(self, text: str, dim: bool = False) -> None:
         """A piece of streamed text; an escape sequence split across pieces is held until whole."""
