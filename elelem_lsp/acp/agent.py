@@ -58,7 +58,7 @@ from .options import config_options, select
 from .prompts import prompt_text
 from .session import AcpSession
 from .slash_commands import available_commands, command, slash_command
-from .updates import replayed
+from .updates import plan_update, replayed
 
 log = logging.getLogger(__name__)
 
@@ -195,10 +195,10 @@ class ElelemAgent:
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> ResumeSessionResponse:
         """The stored conversation ``session_id``, ready to go on, with nothing replayed (the
-        client still shows it)."""
+        client still shows it) but its title and its plan as it stands."""
         session, transcript = await self._reopen(cwd, session_id, mcp_servers)
         options = await config_options(session.agent)
-        self._after_answer(self._announce(session, transcript["title"]))
+        self._after_answer(self._announce(session, transcript["title"], session.agent.plan))
         return ResumeSessionResponse(config_options=options)
 
     async def _reopen(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> tuple[AcpSession, dict[str, Any]]:
@@ -263,11 +263,13 @@ class ElelemAgent:
         self.background.add(task)
         task.add_done_callback(self.background.discard)
 
-    async def _announce(self, session: AcpSession, title: str = "") -> None:
+    async def _announce(self, session: AcpSession, title: str = "", plan: list[dict[str, Any]] | None = None) -> None:
         session.frontend.outbox.put(available_commands())
         if title:
             session.title = title
             session.frontend.outbox.put(SessionInfoUpdate(session_update="session_info_update", title=title))
+        if plan:
+            session.frontend.outbox.put(plan_update(plan))
         await session.agent.prepare()  # the provider is ready before the first prompt
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:

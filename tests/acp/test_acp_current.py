@@ -105,7 +105,9 @@ async def test_close_ends_the_turn_its_terminal_and_the_session(scripted_project
 
 
 async def test_resume_after_a_restart_goes_on_without_replaying(scripted_project: Path, start_agent):
-    write_script(scripted_project, [[{"type": "saying", "text": "first answer"}]])
+    write_script(scripted_project, [[{"type": "doing", "id": "p1", "name": "plan",
+                                      "arguments": {"entries": [{"content": "remember", "status": "completed"}]}}],
+                                    [{"type": "saying", "text": "first answer"}]])
     first = await start_agent(scripted_project)
     await first.prompt("remember this")
     session_id = first.session_id
@@ -118,6 +120,8 @@ async def test_resume_after_a_restart_goes_on_without_replaying(scripted_project
     await wait_until(lambda: second.client.of("session_info_update"), "the resumed session's title")
     assert second.client.of("session_info_update")[0].title == "remember this"
     assert not second.client.of("user_message_chunk") and not second.client.of("agent_message_chunk")
+    await wait_until(lambda: second.client.of("plan"), "the plan as it stands")
+    assert [(e.content, e.status) for e in second.client.of("plan")[0].entries] == [("remember", "completed")]
     await second.prompt("and now?", session_id=session_id)
     said = [m["content"] for m in recorded(scripted_project)[0]["messages"] if m["role"] in ("user", "assistant")]
     assert said == ["remember this", "first answer", "and now?"]
@@ -160,4 +164,23 @@ async def test_an_image_to_a_provider_that_takes_none_is_refused_naming_the_bloc
     assert refused.value.code == -32602 and "prompt[1]" in str(refused.value) and "cannot take images" in str(refused.value)
     assert (await agent.prompt("words only")).stop_reason == "end_turn"  # the session goes on
     for started in (agent,):
+        assert problems(started.wire) == []
+
+
+async def test_load_replays_the_plan_and_gives_each_message_its_id(scripted_project: Path, start_agent):
+    write_script(scripted_project, [[{"type": "doing", "id": "p1", "name": "plan",
+                                      "arguments": {"entries": [{"content": "one step", "status": "in_progress"}]}}],
+                                    [{"type": "saying", "text": "on it"}]])
+    first = await start_agent(scripted_project)
+    await first.prompt("do the step")
+    assert await first.stop() == 0
+    second = await start_agent(scripted_project, new_session=False)
+    await second.conn.load_session(cwd=str(scripted_project), session_id=first.session_id, mcp_servers=[])
+    kinds = [u.session_update for _, u in second.client.updates if u.session_update != "available_commands_update"]
+    assert kinds[:5] == ["user_message_chunk", "tool_call", "tool_call_update", "plan", "agent_message_chunk"]
+    [asked] = second.client.of("user_message_chunk")
+    [replied] = second.client.of("agent_message_chunk")
+    assert asked.message_id and replied.message_id and asked.message_id != replied.message_id
+    assert [(e.content, e.status) for e in second.client.of("plan")[0].entries] == [("one step", "in_progress")]
+    for started in (first, second):
         assert problems(started.wire) == []
