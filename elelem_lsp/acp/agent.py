@@ -46,7 +46,6 @@ from acp.schema import (
 )
 
 from .. import __version__
-from ..agent.messages import ProviderError
 from ..host import stored
 from ..host.conversations import ConversationStore
 from ..host.frontend import BadRequest, Refused
@@ -119,7 +118,7 @@ class ElelemAgent:
         probe = self._open(str(Path.cwd()), None)
         try:
             return takes_images((await probe.agent.ready()).provider)
-        except (ProviderError, BadRequest, OSError) as error:
+        except Exception as error:  # no provider to ask (a factory's own failure, e.g. a missing key): none taken
             log.info("no provider to ask about images in %s: %s", Path.cwd(), error)
             return False
         finally:
@@ -315,7 +314,7 @@ class ElelemAgent:
             return None
         try:
             provider = (await session.agent.ready()).provider
-        except ProviderError as error:
+        except Exception as error:  # ProviderError, or a factory's own failure such as a missing key
             raise invalid(f"prompt[{index}]", f"no provider to send the image to: {error}") from None
         if not takes_images(provider):
             name = session.agent.provider_choice.choice().name
