@@ -4,7 +4,8 @@ running turn and MCP servers.
 It resolves the folder's settings from what the face supplies (reporting bad values once,
 limiting an untrusted folder), builds the session with the provider its ``provider_choice``
 picks and says once where the pick came from when the environment made it, continues its
-conversation from disk and stores each turn as it ends (``conversations``), runs one turn at
+conversation from disk and stores each turn as it ends (``conversations``) with its tokens and
+cost (``usage``) and the model's plan (the ``plan`` tool's, sent on as a ``plan`` event), runs one turn at
 a time (compacting first when the folder asks to: ``compaction``) and shows a plain client
 the turn it cannot see. ``ready()`` readies all of it for a turn. The operations on stored
 conversations are ``stored``; the host keeps one agent per folder.
@@ -323,7 +324,8 @@ class FolderAgent:
         try:
             session = await self.ready()
         except ProviderError:  # no provider to measure for: the history as it stands
-            return {"messages": [], "tokens": 0, "budget": self.settings.context_tokens or DEFAULT_CONTEXT_TOKENS}
+            budget = self.settings.context_tokens or DEFAULT_CONTEXT_TOKENS
+            return {"messages": [], "tokens": 0, "budget": budget, "usage": usage_event(self.last_turn, self.spent, 0, budget)}
         self._set_budget(session)
         tokens = (await session.estimate()).tokens
         return {
