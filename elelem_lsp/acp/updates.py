@@ -23,19 +23,25 @@ from pathlib import Path
 from typing import Any
 
 from acp import (
+    image_block,
+    plan_entry,
     start_tool_call,
     text_block,
     tool_content,
     update_agent_message_text,
     update_agent_thought_text,
+    update_plan,
     update_tool_call,
+    update_user_message,
     update_user_message_text,
 )
-from acp.schema import AgentPlanUpdate, Cost, PlanEntry, ToolCallLocation, ToolKind, UsageUpdate
+from acp.schema import AgentPlanUpdate, Cost, ToolCallLocation, ToolKind, UsageUpdate
 
+from ..agent.messages import ProviderError
 from ..agent.toolbox import brief
 from ..agent.tools import BUILTIN_ALIASES
 from ..host.frontend import TEXT_BATCH_SECONDS, ProgressSink
+from ..providers.images import image_data
 
 log = logging.getLogger(__name__)
 Send = Callable[[Any], Awaitable[None]]
@@ -212,8 +218,8 @@ def outcome_of(call_id: str, ok: bool, error: str | None, content: list[Any], ra
 def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[Any]:
     """A stored conversation as the updates that would have shown it: each prompt, its tool
     calls with their final status (ids made unique in the session by ``calls``), the plan as it
-    left it, its reply (each message with its ``messageId``); a compaction or a reset as one
-    thought line."""
+    left it, its reply (each message with its ``messageId``, a prompt's images read again from
+    their files); a compaction or a reset as one thought line."""
     updates: list[Any] = []
     for entry in transcript["entries"]:
         if entry["kind"] == "compaction":
@@ -222,7 +228,8 @@ def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[A
         if entry["kind"] == "reset":
             updates.append(update_agent_thought_text("/reset: the context started over here\n"))
             continue
-        updates.append(with_id(update_user_message_text(entry["prompt"])))
+        asked = with_id(update_user_message_text(entry["prompt"]))
+        updates += [asked, *replayed_images(entry.get("images"), asked.message_id)]
         for call in entry.get("tools", []):
             arguments = call["arguments"] if isinstance(call.get("arguments"), dict) else {}
             call_id = calls.unique(str(call["id"]))
@@ -253,10 +260,22 @@ def new_message_id() -> str:
 
 def plan_update(entries: list[dict[str, Any]]) -> AgentPlanUpdate:
     """The ``plan`` update of the model's whole checklist (ACP wants a priority: medium unless given)."""
-    return AgentPlanUpdate(
-        session_update="plan",
-        entries=[PlanEntry(content=e["content"], status=e["status"], priority=e.get("priority", "medium")) for e in entries],
-    )
+    return update_plan(plan_entry(e["content"], priority=e.get("priority", "medium"), status=e["status"]) for e in entries)
+
+
+def replayed_images(images: Any, message_id: str) -> list[Any]:
+    """A stored prompt's images as chunks of its message, each read from its file (one gone since is left out)."""
+    chunks = []
+    for image in images if isinstance(images, list) else []:
+        try:
+            media_type, data = image_data(image)
+        except (ProviderError, TypeError, AttributeError) as error:
+            log.info("not replaying an image: %s", error)
+            continue
+        chunk = update_user_message(image_block(data, media_type))
+        chunk.message_id = message_id
+        chunks.append(chunk)
+    return chunks
 
 
 def usage_update(event: dict[str, Any]) -> UsageUpdate:

@@ -152,7 +152,14 @@ async def test_an_image_goes_to_a_provider_that_takes_images_and_is_stored_once_
     entries = store.entries(agent.session_id)
     assert entries[0]["images"] == [image] and data not in json.dumps(entries)
     assert Path(image["path"]).parent == store.directory / "images"
-    for started in (agent,):
+    assert await agent.stop() == 0
+
+    again = await start_agent(scripted_project, new_session=False, env={"SCRIPTED_IMAGES": "1"})
+    await again.conn.load_session(cwd=str(scripted_project), session_id=agent.session_id, mcp_servers=[])
+    asked = again.client.of("user_message_chunk")
+    assert [u.content.type for u in asked] == ["text", "image", "text"]  # the image replayed within its message
+    assert asked[1].content.data == data and asked[1].message_id == asked[0].message_id
+    for started in (agent, again):
         assert problems(started.wire) == []
 
 
