@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -242,3 +243,24 @@ def test_chat_resume_of_an_unknown_id_fails_before_the_first_prompt(project):
     child.close()
     assert child.exitstatus == 1 and PROMPT not in child.before
     assert "Error: id: no conversation '20990101T000000-00000000'" in child.before
+
+
+def test_chat_shows_the_plan_as_a_checklist_and_usage_prints_the_conversations_tokens(project):
+    add_plugin(project, "scripted")
+    entries = [{"content": "read the readme", "status": "completed"}, {"content": "answer", "status": "in_progress"},
+               {"content": "tidy up", "status": "pending"}]
+    write_script(project, [
+        [{"type": "doing", "id": "p1", "name": "plan", "arguments": {"entries": entries}},
+         {"type": "usage", "inputTokens": 1000, "outputTokens": 40}],
+        [{"type": "saying", "text": "answered"}, {"type": "usage", "inputTokens": 1100, "outputTokens": 25}],
+    ])
+    child = spawn(project, "-p", "scripted")
+    child.sendline("plan it")
+    child.expect("answered")
+    assert "[x] read the readme\r\n[>] answer\r\n[ ] tidy up" in child.before
+    child.expect(PROMPT)
+    child.sendline("/usage")
+    child.expect(PROMPT)
+    assert "this conversation: 2,100 tokens in, 65 out (no price known for this model)" in child.before
+    assert re.search(r"the context holds [1-9][\d,]* of 32,000 tokens", child.before)  # counted afresh
+    leave(child)

@@ -15,10 +15,10 @@ CLIENTS = ["visual-studio-code", "neovim@v0.11"]
 
 def provider_events(events):
     """The events the provider emitted, adjacent text of one type merged (tool results and the
-    title the server gives a call left out)."""
+    title the server gives a call and the host's usage summary left out)."""
     merged = []
     for event in events:
-        if event["type"] == "result":
+        if event["type"] in ("result", "usage"):
             continue
         event = {key: value for key, value in event.items() if key != "title"}
         if merged and event["type"] in ("saying", "thinking") and merged[-1]["type"] == event["type"]:
@@ -54,6 +54,28 @@ async def test_progress_events_are_exactly_what_the_provider_emitted(project, st
     assert result["stopReason"] == "end"
     # coalesced: far fewer reports than events
     assert len(values) - 2 < 50
+
+
+async def test_the_plan_and_the_turns_usage_reach_progress_and_elelem_context(project, start_editor):
+    add_plugin(project, "scripted")
+    entries = [{"content": "look", "status": "in_progress", "priority": "high"}, {"content": "answer", "status": "pending"}]
+    write_script(project, [
+        [{"type": "doing", "id": "p1", "name": "plan", "arguments": {"entries": entries}},
+         {"type": "usage", "inputTokens": 2000, "outputTokens": 100}],
+        [{"type": "saying", "text": "ok"}, {"type": "usage", "inputTokens": 2100, "outputTokens": 5}],
+    ])
+    editor = await start_editor(project, settings={"provider": "scripted", "model": "gpt-4.1",
+                                                   "prices": {"gpt-4.1": {"input": 10.0, "output": 100.0}}})
+    await editor.ask("go")
+    [plan] = [e for e in editor.events() if e["type"] == "plan"]
+    assert plan["entries"] == [{**entries[0]}, {**entries[1], "priority": "medium"}]
+    usage = editor.events()[-1]
+    cost = (4100 * 10.0 + 105 * 100.0) / 1_000_000  # the setting's price, over the table's
+    assert usage == {"type": "usage", "inputTokens": 4100, "outputTokens": 105, "conversationInputTokens": 4100,
+                     "conversationOutputTokens": 105, "contextTokens": 2105, "contextWindow": usage["contextWindow"],
+                     "cost": cost, "currency": "USD", "text": "4,100 in · 105 out · $0.05"}
+    context = (await editor.command("elelem.context", {}))["usage"]
+    assert (context["conversationInputTokens"], context["cost"]) == (4100, cost)
 
 
 @pytest.mark.parametrize("client, unit", [("visual-studio-code", 1), ("neovim@v0.11", 3)])

@@ -35,7 +35,7 @@ def box():
 
 async def test_definitions_are_openai_functions_derived_from_the_models(box):
     definitions = {d["function"]["name"]: d for d in box.definitions()}
-    assert set(definitions) == {"read", "write", "edit", "execute", "list", "grep"}
+    assert set(definitions) == {"read", "write", "edit", "execute", "list", "grep", "plan"}
     edit = definitions["edit"]
     assert edit["type"] == "function"
     assert edit["function"]["parameters"]["type"] == "object"
@@ -46,7 +46,7 @@ async def test_definitions_are_openai_functions_derived_from_the_models(box):
 
 async def test_unknown_tool_lists_the_available_ones(box, ws):
     result = await box.call("fly", {}, ws)
-    assert result == {"ok": False, "error": 'unknown tool: "fly". Available: read, write, edit, execute, list, grep'}
+    assert result == {"ok": False, "error": 'unknown tool: "fly". Available: read, write, edit, execute, list, grep, plan'}
 
 
 async def test_invalid_arguments_name_the_field(box, ws):

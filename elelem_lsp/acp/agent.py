@@ -1,24 +1,32 @@
 """ElelemAgent: the ACP methods, each answered by a session's folder agent.
 
-``initialize`` negotiates the version and says what we support; ``session/new`` opens a
-session on ``cwd`` (``session.AcpSession``: a folder agent, its Frontend the ACP client) and
-``session/load`` one on a stored conversation, replayed; ``session/list`` lists the stored
-ones; ``session/prompt`` turns the content blocks into one prompt (``prompts``), runs the turn
-or a slash command (``slash_commands``) and answers with the stop reason; ``session/cancel``
-stops it; the provider and model are session config options (``options``). Bad requests are
-JSON-RPC errors that name the field; the connection keeps serving. ``stdio`` serves it.
+``initialize`` negotiates the version and says what we support (images only when the provider a
+session in our working folder would use takes them); ``authenticate`` accepts the one method,
+whose keys are the environment's or the settings file's; ``session/new`` opens a session on
+``cwd`` (``session.AcpSession``: a folder agent, its Frontend the ACP client),
+``session/load`` one on a stored conversation, replayed, and ``session/resume`` the same without
+the replay; ``session/list`` lists the stored ones; ``session/close`` ends one (its turn, its
+MCP servers, its terminals); ``session/prompt`` turns the content blocks into one prompt
+(``prompts``), runs the turn or a slash command (``slash_commands``) and answers with the stop
+reason; ``session/cancel`` stops it; the provider and model are session config options
+(``options``). Bad requests are JSON-RPC errors that name the field; the connection keeps
+serving. ``stdio`` serves it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
 from acp.schema import (
     AgentCapabilities,
+    AuthenticateResponse,
+    AuthMethodAgent,
     ClientCapabilities,
+    CloseSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -27,15 +35,21 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
     SessionInfo,
+    SessionInfoUpdate,
     SessionListCapabilities,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
 )
 
 from .. import __version__
 from ..host import stored
+from ..host.conversations import ConversationStore
 from ..host.frontend import BadRequest, Refused
+from ..providers.images import takes_images
 from .errors import invalid
 from .frontend import AcpFrontend
 from .mcp_servers import mcp_config
@@ -43,7 +57,20 @@ from .options import config_options, select
 from .prompts import prompt_text
 from .session import AcpSession
 from .slash_commands import available_commands, command, slash_command
-from .updates import replayed
+from .updates import plan_update, replayed
+
+log = logging.getLogger(__name__)
+
+# What authentication means here: elelem holds no account. The provider's key is read from the
+# environment (ANTHROPIC_API_KEY, OPENAI_API_KEY...) or a provider declared in the settings
+# file; ``authenticate`` has nothing to sign in to, and a missing key is said at the first prompt.
+KEYS_METHOD = AuthMethodAgent(
+    id="environment",
+    name="API keys from the environment",
+    description="elelem reads the provider's API key from the environment (such as ANTHROPIC_API_KEY or "
+    "OPENAI_API_KEY) or from a provider declared in ~/.config/elelem-lsp/settings.json; there is no "
+    "account to sign in to. A missing key is reported at the first prompt.",
+)
 
 
 class ElelemAgent:
@@ -75,13 +102,32 @@ class ElelemAgent:
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                prompt_capabilities=PromptCapabilities(embedded_context=True, image=await self._images_taken()),
                 mcp_capabilities=McpCapabilities(http=True),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(), resume=SessionResumeCapabilities(), close=SessionCloseCapabilities()
+                ),
             ),
             agent_info=Implementation(name="elelem-lsp", title="elelem", version=__version__),
-            auth_methods=[],
+            auth_methods=[KEYS_METHOD],
         )
+
+    async def _images_taken(self) -> bool:
+        """Whether the provider a session in our working folder would use takes images (the
+        capability is the connection's, given before any session names its folder)."""
+        probe = self._open(str(Path.cwd()), None)
+        try:
+            return takes_images((await probe.agent.ready()).provider)
+        except Exception as error:  # no provider to ask (a factory's own failure, e.g. a missing key): none taken
+            log.info("no provider to ask about images in %s: %s", Path.cwd(), error)
+            return False
+        finally:
+            await probe.agent.shutdown()
+
+    async def authenticate(self, method_id: str, **_: Any) -> AuthenticateResponse:
+        if method_id != KEYS_METHOD.id:
+            raise invalid("methodId", f"unknown method {method_id!r}; this agent has {KEYS_METHOD.id!r}")
+        return AuthenticateResponse()
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
@@ -120,21 +166,42 @@ class ElelemAgent:
         (one writer per conversation)."""
         session = self._open(cwd, mcp_servers)
         try:
-            conversation = (await stored.transcript(session.agent))["id"]
+            current = await stored.transcript(session.agent)
+            conversation, title = current["id"], current["title"]
             if conversation in {live.agent.conversation for live in self.sessions.values()}:
-                conversation = (await stored.new_conversation(session.agent))["id"]
+                conversation, title = (await stored.new_conversation(session.agent))["id"], ""
         except BaseException:
             await session.agent.shutdown()
             raise
         self._register(session, conversation)
         options = await config_options(session.agent)
-        self._after_answer(self._announce(session))
+        self._after_answer(self._announce(session, title))
         return NewSessionResponse(session_id=session.id, config_options=options)
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> LoadSessionResponse:
         """The stored conversation ``session_id``, replayed as updates before the answer."""
+        session, transcript = await self._reopen(cwd, session_id, mcp_servers)
+        for update in replayed(transcript, session.root, session.frontend.calls):
+            session.frontend.outbox.put(update)
+        await session.frontend.outbox.sent()
+        options = await config_options(session.agent)
+        self._after_answer(self._announce(session, transcript["title"]))
+        return LoadSessionResponse(config_options=options)
+
+    async def resume_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> ResumeSessionResponse:
+        """The stored conversation ``session_id``, ready to go on, with nothing replayed (the
+        client still shows it) but its title and its plan as it stands."""
+        session, transcript = await self._reopen(cwd, session_id, mcp_servers)
+        options = await config_options(session.agent)
+        self._after_answer(self._announce(session, transcript["title"], session.agent.plan))
+        return ResumeSessionResponse(config_options=options)
+
+    async def _reopen(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> tuple[AcpSession, dict[str, Any]]:
+        """A session on the stored conversation ``session_id``, and its transcript."""
         live = self.sessions.get(session_id)
         if live is not None and live.prompting is not None and not live.prompting.done():
             raise RequestError(-32600, f"session {session_id!r} is running a turn; cancel it first")
@@ -150,12 +217,19 @@ class ElelemAgent:
             await session.agent.shutdown()
             raise
         self._register(session, session_id)
-        for update in replayed(transcript, session.root, session.frontend.calls):
-            session.frontend.outbox.put(update)
-        await session.frontend.outbox.sent()
-        options = await config_options(session.agent)
-        self._after_answer(self._announce(session))
-        return LoadSessionResponse(config_options=options)
+        return session, transcript
+
+    async def close_session(self, session_id: str, **_: Any) -> CloseSessionResponse:
+        """End the session: its turn is cancelled (its terminals killed and released), its MCP
+        servers stopped, and it is forgotten: a later request naming it is refused."""
+        session = self._session(session_id)
+        del self.sessions[session_id]
+        session.cancel()
+        if session.prompting is not None:
+            await asyncio.wait({session.prompting})
+        await session.frontend.closed()
+        await session.agent.shutdown()
+        return CloseSessionResponse()
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
         """The stored conversations of ``cwd`` (else of every folder a session here is on), newest
@@ -188,8 +262,13 @@ class ElelemAgent:
         self.background.add(task)
         task.add_done_callback(self.background.discard)
 
-    async def _announce(self, session: AcpSession) -> None:
+    async def _announce(self, session: AcpSession, title: str = "", plan: list[dict[str, Any]] | None = None) -> None:
         session.frontend.outbox.put(available_commands())
+        if title:
+            session.title = title
+            session.frontend.outbox.put(SessionInfoUpdate(session_update="session_info_update", title=title))
+        if plan:
+            session.frontend.outbox.put(plan_update(plan))
         await session.agent.prepare()  # the provider is ready before the first prompt
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
@@ -207,7 +286,7 @@ class ElelemAgent:
         return PromptResponse(stop_reason="cancelled") if task.cancelled() else task.result()
 
     async def _answer(self, session: AcpSession, prompt: list[Any]) -> PromptResponse:
-        asked = await prompt_text(prompt, session.agent.workspace)
+        asked = await prompt_text(prompt, session.agent.workspace, await self._image_store(session, prompt))
         if not asked.text.strip():
             raise invalid("prompt", "is empty")
         slash = slash_command(asked.prompt)  # the person's words, not the files attached to them
@@ -226,6 +305,21 @@ class ElelemAgent:
             await session.options_changed()  # the folder's plugin providers can be picked now
         await session.frontend.outbox.sent()
         return PromptResponse(stop_reason=stop_reason)
+
+    async def _image_store(self, session: AcpSession, prompt: list[Any]) -> ConversationStore | None:
+        """Where the prompt's images are kept (None when the conversation is not stored); refused
+        when the session's provider cannot take images."""
+        index = next((i for i, block in enumerate(prompt) if getattr(block, "type", None) == "image"), None)
+        if index is None:
+            return None
+        try:
+            provider = (await session.agent.ready()).provider
+        except Exception as error:  # ProviderError, or a factory's own failure such as a missing key
+            raise invalid(f"prompt[{index}]", f"no provider to send the image to: {error}") from None
+        if not takes_images(provider):
+            name = session.agent.provider_choice.choice().name
+            raise invalid(f"prompt[{index}]", f"provider {name!r} cannot take images; pick one that can in the Provider option")
+        return ConversationStore(session.root) if session.agent.settings.history else None
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         session = self.sessions.get(session_id)

@@ -318,6 +318,11 @@ class AcpFrontend(Frontend):
         status = output.exit_status
         return ProcessResult(status.exit_code if status else None, output.output, output.truncated, timed_out)
 
+    async def closed(self) -> None:
+        """The session is closed: wait for its terminals to be killed and released."""
+        if self.cleanup:
+            await asyncio.wait(set(self.cleanup))
+
     def _kill_created(self, creating: asyncio.Future[Any]) -> None:
         if not creating.cancelled() and creating.exception() is None:
             self._later(self._kill_and_release({"session_id": self.session_id, "terminal_id": creating.result().terminal_id}))

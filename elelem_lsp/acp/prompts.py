@@ -1,29 +1,45 @@
 """What a ``session/prompt`` asks, from its content blocks: the person's words (text, links kept
-as links) and, as the turn's context, the files attached (resource links inside the workspace,
-read with their unsaved text, and embedded text resources), each fenced with its path."""
+as links), as the turn's context the files attached (resource links inside the workspace,
+read with their unsaved text, and embedded text resources), each fenced with its path, and
+the images (``image`` blocks), kept once as files beside the stored conversations so that the
+conversation names them by path."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
+import mimetypes
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from acp.schema import EmbeddedResourceContentBlock, ResourceContentBlock, TextContentBlock, TextResourceContents
+from acp.schema import (
+    EmbeddedResourceContentBlock,
+    ImageContentBlock,
+    ResourceContentBlock,
+    TextContentBlock,
+    TextResourceContents,
+)
 
+from ..agent.messages import Image
 from ..agent.workspace import WorkspaceError
-from ..host.conversations import Asked
+from ..host.conversations import Asked, ConversationStore
 from ..host.workspace import FrontendWorkspace
+from ..providers.images import MAX_BASE64, MEDIA_TYPES
 from .errors import invalid
 
 log = logging.getLogger(__name__)
 
 
-async def prompt_text(blocks: list[Any], workspace: FrontendWorkspace) -> Asked:
-    """The person's words (text, links kept as links) and, as the context, the files attached."""
-    words, files = [], []
+async def prompt_text(blocks: list[Any], workspace: FrontendWorkspace, store: ConversationStore | None) -> Asked:
+    """The person's words (text, links kept as links), as the context the files attached, and
+    the images: kept in ``store`` when the conversation is stored, else sent as they came."""
+    words, files, images = [], [], []
     for index, block in enumerate(blocks):
-        if isinstance(block, TextContentBlock):
+        if isinstance(block, ImageContentBlock):
+            images.append(image_of(block, f"prompt[{index}]", store))
+        elif isinstance(block, TextContentBlock):
             words.append(block.text)
         elif isinstance(block, ResourceContentBlock):
             file = await linked(block, workspace)
@@ -38,7 +54,29 @@ async def prompt_text(blocks: list[Any], workspace: FrontendWorkspace) -> Asked:
             files.append(attached(label(resource.uri, workspace.root), resource.text))
         else:
             raise invalid(f"prompt[{index}]", f"{block.type} content is not supported (see promptCapabilities)")
-    return Asked("\n\n".join(part for part in words if part), "\n\n".join(part for part in files if part))
+    words_text, files_text = "\n\n".join(part for part in words if part), "\n\n".join(part for part in files if part)
+    return Asked(words_text, files_text, tuple(images))
+
+
+def image_of(block: ImageContentBlock, field: str, store: ConversationStore | None) -> Image:
+    """An image block as a message's image: checked, and written to ``store`` (its path) if any."""
+    if block.mime_type not in MEDIA_TYPES:
+        raise invalid(field, f"images must be PNG, JPEG, GIF or WebP, got {block.mime_type!r}")
+    if len(block.data) > MAX_BASE64:
+        raise invalid(field, f"the image is larger than the {MAX_BASE64 // 4 * 3:,} bytes a provider takes")
+    try:
+        data = base64.b64decode(block.data, validate=True)
+    except binascii.Error:
+        raise invalid(field, "the image's data is not base64") from None
+    if store is None:
+        return {"mimeType": block.mime_type, "data": block.data}
+    suffix = mimetypes.guess_extension(block.mime_type) or ""
+    try:
+        path = store.keep_image(data, suffix)
+    except OSError as error:
+        log.warning("could not keep an image with the conversation (%s); sending it as it came", error)
+        return {"mimeType": block.mime_type, "data": block.data}
+    return {"mimeType": block.mime_type, "path": str(path)}
 
 
 async def linked(block: ResourceContentBlock, workspace: FrontendWorkspace) -> str | None:

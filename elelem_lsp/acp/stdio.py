@@ -21,8 +21,12 @@ async def serve(stop_signals: StopSignals, *, trust: bool = False) -> None:
     agent = ElelemAgent(trust=trust)
     try:
         # The Agent protocol lists every method; ours answers those it supports, the connection the rest.
-        # Bad lines are answered, never fatal (wire.CheckedTransport).
-        await stop_signals.serve(run_agent(agent, CheckedTransport(reader, writer)))  # type: ignore[arg-type]
+        # Bad lines are answered, never fatal (wire.CheckedTransport). The package's schema (1.19)
+        # still routes session/close and session/resume as unstable, as it does session/fork; the
+        # current stable schema has the first two, which we answer, and the flag routes only these
+        # three (fork, which we do not answer, stays "method not found").
+        transport = CheckedTransport(reader, writer)
+        await stop_signals.serve(run_agent(agent, transport, use_unstable_protocol=True))  # type: ignore[arg-type]
     finally:  # the MCP servers the sessions started, and their turns' commands, go with them
         await asyncio.gather(*(session.agent.shutdown() for session in agent.sessions.values()))
 

@@ -3,10 +3,12 @@
 ``Outbox`` sends one session's updates one after another; while the pipe is busy,
 adjacent text chunks of one kind wait as one (nothing is dropped or reordered).
 ``TurnUpdates`` is the host's ProgressSink for one turn: ``saying`` and ``thinking``
-become message and thought chunks, ``doing`` a ``tool_call`` (the event's title, its
-kind, where it works, its arguments), and ``result`` the ``tool_call_update`` that
-finishes it, with what the front end recorded for it (diffs, command output, the error);
-``context`` and ``compacted`` are their text as a thought line.
+become message and thought chunks (each stretch of them between tool calls one message, with
+its ``messageId``), ``doing`` a ``tool_call`` (a title a person reads, its kind, where it
+works, its arguments), ``result`` the ``tool_call_update`` that finishes it, with what the
+front end recorded for it (diffs, command output, the error), ``plan`` a ``plan`` update and
+``usage`` a ``usage_update`` (the context used against its size, the conversation's cost);
+``context``, ``compacted`` and ``checked`` are their text as a thought line.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -21,20 +24,26 @@ from pathlib import Path
 from typing import Any
 
 from acp import (
+    image_block,
+    plan_entry,
     start_tool_call,
     text_block,
     tool_content,
     update_agent_message_text,
     update_agent_thought_text,
+    update_plan,
     update_tool_call,
+    update_user_message,
     update_user_message_text,
 )
-from acp.schema import ToolCallLocation, ToolKind
+from acp.schema import AgentPlanUpdate, Cost, ToolCallLocation, ToolKind, UsageUpdate
 
+from ..agent.messages import ProviderError
 from ..agent.tools import BUILTIN_ALIASES
 from ..agent.wording import call_title, compaction_text
 from ..host.batching import TEXT_BATCH_SECONDS, Text, TextBatch
 from ..host.frontend import ProgressSink
+from ..providers.images import image_data
 
 log = logging.getLogger(__name__)
 Send = Callable[[Any], Awaitable[None]]
@@ -61,8 +70,8 @@ class Outbox:
         self.urgent.set()
         self._wake()
 
-    def put_text(self, kind: str, text: str) -> None:
-        self.batch.add_text(kind, text)
+    def put_text(self, kind: str, text: str, message_id: str | None = None) -> None:
+        self.batch.add_text(kind, text, message_id)
         self._wake()
 
     def _wake(self) -> None:
@@ -81,6 +90,8 @@ class Outbox:
             if not self.batch:
                 self.urgent.clear()
             update = TEXT_UPDATES[item.kind](item.text) if isinstance(item, Text) else item
+            if isinstance(item, Text) and item.id is not None:
+                update.message_id = item.id
             try:
                 await self.send(update)
             except ConnectionError:
@@ -149,6 +160,7 @@ KINDS: dict[str, ToolKind] = {
     "execute": "execute",
     "list": "search",
     "grep": "search",
+    "plan": "think",
 }
 # A tool's other names (``bash`` for ``execute``) are shown as the tool itself.
 KINDS |= {alias: KINDS[tool] for alias, tool in BUILTIN_ALIASES.items()}
@@ -182,8 +194,9 @@ def outcome_of(call_id: str, ok: bool, error: str | None, content: list[Any], ra
 
 def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[Any]:
     """A stored conversation as the updates that would have shown it: each prompt, its tool
-    calls with their final status (ids made unique in the session by ``calls``), its reply; a
-    compaction or a reset as one thought line."""
+    calls with their final status (ids made unique in the session by ``calls``), the plan as it
+    left it, its reply (each message with its ``messageId``, a prompt's images read again from
+    their files); a compaction or a reset as one thought line."""
     updates: list[Any] = []
     for entry in transcript["entries"]:
         if entry["kind"] == "compaction":
@@ -193,7 +206,8 @@ def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[A
         if entry["kind"] == "reset":
             updates.append(update_agent_thought_text("/reset: the context started over here\n"))
             continue
-        updates.append(update_user_message_text(entry["prompt"]))
+        asked = with_id(update_user_message_text(entry["prompt"]))
+        updates += [asked, *replayed_images(entry.get("images"), asked.message_id)]
         for call in entry.get("tools", []):
             arguments = call["arguments"] if isinstance(call.get("arguments"), dict) else {}
             call_id = calls.unique(str(call["id"]))
@@ -205,10 +219,49 @@ def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[A
                 **({"error": call["error"]} if call.get("error") else {}),
             }
             updates.append(outcome_of(call_id, call["ok"], call.get("error"), [], raw))
+        if isinstance(entry.get("plan"), list):
+            updates.append(plan_update(entry["plan"]))
         reply = entry.get("reply") or ("(cancelled)" if entry.get("cancelled") else "")
         if reply:
-            updates.append(update_agent_message_text(reply))
+            updates.append(with_id(update_agent_message_text(reply)))
     return updates
+
+
+def with_id(chunk: Any) -> Any:
+    chunk.message_id = new_message_id()
+    return chunk
+
+
+def new_message_id() -> str:
+    """An opaque id no other message of the session has."""
+    return "msg_" + secrets.token_hex(8)
+
+
+def plan_update(entries: list[dict[str, Any]]) -> AgentPlanUpdate:
+    """The ``plan`` update of the model's whole checklist (ACP wants a priority: medium unless given)."""
+    return update_plan(plan_entry(e["content"], priority=e.get("priority", "medium"), status=e["status"]) for e in entries)
+
+
+def replayed_images(images: Any, message_id: str) -> list[Any]:
+    """A stored prompt's images as chunks of its message, each read from its file (one gone since is left out)."""
+    chunks = []
+    for image in images if isinstance(images, list) else []:
+        try:
+            media_type, data = image_data(image)
+        except (ProviderError, TypeError, AttributeError) as error:
+            log.info("not replaying an image: %s", error)
+            continue
+        chunk = update_user_message(image_block(data, media_type))
+        chunk.message_id = message_id
+        chunks.append(chunk)
+    return chunks
+
+
+def usage_update(event: dict[str, Any]) -> UsageUpdate:
+    """The ``usage_update`` of a turn's ``usage`` event: the context against its size, the cost so far."""
+    cost = Cost(amount=event["cost"], currency=event["currency"]) if "cost" in event else None
+    used = event["contextTokens"]
+    return UsageUpdate(session_update="usage_update", used=used, size=max(event.get("contextWindow", used), used), cost=cost)
 
 
 class TurnUpdates(ProgressSink):
@@ -216,6 +269,7 @@ class TurnUpdates(ProgressSink):
         self.outbox, self.calls, self.root = outbox, calls, root
         self.ended: str | None = None
         self.said = False  # some of the reply went out: an error after it starts a paragraph of its own
+        self.message_ids = {kind: new_message_id() for kind in TEXT_UPDATES}  # new ones after each tool call
 
     def add(self, event: dict[str, Any]) -> None:
         if self.ended is not None:
@@ -223,8 +277,9 @@ class TurnUpdates(ProgressSink):
         kind = event["type"]
         if kind in TEXT_UPDATES:
             self.said = self.said or kind == "saying"
-            self.outbox.put_text(kind, event["text"])
+            self.outbox.put_text(kind, event["text"], self.message_ids[kind])
         elif kind == "doing":
+            self.message_ids = {kind: new_message_id() for kind in TEXT_UPDATES}
             call_id = self.calls.announce(event["id"])
             title = event["title"]
             self.outbox.put(tool_call_of(call_id, title, event["name"], event["arguments"], self.root, "pending"))
@@ -238,6 +293,10 @@ class TurnUpdates(ProgressSink):
             self.outbox.put_text("thinking", event["text"] + "\n")
         elif kind == "checked":  # the check after a step that changed files: its row, as a thought
             self.outbox.put_text("thinking", f"{event['text']}\n")
+        elif kind == "plan":
+            self.outbox.put(plan_update(event["entries"]))
+        elif kind == "usage":
+            self.outbox.put(usage_update(event))
 
     def started(self, call_id: str) -> None:
         """The call runs now: it was pending (streamed, or waiting for permission) until here."""

@@ -82,6 +82,8 @@ def check_event(event: Any) -> Event | None:
         # arguments are the model's words, checked per call by tool_arguments: a bad one is the
         # model's mistake to correct, not a provider bug that ends the turn
         return {"type": "doing", "id": str(event.get("id") or ""), "name": name, "arguments": event.get("arguments")}
+    if kind == "usage":  # one fetch's tokens, summed by the host (host/usage.py)
+        return event  # type: ignore[return-value]
     return None
 
 

@@ -42,6 +42,7 @@ from .check import CheckSettings, StepCheck
 from .events import StopReason, context_event
 from .instructions import instructions
 from .messages import (
+    Image,
     Message,
     Provider,
     ProviderError,
@@ -123,16 +124,24 @@ CANCELLED_MARK = "[cancelled by the user before the reply was finished]"
 CANCELLED_EMPTY_MARK = "[cancelled by the user before any reply]"
 
 
-def exchange(prompt: str, reply: str, cancelled: bool = False) -> list[Message]:
-    """What one turn leaves in the history: the prompt and the final reply.
+def exchange(prompt: str, reply: str, cancelled: bool = False, images: list[Image] | None = None) -> list[Message]:
+    """What one turn leaves in the history: the prompt (with its images) and the final reply.
 
     A cancelled turn is marked so the model knows; one cancelled before any reply adds no
     empty assistant message, only the prompt with the mark."""
     if cancelled and not reply:
-        return [user(f"{prompt}\n\n{CANCELLED_EMPTY_MARK}")]
+        return [asking(f"{prompt}\n\n{CANCELLED_EMPTY_MARK}", images)]
     if cancelled:
-        return [user(prompt), assistant(f"{reply}\n\n{CANCELLED_MARK}")]
-    return [user(prompt), assistant(reply)]
+        return [asking(prompt, images), assistant(f"{reply}\n\n{CANCELLED_MARK}")]
+    return [asking(prompt, images), assistant(reply)]
+
+
+def asking(prompt: str, images: list[Image] | None) -> Message:
+    """The person's message: the prompt, and the images sent with it."""
+    message = user(prompt)
+    if images:
+        message["images"] = images
+    return message
 
 
 SUMMARY_MARK = "[A summary of the earlier turns of this conversation, which were compacted]"
@@ -243,9 +252,9 @@ class Session:
             raise ProviderError("the provider's summary was empty")
         return fetched.text.strip()
 
-    async def turn(self, prompt: str, observer: Observer = lambda event: None) -> TurnResult:
+    async def turn(self, prompt: str, observer: Observer = lambda event: None, images: list[Image] | None = None) -> TurnResult:
         """Run one turn. Cancelling the task keeps the prompt and the reply so far."""
-        messages = [*await self.messages(), user(prompt)]
+        messages = [*await self.messages(), asking(prompt, images)]
         history_length = len(self.history)
         fetched = Fetched()
         steps = 0
@@ -282,19 +291,19 @@ class Session:
                 await check.finish(fetched.calls, results, observer)  # may add ``checked`` to a result
                 messages += [tool_result(call["id"], encode(result)) for call, result in zip(fetched.calls, results)]
         except asyncio.CancelledError:
-            self.history += exchange(prompt, fetched.text, cancelled=True)
+            self.history += exchange(prompt, fetched.text, cancelled=True, images=images)
             self.cancelled_turn = TurnResult(fetched.text, steps, cancelled=True)
             raise
         except Exception as error:
             said = redact_error(str(error), self.secrets)  # a provider's error may quote a key
             reply = f"Error: {said}"
-            self.history += exchange(prompt, reply)
+            self.history += exchange(prompt, reply, images=images)
             return TurnResult(reply, steps, error=said, step_limit=isinstance(error, StepLimit))
         finally:
             current_workspace.reset(token)
             if room is not None:
                 result_room.reset(room)
-        self.history += exchange(prompt, fetched.text)
+        self.history += exchange(prompt, fetched.text, images=images)
         return TurnResult(fetched.text, steps)
 
     async def _fetch(self, messages: list[Message], tools: list[ToolDefinition], fetched: Fetched, observer: Observer) -> None:

@@ -104,6 +104,8 @@ class Toolbox:
         output = result.get("output")
         if tool is not None and tool.name == "execute" and isinstance(output, str) and output:
             event["output"] = output[-EVENT_OUTPUT_CHARS:]
+        if tool is not None and tool.name == "plan":
+            event["plan"] = result["plan"]  # the host shows it and keeps it with the conversation
         return event
 
     async def call(self, name: str, arguments: dict[str, Any], workspace: Workspace) -> dict[str, Any]:
@@ -167,5 +169,6 @@ SUMMARIES: dict[str, Callable[[dict[str, Any]], str]] = {
     "edit": lambda r: "edited" if r.get("replacements", 1) == 1 else f"edited {count(r['replacements'], 'place')}",
     "execute": lambda r: f"exit {r.get('exit_code')}, {count(line_count(r.get('output', '')), 'line')} of output{_cut(r)}",
     "list": lambda r: count(len(r.get("files", [])), "file") + _cut(r),
+    "plan": lambda r: f"{sum(e['status'] == 'completed' for e in r['plan'])} of {count(len(r['plan']), 'step')} done",
     "grep": lambda r: count(len(r.get("matches", [])), "match", "matches") + _cut(r),
 }

@@ -39,6 +39,8 @@ def call_title(tool: str, arguments: dict[str, Any], done: bool = False) -> str:
     """A call as a person reads it: ``Read src/app.py``, ``Run npm test`` (``Ran npm test`` when
     ``done``), ``Search for "TODO" in src``; an MCP tool (``server__tool``) or one without a
     sentence as ``github: create_issue title="Bug"``. ``tool`` is the tool's own name (not an alias)."""
+    if tool == "plan":  # the plan itself follows as a ``plan`` event, its entries shown as a checklist
+        return "Updated the plan" if done else "Plan"
     sentence = SENTENCES.get(tool)
     main = arguments.get(sentence[2]) if sentence else None
     if sentence is None or (main is None and tool != "list") or (main is not None and not isinstance(main, str)):

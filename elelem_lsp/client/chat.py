@@ -38,6 +38,7 @@ HELP = """\
 /resume ID         go on with conversation ID (or the start of it)
 /compact           have the provider summarise the older turns into one message
 /context           show the conversation as the provider sees it
+/usage             the conversation's tokens, the context used and the cost so far
 /tools             list the tools the agent can use
 /reload            load the plugin files again
 /help              this list
@@ -51,6 +52,7 @@ SLASH = [
     "/resume",
     "/compact",
     "/context",
+    "/usage",
     "/tools",
     "/reload",
     "/help",
@@ -173,6 +175,7 @@ class Chat:
             "/resume": lambda: self.resume(rest),
             "/compact": self.compact,
             "/context": self.context,
+            "/usage": self.usage,
             "/tools": lambda: self.terminal.print(
                 "\n".join(f"{t['name']:8} {t['description']}" for t in self.command("elelem.tools")["tools"])
             ),
@@ -254,6 +257,15 @@ class Chat:
             calls = message.get("tool_calls")
             content = message.get("content") or (json.dumps(calls, ensure_ascii=False) if calls else "")
             self.terminal.print(f"[{message['role']}] {content}")
+
+    def usage(self) -> None:
+        usage = self.command("elelem.context")["usage"]
+        window = f" of {usage['contextWindow']:,}" if usage.get("contextWindow") else ""
+        cost = f", ${usage['cost']:.4f}" if "cost" in usage else " (no price known for this model)"
+        self.terminal.print(
+            f"this conversation: {usage['conversationInputTokens']:,} tokens in, "
+            f"{usage['conversationOutputTokens']:,} out{cost}; the context holds {usage['contextTokens']:,}{window} tokens"
+        )
 
     def reload(self) -> None:
         now = PluginSet.scan(self.client.root)

@@ -74,6 +74,14 @@ def checked_lines(event: dict[str, Any]) -> str:
     return f"✓ {one_line(str(event.get('text') or 'checked'), 300)}\n" + "".join(shown)
 
 
+CHECKS = {"completed": "[x]", "in_progress": "[>]"}  # pending: [ ]
+
+
+def checklist(entries: list[dict[str, Any]]) -> str:
+    """The model's plan, a line a step: ``[x]`` done, ``[>]`` under way, ``[ ]`` to do."""
+    return "".join(f"{CHECKS.get(e.get('status', ''), '[ ]')} {printable(str(e.get('content', '')))}\n" for e in entries)
+
+
 class Terminal:
     def __init__(
         self,
@@ -147,6 +155,9 @@ class Terminal:
             elif kind == "checked":
                 self.newline()
                 self.write(checked_lines(event))
+            elif kind == "plan":
+                self.newline()
+                self.write(checklist(event.get("entries") or []))
 
     def stream(self, text: str, dim: bool = False) -> None:
         """A piece of streamed text; an escape sequence split across pieces is held until whole."""

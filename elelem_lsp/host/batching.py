@@ -24,6 +24,7 @@ class Text:
 
     kind: str
     parts: list[str] = field(default_factory=list)
+    id: str | None = None  # the message it belongs to, where the face numbers messages (ACP)
 
     @property
     def text(self) -> str:
@@ -45,12 +46,12 @@ class TextBatch:
     def add(self, item: Any) -> None:
         self.waiting.append(item)
 
-    def add_text(self, kind: str, text: str) -> None:
+    def add_text(self, kind: str, text: str, message_id: str | None = None) -> None:
         last = self.waiting[-1] if self.waiting else None
-        if isinstance(last, Text) and last.kind == kind:
+        if isinstance(last, Text) and last.kind == kind and last.id == message_id:
             last.parts.append(text)
         else:
-            self.waiting.append(Text(kind, [text]))
+            self.waiting.append(Text(kind, [text], message_id))
 
     def only_text(self) -> bool:
         """Whether all that waits is one run of text, which more text may still join."""

@@ -23,7 +23,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from ..agent.messages import Message
+from ..agent.messages import Image, Message
 from ..agent.private_files import NO_FOLLOW, open_private, private_folder, state_dir, write_private
 from ..agent.session import exchange, summary_message
 from .frontend import BadRequest
@@ -145,6 +145,25 @@ class ConversationStore:
             finally:
                 os.close(descriptor)
 
+    def keep_image(self, data: bytes, suffix: str) -> Path:
+        """An image sent with a prompt, written once under ``images/`` (named by its hash, so the
+        same image sent again is the same file): the entries name its path, never hold its bytes."""
+        self._ready()
+        folder = self.directory / "images"
+        if folder.is_symlink():
+            raise StoreError(f"{folder} is a symlink; images are not stored through one")
+        folder.mkdir(mode=0o700, exist_ok=True)
+        path = folder / (hashlib.sha256(data).hexdigest()[:32] + suffix)
+        if not path.is_file():
+            temporary = folder / f".{path.name}-{secrets.token_hex(4)}"
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW, 0o600)
+            try:
+                os.write(descriptor, data)
+            finally:
+                os.close(descriptor)
+            os.replace(temporary, path)
+        return path
+
     def make_current(self, conversation: str) -> None:
         """Name the conversation the folder continues at the next start (written whole, atomically)."""
         self.path(conversation)
@@ -223,7 +242,10 @@ def history_from(entries: list[dict[str, Any]]) -> list[Message]:
     for entry in entries:
         if entry["kind"] == "turn":
             asked = Asked(text(entry.get("prompt")), text(entry.get("context")))
-            units.append(exchange(asked.text, text(entry.get("reply")), entry.get("cancelled") is True))
+            images = (
+                [i for i in entry.get("images") or [] if isinstance(i, dict)] if isinstance(entry.get("images"), list) else []
+            )
+            units.append(exchange(asked.text, text(entry.get("reply")), entry.get("cancelled") is True, images))
         elif entry["kind"] == "reset":
             units, summarised = [], False
         else:
@@ -246,6 +268,7 @@ class Asked:
 
     prompt: str
     context: str = ""
+    images: tuple[Image, ...] = ()  # sent with the prompt: a ``path`` (stored) or the ``data``
 
     @property
     def text(self) -> str:
@@ -253,12 +276,14 @@ class Asked:
         return "\n\n".join(part for part in (self.prompt, self.context) if part)
 
 
-def turn_entry(prompt: str, context: str, result: dict[str, Any], started: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """The stored entry of one finished (or cancelled) turn (``context`` kept only when there is one)."""
+def turn_entry(asked: Asked, result: dict[str, Any], started: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The stored entry of one finished (or cancelled) turn (``context`` and ``images`` kept only
+    when there are any; an image by its ``path``, its bytes stored once beside the conversations)."""
     return {
         "kind": "turn",
-        "prompt": prompt,
-        **({"context": context} if context else {}),
+        "prompt": asked.prompt,
+        **({"context": asked.context} if asked.context else {}),
+        **({"images": list(asked.images)} if asked.images else {}),
         "reply": result["reply"],
         "provider": result["provider"],
         "model": result["model"],

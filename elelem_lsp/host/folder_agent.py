@@ -4,7 +4,8 @@ running turn and MCP servers.
 It resolves the folder's settings from what the face supplies (reporting bad values once,
 limiting an untrusted folder), builds the session with the provider its ``provider_choice``
 picks and says once where the pick came from when the environment made it, continues its
-conversation from disk and stores each turn as it ends (``conversations``), runs one turn at
+conversation from disk and stores each turn as it ends (``conversations``) with its tokens and
+cost (``usage``) and the model's plan (the ``plan`` tool's, sent on as a ``plan`` event), runs one turn at
 a time (compacting first when the folder asks to: ``compaction``) and shows a plain client
 the turn it cannot see. ``ready()`` readies all of it for a turn. The operations on stored
 conversations are ``stored``; the host keeps one agent per folder.
@@ -26,7 +27,7 @@ from ..agent.bridge import run_in_thread
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS
 from ..agent.check import CheckSettings
 from ..agent.editor_tools import EditorTools, offered_definitions
-from ..agent.messages import Message, Provider, ProviderError
+from ..agent.messages import Image, Message, Provider, ProviderError
 from ..agent.redaction import redact_error
 from ..agent.session import Session, TurnResult
 from ..agent.toolbox import Toolbox, describe
@@ -38,6 +39,7 @@ from .mcp import McpServers
 from .provider_choice import Choice, ProviderChoice
 from .settings import Settings, parse_settings, settings_secrets, within_trust
 from .transcript import TurnRecord, preview, write_transcript
+from .usage import Spent, TurnUsage, stored_spent, usage_event
 from .workspace import FrontendWorkspace
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,9 @@ class FolderAgent:
     running: asyncio.Task[Any] | None = None  # the turn (or compaction) running, or the last one
     conversation: str | None = None  # the current conversation's id; None until it is opened
     history: list[Message] = field(default_factory=list)  # what a new session starts from
+    spent: Spent = field(default_factory=Spent)  # the conversation's tokens and cost so far
+    last_turn: Spent = field(default_factory=Spent)  # the last turn's
+    plan: list[dict[str, Any]] = field(default_factory=list)  # the conversation's plan, as the model last sent it
     provider_choice: ProviderChoice = field(init=False)
     workspace: FrontendWorkspace = field(init=False)
     mcp: McpServers = field(init=False)
@@ -204,7 +209,13 @@ class FolderAgent:
 
     # -- turns -----------------------------------------------------------------
     async def turn(
-        self, prompt: str, *, context: str = "", token: Any = None, on_start: Callable[[Any], None] | None = None
+        self,
+        prompt: str,
+        *,
+        context: str = "",
+        images: tuple[Image, ...] = (),
+        token: Any = None,
+        on_start: Callable[[Any], None] | None = None,
     ) -> dict[str, Any]:
         """Run one turn; ``token`` is the face's name for its progress, if it has one, and
         ``on_start`` is told the progress token once the turn runs (a face cancels it by that).
@@ -213,7 +224,7 @@ class FolderAgent:
         what the model reads; the conversation stores the two apart, so titles and redrawn
         transcripts show the person's own words."""
         record = TurnRecord(prompt) if self.frontend.plain else None
-        result = await self._play(Asked(prompt, context), token, on_start, record.add if record else lambda event: None)
+        result = await self._play(Asked(prompt, context, images), token, on_start, record.add if record else lambda event: None)
         if record is not None:
             self._show_turn(record, result)
         return result
@@ -229,17 +240,24 @@ class FolderAgent:
         choice = self.provider_choice.choice()
         self.tell_choice(choice)
         progress = await self.frontend.open_progress(token, "elelem", asked.prompt)
-        started, tools = now(), ToolLog()
+        started, tools, usage, planned = now(), ToolLog(), TurnUsage(), False
 
         def add(event: dict[str, Any]) -> None:
+            nonlocal planned
+            if event["type"] == "usage":  # each fetch's: the turn's sum is said as it ends
+                usage.add(event)
+                return
             progress.add(event)
             observe(event)
             tools.add(event)
+            if event["type"] == "result" and "plan" in event:
+                self.plan, planned = event["plan"], True
+                add({"type": "plan", "entries": self.plan})
 
         async def compacted_turn() -> TurnResult:
             self._set_budget(session)
             await self.compaction.before_turn(session, self.settings, self.conversation, asked.text, add)
-            return await session.turn(asked.text, add)
+            return await session.turn(asked.text, add, list(asked.images))
 
         try:
             task = self.start(compacted_turn())
@@ -254,14 +272,27 @@ class FolderAgent:
         if task.cancelled():
             result = session.cancelled_turn or TurnResult("", 0)
             result.cancelled = True
-            progress.end("cancelled")
         else:
             result = task.result()
-            progress.end(result.reply if result.error else "done")
         answer = turn_result(choice.name, model_of(session.provider, choice.model), result)
+        self.last_turn = usage.spent(answer["model"], self.settings.prices)
+        self.spent.add(self.last_turn)
         if began:  # a turn cancelled before it began left nothing in the history: nothing to store
-            self.store_entry(turn_entry(asked.prompt, asked.context, answer, started, tools.calls))
+            entry = turn_entry(asked, answer, started, tools.calls)
+            entry["usage"] = self.last_turn.stored()
+            self.store_entry(entry | ({"plan": self.plan} if planned else {}))
+            context = usage.context or await self._estimate(session)
+            progress.add(usage_event(self.last_turn, self.spent, context, session.context_tokens))
+        progress.end("cancelled" if result.cancelled else result.reply if result.error else "done")
         return answer
+
+    async def _estimate(self, session: Session) -> int:
+        """What the next request would hold, by the provider's count (when no fetch reported it)."""
+        try:
+            return (await session.estimate()).tokens
+        except Exception as error:  # a plugin's counter: the turn is over all the same
+            log.info("could not count the context: %s", error)
+            return 0
 
     def _set_budget(self, session: Session) -> None:
         """What the session's budget comes from: the folder's setting and the model's known window."""
@@ -302,12 +333,15 @@ class FolderAgent:
         try:
             session = await self.ready()
         except Exception:  # no provider to measure for (none such, or its factory failed): the history as it stands
-            return {"messages": [], "tokens": 0, "budget": self.settings.context_tokens or DEFAULT_CONTEXT_TOKENS}
+            budget = self.settings.context_tokens or DEFAULT_CONTEXT_TOKENS
+            return {"messages": [], "tokens": 0, "budget": budget, "usage": usage_event(self.last_turn, self.spent, 0, budget)}
         self._set_budget(session)
+        tokens = (await session.estimate()).tokens
         return {
             "messages": await session.messages(),
-            "tokens": (await session.estimate()).tokens,
+            "tokens": tokens,
             "budget": session.context_tokens,
+            "usage": usage_event(self.last_turn, self.spent, tokens, session.context_tokens),
         }
 
     def start(self, coroutine: Any) -> asyncio.Task[Any]:
@@ -334,8 +368,14 @@ class FolderAgent:
         await self.mcp.stop()
 
     # -- the conversation (host/conversations.py) ---------------------------------
-    def continue_conversation(self, conversation: str, history: list[Message]) -> None:
-        """Make ``conversation`` current, with the history its provider will see."""
+    def continue_conversation(
+        self, conversation: str, history: list[Message], entries: list[dict[str, Any]] | None = None
+    ) -> None:
+        """Make ``conversation`` current, with the history its provider will see; its totals and
+        plan are its stored ``entries``' (kept when the same conversation only starts over)."""
+        if entries is not None or conversation != self.conversation:
+            self.spent, self.last_turn = stored_spent(entries or []), Spent()
+            self.plan = next((e["plan"] for e in reversed(entries or []) if isinstance(e.get("plan"), list)), [])
         self.conversation = conversation
         self.history = history
         if self.session is not None:
@@ -345,16 +385,17 @@ class FolderAgent:
         """Continue the folder's current conversation from disk, the first time it is needed."""
         if self.conversation is not None:
             return
-        conversation, history = None, []
+        conversation, history, entries = None, [], []
         if self.settings.history:
             try:
                 store = ConversationStore(self.root)
                 conversation = store.current()
                 if conversation is not None:
-                    history = history_from(store.entries(conversation))
+                    entries = store.entries(conversation)
+                    history = history_from(entries)
             except OSError as error:
                 self.storage_failed(error)
-        self.continue_conversation(conversation or new_id(), history)
+        self.continue_conversation(conversation or new_id(), history, entries)
 
     def store_entry(self, entry: dict[str, Any]) -> None:
         if not self.settings.history or self.conversation is None:

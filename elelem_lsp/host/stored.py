@@ -84,7 +84,7 @@ async def resume(agent: FolderAgent, conversation: str) -> dict[str, Any]:
     _idle(agent, "resuming another conversation")
     with _refused_when_unusable(agent, "read"):
         entries = store.entries(conversation)
-    agent.continue_conversation(conversation, history_from(entries))
+    agent.continue_conversation(conversation, history_from(entries), entries)
     try:
         store.make_current(conversation)
     except OSError as error:  # resumed all the same; a restart will not know

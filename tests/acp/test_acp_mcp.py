@@ -75,3 +75,17 @@ async def test_an_agent_ended_by_sigterm_leaves_no_process(scripted_project: Pat
     assert not alive(int(command_pid.read_text())) and not alive(mcp_pid)
     with pytest.raises(ConnectionError):  # the prompt ends with the agent
         await prompt
+
+
+async def test_session_close_stops_the_sessions_mcp_server(scripted_project: Path, home: Path, tmp_path: Path, start_agent):
+    log = tmp_path / "calls.log"
+    write_user_settings(home, {"provider": "scripted", "mcp": "allow"})
+    write_script(scripted_project, [[{"type": "doing", "id": "m1", "name": "tools__echo", "arguments": {"text": "hi"}}]])
+    agent = await start_agent(scripted_project, new_session=False)
+    session = await agent.conn.new_session(cwd=str(scripted_project), mcp_servers=[stdio_server(log)])
+    await agent.prompt("echo", session_id=session.session_id)
+    [mcp_pid] = [int(line.split()[1]) for line in log.read_text().splitlines() if line.startswith("started ")]
+    assert alive(mcp_pid)
+    await agent.conn.close_session(session_id=session.session_id)
+    await wait_until(lambda: not alive(mcp_pid), "the MCP server to stop")
+    assert agent.process.returncode is None  # the agent goes on serving

@@ -172,7 +172,7 @@ async def test_provider_and_model_are_config_options_and_slash_commands(scripted
     assert update.config_options[1].current_value == "tiny-2"
     seen = len(agent.client.updates)
     await agent.prompt("/tools")
-    assert agent.client.text(since=seen) == "tools: read, write, edit, execute, list, grep"
+    assert agent.client.text(since=seen) == "tools: read, write, edit, execute, list, grep, plan"
     seen = len(agent.client.updates)
     await agent.prompt("/provider")
     assert "* scripted" in agent.client.text(since=seen)

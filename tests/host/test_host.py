@@ -113,7 +113,7 @@ async def test_a_turn_streams_its_events_and_ends_done(project):
     [progress] = frontend.progress
     assert progress.token == "t1" and progress.ended == "done"
     kinds = [e["type"] for e in progress.events]
-    assert kinds == ["saying", "doing", "result", "saying"]
+    assert kinds == ["saying", "doing", "result", "saying", "usage"]
     assert frontend.messages == []
 
 
