@@ -7,17 +7,20 @@ import asyncio
 import json
 import os
 import re
-import time
 from pathlib import Path
 
 import pytest
+from scaffold import add_plugin, make_tree, wait_until, write_script
 
 from elelem_lsp.agent.toolbox import Toolbox
 from elelem_lsp.agent.workspace import Workspace
-from scaffold import add_plugin, make_tree, wait_until, write_script
 
 FILES = 20_000
 PER_FOLDER = 100
+
+
+# The tree takes seconds to write: the tests that read it run on one xdist worker, which writes it once.
+BIG_TREE_WORKER = pytest.mark.xdist_group("big_tree")
 
 
 @pytest.fixture(scope="session")
@@ -58,11 +61,9 @@ def rg_processes_in(root: Path) -> list[int]:
 
 
 async def wait_for_rg(root: Path) -> list[int]:
-    for _ in range(200):
-        if pids := rg_processes_in(root):
-            return pids
-        await asyncio.sleep(0.02)
-    raise AssertionError("rg never started")
+    seen: list[int] = []
+    await wait_until(lambda: seen.extend(rg_processes_in(root)) or seen, "rg to start", timeout=30)
+    return seen
 
 
 @pytest.fixture
@@ -79,12 +80,14 @@ def make(root: Path, files: dict[str, str | bytes]) -> Workspace:
 
 
 # -- every file, honest totals ---------------------------------------------------------------------
+@BIG_TREE_WORKER
 async def test_grep_finds_a_match_in_the_20000th_file(box, big_tree):
     found = await box.call("grep", {"pattern": "NEEDLE"}, Workspace(big_tree))
     assert found["matches"] == [{"path": "pkg199/mod099.py", "line": 2, "text": "    return 'NEEDLE in the 20000th file'"}]
     assert (found["files_searched"], found["matches_found"], found["matches_shown"], found["truncated"]) == (FILES, 1, 1, False)
 
 
+@BIG_TREE_WORKER
 async def test_grep_caps_what_it_shows_but_not_the_totals(box, big_tree):
     found = await box.call("grep", {"pattern": r"^def f\d+_0\("}, Workspace(big_tree))
     assert found["files_searched"] == FILES
@@ -94,6 +97,7 @@ async def test_grep_caps_what_it_shows_but_not_the_totals(box, big_tree):
     assert found["matches"] == sorted(found["matches"], key=lambda m: (m["path"], m["line"]))
 
 
+@BIG_TREE_WORKER
 async def test_grep_in_a_subfolder_and_a_single_file(box, big_tree):
     ws = Workspace(big_tree)
     folder = await box.call("grep", {"pattern": r"_0\(", "path": "pkg007"}, ws)
@@ -104,6 +108,7 @@ async def test_grep_in_a_subfolder_and_a_single_file(box, big_tree):
     assert [m["line"] for m in one["matches"]] == [2, 4, 6, 8, 10]
 
 
+@BIG_TREE_WORKER
 async def test_list_has_no_silent_cap(box, big_tree):
     listing = await box.call("list", {}, Workspace(big_tree))
     assert listing["total"] == FILES and listing["truncated"] is True
@@ -139,9 +144,8 @@ async def test_ignored_binary_and_git_files_are_skipped(box, tmp_path, files, se
 async def test_catastrophic_patterns_return_promptly(box, tmp_path, pattern):
     ws = make(tmp_path, {"evil.txt": ("a" * 5000 + "!\n") * 200 + "aaaa\n"})
     assert re.compile(pattern)  # a pattern Python's backtracking engine accepts, and would stall on
-    started = time.perf_counter()
-    found = await box.call("grep", {"pattern": pattern}, ws)
-    assert time.perf_counter() - started < 2
+    # A backtracking engine would never finish on these: an answer at all shows the linear one ran.
+    found = await asyncio.wait_for(box.call("grep", {"pattern": pattern}, ws), 60)
     assert found["ok"] is True
 
 
@@ -186,14 +190,11 @@ async def test_long_lines_are_cut(box, tmp_path):
 
 # -- off the event loop, cancellable --------------------------------------------------------------
 async def test_cancelling_a_grep_kills_rg(box, slow_tree):
-    started = asyncio.get_running_loop().time()
     task = asyncio.ensure_future(box.call("grep", {"pattern": SLOW_PATTERN}, Workspace(slow_tree)))
     pids = await wait_for_rg(slow_tree)
-    ticks = 0
-    while asyncio.get_running_loop().time() - started < 0.5:  # the loop keeps turning meanwhile
+    for _ in range(20):  # the loop keeps turning meanwhile
         await asyncio.sleep(0.01)
-        ticks += 1
-    assert ticks > 20 and not task.done()
+    assert not task.done() and set(pids) <= set(rg_processes_in(slow_tree))
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -236,11 +237,9 @@ async def test_other_requests_are_answered_while_a_grep_runs(start_editor, slow_
     editor = await start_editor(slow_tree, settings={"provider": "scripted"})
     turn = asyncio.ensure_future(editor.ask("search"))
     await wait_for_rg(slow_tree)
-    started = time.perf_counter()
     tools = await editor.command("elelem.tools", {})
-    answered = time.perf_counter() - started
     assert "grep" in {t["name"] for t in tools["tools"]}
-    assert answered < 0.5 and not turn.done() and rg_processes_in(slow_tree)
+    assert not turn.done() and rg_processes_in(slow_tree)  # answered while rg still searches
     found = json.loads((await turn)["reply"])
     assert (found["ok"], found["files_searched"]) == (True, 2)  # big.txt and .gitignore
     assert found["matches_found"] == SLOW_LINES and found["matches_shown"] == 200
