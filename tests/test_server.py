@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 from lsprotocol import types as lsp
+
 from scaffold import add_plugin, write_script
+
 
 def provider_events(events):
     """The events the provider emitted, adjacent text of one type merged (tool results left out)."""
