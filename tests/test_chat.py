@@ -8,6 +8,7 @@ import sys
 import time
 
 import pexpect
+
 from scaffold import add_plugin, write_script
 
 PROMPT = "elelem> "

@@ -7,10 +7,9 @@ import os
 import subprocess
 import sys
 
+from elelem_lsp.host.conversations import ConversationStore
 from scaffold import add_plugin, write_script
 from scaffold import run_ask as ask
-
-from elelem_lsp.host.conversations import ConversationStore
 
 
 def test_parrot_reads_the_readme(project):

@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
-from scaffold import add_plugin, make_tree, wait_until, write_script
 
 from elelem_lsp.agent.toolbox import Toolbox
 from elelem_lsp.agent.workspace import Workspace
+from scaffold import add_plugin, make_tree, wait_until, write_script
 
 FILES = 20_000
 PER_FOLDER = 100
