@@ -198,10 +198,11 @@ def sent_contents(project) -> list[str]:
     return [m["content"] for m in json.loads(last)["messages"][1:]]
 
 
-def test_ask_starts_a_new_conversation_unless_told_to_continue(project):
+def test_ask_starts_a_new_conversation_unless_told_to_continue_or_to_resume_one(project):
     add_plugin(project, "scripted")
     write_script(project, [[{"type": "record"}, {"type": "saying", "text": "noted"}]])
     assert ask(project, "-p", "scripted", "remember 42").returncode == 0
+    [first] = [c["id"] for c in ConversationStore(project.resolve()).list()]
     write_script(project, [[{"type": "record"}, {"type": "saying", "text": "fresh"}]])
     assert ask(project, "-p", "scripted", "what number?").stdout == "fresh\n"
     assert sent_contents(project) == ["what number?"]  # a new conversation: nothing before it
@@ -210,18 +211,10 @@ def test_ask_starts_a_new_conversation_unless_told_to_continue(project):
     assert run.returncode == 0, run.stderr
     assert sent_contents(project) == ["what number?", "fresh", "what number now?"]
 
-
-def test_ask_resume_goes_on_with_a_named_conversation_and_refuses_an_unknown_one(project):
-    add_plugin(project, "scripted")
-    write_script(project, [[{"type": "record"}, {"type": "saying", "text": "first reply"}]])
-    ask(project, "-p", "scripted", "the first conversation")
-    [first] = [c["id"] for c in ConversationStore(project.resolve()).list()]
-    ask(project, "-p", "scripted", "another conversation")
     write_script(project, [[{"type": "record"}, {"type": "saying", "text": "back"}]])
-    run = ask(project, "-p", "scripted", "--resume", first, "are we back?")
+    run = ask(project, "-p", "scripted", "--resume", first, "are we back?")  # not the current one
     assert run.returncode == 0, run.stderr
-    assert sent_contents(project) == ["the first conversation", "first reply", "are we back?"]
-
+    assert sent_contents(project) == ["remember 42", "noted", "are we back?"]
     # An id that is no safe file name is refused alike (tests/host/test_conversations.py), and
     # --resume with --continue by argparse (tests/test_cli_options.py).
     run = ask(project, "-p", "scripted", "--resume", "20990101T000000-00000000", "hello")
