@@ -4,9 +4,11 @@ developers expect, patterns that cannot hang, unsaved buffers, and a server that
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
+import signal
 from pathlib import Path
 
 import pytest
@@ -34,7 +36,8 @@ def big_tree(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def slow_tree(tmp_path_factory) -> Path:
-    """One 30 MB file of long lines that rg needs seconds to search with SLOW_PATTERN."""
+    """One 30 MB file of long lines that rg takes a while to search with SLOW_PATTERN (the tests
+that need it still running hold it with SIGSTOP: ``held_rg``)."""
     root = tmp_path_factory.mktemp("slow") / "tree"
     root.mkdir()
     (root / "big.txt").write_bytes(SLOW_LINE * SLOW_LINES)
@@ -64,6 +67,21 @@ async def wait_for_rg(root: Path) -> list[int]:
     seen: list[int] = []
     await wait_until(lambda: seen.extend(rg_processes_in(root)) or seen, "rg to start", timeout=30)
     return seen
+
+
+async def held_rg(root: Path) -> list[int]:
+    """The rg searching ``root``, stopped (SIGSTOP): it cannot finish on its own, however fast the
+    machine (a second or less here), so only a kill ends it; SIGCONT lets it go on."""
+    pids = await wait_for_rg(root)
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    return pids
+
+
+def let_go(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):  # killed already
+            os.kill(pid, signal.SIGCONT)
 
 
 @pytest.fixture
@@ -191,15 +209,18 @@ async def test_long_lines_are_cut(box, tmp_path):
 # -- off the event loop, cancellable --------------------------------------------------------------
 async def test_cancelling_a_grep_kills_rg(box, slow_tree):
     task = asyncio.ensure_future(box.call("grep", {"pattern": SLOW_PATTERN}, Workspace(slow_tree)))
-    pids = await wait_for_rg(slow_tree)
+    pids = await held_rg(slow_tree)
     for _ in range(20):  # the loop keeps turning meanwhile
         await asyncio.sleep(0.01)
     assert not task.done() and set(pids) <= set(rg_processes_in(slow_tree))
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    # Gone within a second: rg left alone searches for seconds more.
-    await wait_until(lambda: not set(pids) & set(rg_processes_in(slow_tree)), "rg to be killed", timeout=1)
+    # Stopped, rg ends only by being killed (let go if it was not, so that it ends anyway).
+    try:
+        await wait_until(lambda: not set(pids) & set(rg_processes_in(slow_tree)), "rg to be killed", timeout=30)
+    finally:
+        let_go(pids)
 
 
 # -- through the real server -----------------------------------------------------------------------
@@ -236,10 +257,13 @@ async def test_other_requests_are_answered_while_a_grep_runs(start_editor, slow_
     grep_then_report(slow_tree, {"pattern": SLOW_PATTERN})
     editor = await start_editor(slow_tree, settings={"provider": "scripted"})
     turn = asyncio.ensure_future(editor.ask("search"))
-    await wait_for_rg(slow_tree)
-    tools = await editor.command("elelem.tools", {})
-    assert "grep" in {t["name"] for t in tools["tools"]}
-    assert not turn.done() and rg_processes_in(slow_tree)  # answered while rg still searches
+    pids = await held_rg(slow_tree)
+    try:
+        tools = await editor.command("elelem.tools", {})
+        assert "grep" in {t["name"] for t in tools["tools"]}
+        assert not turn.done() and rg_processes_in(slow_tree)  # answered while rg still searches
+    finally:
+        let_go(pids)
     found = json.loads((await turn)["reply"])
     assert (found["ok"], found["files_searched"]) == (True, 2)  # big.txt and .gitignore
     assert found["matches_found"] == SLOW_LINES and found["matches_shown"] == 200
@@ -250,10 +274,13 @@ async def test_cancelling_a_turn_mid_grep_stops_rg(start_editor, slow_tree, home
     grep_then_report(slow_tree, {"pattern": SLOW_PATTERN})
     editor = await start_editor(slow_tree, settings={"provider": "scripted"})
     turn = asyncio.ensure_future(editor.ask("search"))
-    pids = await wait_for_rg(slow_tree)
+    pids = await held_rg(slow_tree)
     assert (await editor.command("elelem.cancel", {}))["cancelled"] is True
-    result = await asyncio.wait_for(turn, 5)
+    result = await asyncio.wait_for(turn, 30)
     assert result["cancelled"] is True
-    # Gone within a second: rg left alone searches for seconds more.
-    await wait_until(lambda: not set(pids) & set(rg_processes_in(slow_tree)), "rg to be killed", timeout=1)
+    # Stopped, rg ends only by being killed (let go if it was not, so that it ends anyway).
+    try:
+        await wait_until(lambda: not set(pids) & set(rg_processes_in(slow_tree)), "rg to be killed", timeout=30)
+    finally:
+        let_go(pids)
     assert editor.progress["turn-1"][-1] == {"kind": "end", "message": "cancelled"}
