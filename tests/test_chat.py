@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
 import sys
-import time
+from pathlib import Path
 
 import pexpect
 
@@ -96,12 +95,8 @@ def test_chat_with_an_unknown_provider_fails_before_the_first_prompt_as_ask_does
     child.close()
     assert child.exitstatus == 1
     assert PROMPT not in child.before
+    # the line ask ends with (tests/test_cli.py::test_error_reply_gives_a_non_zero_exit)
     assert 'Error: unknown provider: "nosuch". Available: stub' in child.before
-    asked = subprocess.run(
-        [sys.executable, "-m", "elelem_lsp", "ask", "-p", "nosuch", "hi"], cwd=project, capture_output=True, text=True,
-        timeout=60,
-    )
-    assert asked.stderr.strip().splitlines()[-1] in child.before.replace("\r\n", "\n")
 
 
 def test_the_banner_names_the_provider_and_the_model(project):
@@ -114,23 +109,22 @@ def test_the_banner_names_the_provider_and_the_model(project):
     assert "elelem: chat with echo (bird)" in child.before
     child.sendeof()
     child.expect(pexpect.EOF)
-    plain = spawn(project)
-    assert "elelem: chat with stub (its default model; picked from the environment; -p NAME picks another)" in plain.before
-    plain.sendeof()
+    # The banner of a provider picked from the environment: the spinner's test below.
 
 
 def test_a_spinner_shows_at_once_on_a_terminal_and_leaves_no_trace(project):
-    started = time.monotonic()
     child = pexpect.spawn(
         sys.executable, ["-m", "elelem_lsp", "chat"], cwd=str(project), timeout=20,
         env={**os.environ, "TERM": "xterm-256color"},
     )
     child.expect("starting elelem-lsp")
-    first = time.monotonic() - started
+    # At once: before the server is started (its imports and start take the chat a second or more,
+    # longer on a busy machine), not after a time that a busy machine stretches.
+    server_started = [task.read_text().split() for task in Path(f"/proc/{child.pid}/task").glob("*/children")]
     child.expect(PROMPT.encode())
     # Each frame is drawn over the last, and the line is cleared before the banner.
     assert child.before.rstrip().split(b"\r\n")[0].endswith(b"\r\x1b[Kelelem: chat with stub (its default model; picked from the environment; -p NAME picks another)")
-    assert first < 2, f"first output after {first:.2f}s"
+    assert not any(server_started), "the spinner came only once the server was started"
     child.sendeof()
     child.expect(pexpect.EOF)
 
@@ -203,16 +197,10 @@ def test_a_new_chat_becomes_the_folders_conversation_only_once_something_is_aske
     again = spawn(project, "-p", "echo", "--continue")
     assert "continuing: apples are red (1 turn)" in again.before
     leave(again)
-
-    fresh = spawn(project, "-p", "echo")
-    fresh.sendline("pears are green")
-    fresh.expect(PROMPT)
-    leave(fresh)
-    again = spawn(project, "-p", "echo", "--continue")
-    assert "continuing: pears are green (1 turn)" in again.before
-    leave(again)
+    # That a new conversation asked in becomes the current one: test_chat_continues_lists_and_resumes_conversations
+    # here, and tests/host/test_host_conversations.py::test_resume_transcript_and_delete_and_what_they_refuse.
     prompts = home / ".local" / "state" / "elelem-lsp" / "history"  # readline's, kept private
-    assert "pears are green" in prompts.read_text() and stat.S_IMODE(prompts.stat().st_mode) == 0o600
+    assert "apples are red" in prompts.read_text() and stat.S_IMODE(prompts.stat().st_mode) == 0o600
 
 
 def test_chat_compacts_the_older_turns_on_request(project):

@@ -204,3 +204,14 @@ async def test_a_selected_provider_outlives_a_change_of_the_plugin_settings(proj
     info = await folder.providers()
     assert "scripted" in info["available"]  # the plugins were loaded again
     assert (info["provider"], info["model"], info["source"]) == ("stub", "m", "selected")
+
+
+@pytest.mark.parametrize(("key", "picked"), [(None, "stub"), ("OPENAI_API_KEY", "openai"), ("ANTHROPIC_API_KEY", "anthropic")])
+async def test_without_a_provider_setting_the_environment_picks_and_the_listing_says_so(project, monkeypatch, key, picked):
+    """(`elelem-lsp providers` prints this listing: tests/test_cli.py.)"""
+    if key:
+        monkeypatch.setenv(key, "sk-x")
+    host, _ = host_for(project, {})
+    info = await host.agents[project.as_uri()].providers()
+    assert (info["provider"], info["source"]) == (picked, "environment")
+    assert {"stub", "openai", "anthropic"} <= set(info["available"])

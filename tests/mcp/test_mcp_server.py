@@ -158,7 +158,9 @@ async def test_a_streamable_http_server_on_loopback_works_like_a_stdio_one(proje
 async def test_an_http_server_that_is_not_there_fails_with_a_message(project, start_editor):
     add_plugin(project, "scripted")
     write_script(project, [call("web__add", a=1, b=2), SAY_RESULT])
-    servers = {"web": {"url": "http://127.0.0.1:9/mcp", "startTimeout": 10}}  # the discard port: nothing listens
+    # The discard port: nothing listens, so the refusal comes at once; a generous start timeout
+    # keeps a busy machine's slow start from being taken for it.
+    servers = {"web": {"url": "http://127.0.0.1:9/mcp", "startTimeout": 120}}
     editor = await start_editor(project, settings={"provider": "scripted", "mcpServers": servers, "mcp": "allow"})
     result = await editor.ask("add")
     error = json.loads(result["reply"])["error"]

@@ -442,7 +442,10 @@ class Reporter:
     def __init__(self, leaky):
         self.leaky = leaky
     async def fetch(self, messages, tools, emit):
-        await asyncio.sleep(1)  # while the leftover emits
+        for _ in range(3000):  # while the leftover emits: until it tried all three (30 s at most)
+            if len(self.leaky.log) == 3:
+                break
+            await asyncio.sleep(0.01)
         emit({"type": "saying", "text": ",".join(self.leaky.log)})
 
 @elelem_lsp.configure
