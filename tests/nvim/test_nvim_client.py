@@ -201,7 +201,7 @@ def test_write_creates_a_new_file_as_a_buffer(workspace: Path, start_nvim) -> No
     nvim = start_nvim(workspace, "a.txt")
     nvim.command("ElelemAsk create b")
     nvim.wait_turns(1)
-    assert nvim.transcript()[-3:] == ["  ok: write — wrote 4 bytes", "edited.", "-- scripted · 2 steps"]
+    assert nvim.transcript()[-3:] == ["  ok: Wrote b.txt — wrote 4 bytes", "edited.", "-- scripted · 2 steps"]
     assert (workspace / "b.txt").exists()
     nvim.command(f"buffer {workspace / 'b.txt'}")
     nvim.command("write")

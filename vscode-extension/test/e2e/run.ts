@@ -808,7 +808,7 @@ async function untrustedScenario(page: Page, folders: Folders): Promise<void> {
     const frame = await transcriptFrame(page);
     await frame.locator("section.turn.done").first().waitFor({ timeout: 30_000 });
     const runText = await transcriptText(frame, "section.turn >> nth=0");
-    assertIncludes(runText, "Ran echo elelem-ran", "the denied command");
+    assertIncludes(runText, "Run echo elelem-ran", "the denied command"); // a failed call is titled as asked
     assertIncludes(runText, "the person denied it", "the denied command's outcome");
     assertIncludes(runText, "done — scripted", "the turn's footer");
     if (office.requests.length !== 0) {
