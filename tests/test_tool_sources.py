@@ -40,7 +40,7 @@ async def test_a_views_source_is_offered_called_and_summed_up_after_the_built_in
     view = base.with_sources(notes)
     offered = await view.offered()
     names = [d["function"]["name"] for d in offered]
-    assert names == ["read", "write", "edit", "execute", "list", "grep", "notes__add", "notes__boom"]
+    assert names == ["read", "write", "edit", "execute", "list", "grep", "plan", "notes__add", "notes__boom"]
     assert await base.offered() is base.definitions()  # the base offers only its own, the same list every turn
     assert view.definitions() is base.definitions()
     workspace = Workspace(tmp_path)

@@ -30,6 +30,7 @@ def tiny_env(tiny_dir: Path) -> dict[str, str]:
     return {
         "ELELEM_LLAMA_MODEL": str(tiny_dir / "tiny.gguf"),
         "ELELEM_LLAMA_CTX": "16384",  # the tiny model's own context (tiny_models.py)
+        "ELELEM_GGML_CTX": "16384",
         "ELELEM_GGML_MODEL": str(tiny_dir / "tiny.gguf"),
         "ELELEM_GGML_LIB": ggml_library(),
         "ELELEM_CANDLE_MODEL": str(tiny_dir / "tiny.gguf"),

@@ -25,7 +25,7 @@ async def test_a_turn_streams_through_the_server_and_greedy_repeats(name, projec
     first = await editor.ask("hi", token="turn-1")
     assert first["error"] is None and first["provider"] == name and not first["cancelled"]
     events = editor.events("turn-1")
-    assert events and {e["type"] for e in events} == {"saying"}
+    assert events and {e["type"] for e in events} == {"saying", "usage"}  # usage: the host's, as the turn ends
     assert first["reply"] and sayings(events) == first["reply"]  # the stream carried the whole reply
     reports = [v for v in editor.progress["turn-1"] if v["kind"] == "report"]
     assert reports and reports[-1]["message"]
