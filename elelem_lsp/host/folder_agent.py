@@ -281,7 +281,9 @@ class FolderAgent:
             entry = turn_entry(asked, answer, started, tools.calls)
             entry["usage"] = self.last_turn.stored()
             self.store_entry(entry | ({"plan": self.plan} if planned else {}))
-            context = usage.context or await self._estimate(session)
+            # A cancelled turn answers at once: no await between the cancel and its answer (a server
+            # stopping by a signal cancels the turn and the command waiting for it alike).
+            context = usage.context or (0 if result.cancelled else await self._estimate(session))
             progress.add(usage_event(self.last_turn, self.spent, context, session.context_tokens))
         progress.end("cancelled" if result.cancelled else result.reply if result.error else "done")
         return answer
