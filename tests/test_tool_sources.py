@@ -50,6 +50,6 @@ async def test_a_views_source_is_offered_called_and_summed_up_after_the_built_in
     unknown = await view.call("other__x", {}, workspace)
     assert unknown["ok"] is False and unknown["error"].startswith('unknown tool: "other__x". Available: read, write')
     assert await base.call("notes__add", {"text": "x"}, workspace) == {
-        "ok": False, "error": 'unknown tool: "notes__add". Available: read, write, edit, execute, list, grep'
+        "ok": False, "error": 'unknown tool: "notes__add". Available: read, write, edit, execute, list, grep, plan'
     }
     assert notes.notes == ["one"]  # the base never reached the source

@@ -18,6 +18,7 @@ import pytest
 from scaffold import add_plugin, wait_until, write_script
 
 from elelem_lsp.host.frontend import BadRequest
+from elelem_lsp.host.mcp import transport
 from elelem_lsp.host.host import Host
 from elelem_lsp.host.permission import ALLOW_ONCE, ALLOW_SESSION, DENY
 
@@ -261,7 +262,10 @@ async def test_a_result_the_sdk_cannot_accept_is_an_error_and_the_server_goes_on
     assert level == "error" and message.startswith(f"elelem: MCP server 't' returned an invalid result to a call of miscount: {invalid}")
 
 
-async def test_a_chatty_server_keeps_only_the_end_of_its_stderr(project, stopped_hosts):
+async def test_a_chatty_server_keeps_only_the_end_of_its_stderr(project, stopped_hosts, monkeypatch):
+    pipes: list[transport.StderrPipe] = []  # the crashed process's (counting the context at the turn's end starts another)
+    opened = transport.StderrPipe.__init__
+    monkeypatch.setattr(transport.StderrPipe, "__init__", lambda self: (opened(self), pipes.append(self))[0])
     script = [call("t__chatter", size=5_000_000), call("t__crash", "2"), SAY_RESULT]
     host, frontend, folder = host_for(project, {"t": tool_server()}, script)
     stopped_hosts.append(host)
@@ -269,7 +273,7 @@ async def test_a_chatty_server_keeps_only_the_end_of_its_stderr(project, stopped
     [(level, message)] = frontend.messages
     tail = message.split("its stderr ends:\n")[1]
     assert tail.endswith(f"{'.' * 86}\ntool_server: crashing as asked") and len(tail) <= 1500
-    assert len(folder.mcp.connections["t"].stderr.kept) == 64 * 1024  # not the 5 MB it wrote
+    assert len(pipes[0].kept) == 64 * 1024  # not the 5 MB it wrote
 
 
 async def test_a_server_that_cannot_start_is_reported_and_the_others_go_on(project, stopped_hosts):
