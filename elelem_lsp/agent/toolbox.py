@@ -102,6 +102,7 @@ class Toolbox:
     async def call(self, name: str, arguments: dict[str, Any], workspace: Workspace) -> dict[str, Any]:
         source = self._source(name)
         if source is not None:
+            await workspace.before_changes()  # what an outside tool does to files is not known
             try:
                 return await source.call(name, arguments)
             except Exception as error:  # a source's bug must not end the turn either
@@ -114,6 +115,8 @@ class Toolbox:
             args = tool.arguments.model_validate(arguments)
         except ValidationError as error:
             return failure(f"invalid arguments for {tool.name}: {describe(error)}")
+        if tool.changes_files:
+            await workspace.before_changes()
         try:
             return {**await tool.run(args, workspace), "ok": True}
         except (ToolFailure, WorkspaceError) as error:

@@ -206,6 +206,9 @@ class Workspace:
     def tool_starting(self, call_id: str, name: str) -> None:
         """The session is about to run this tool call (a front end shows it running)."""
 
+    async def before_changes(self) -> None:
+        """A tool that may change files is about to run (a host keeps a checkpoint of them first)."""
+
     # -- people ----------------------------------------------------------------
     async def ask_user(self, prompt: str) -> str:
         """A line typed by the person at the other end (the ``human`` provider)."""

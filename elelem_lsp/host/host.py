@@ -26,6 +26,7 @@ from ..agent.messages import ProviderError
 from ..agent.session import Session, TurnResult, is_summary, summary_message
 from ..agent.toolbox import Toolbox, describe
 from ..providers.windows import model_window
+from . import rewinding
 from .conversations import Asked, ConversationStore, ToolLog, history_from, new_id, now, title, turn_entry
 from .folders import Busy, Choice, Folder
 from .frontend import BadRequest, Frontend, Refused
@@ -147,6 +148,7 @@ class Host:
         except Busy as error:
             progress.end(f"Error: {error}")
             raise Refused(str(error)) from None
+        checkpoint = rewinding.begin(folder, asked.prompt)  # checkpoints: the files before the turn
         session.cancelled_turn = None  # set by the session's turn once it began and was cancelled
         self.turns_by_request[request] = folder
         if progress.token is not None:
@@ -166,8 +168,11 @@ class Host:
             result = task.result()
             progress.end(result.reply if result.error else "done")
         answer = turn_result(choice.name, model_of(session.provider, choice.model), result)
+        kept = await rewinding.end(folder, checkpoint)  # checkpoints: what the turn changed
+        answer["checkpoint"] = kept["turn"] if kept else None
         if began:  # a turn cancelled before it began left nothing in the history: nothing to store
-            self._store_entry(folder, turn_entry(asked.prompt, asked.context, answer, started, tools.calls))
+            entry = turn_entry(asked.prompt, asked.context, answer, started, tools.calls)
+            self._store_entry(folder, {**entry, "checkpoint": kept} if kept else entry)
         return answer
 
     async def _compacting_turn(
@@ -432,6 +437,23 @@ class Host:
         started = new_id()
         folder.continue_conversation(started, [])
         return {"deleted": conversation, "started": started}
+
+    # -- checkpoints (host/rewinding.py) ---------------------------------------------------
+    async def checkpoints(self, folder: Folder) -> list[dict[str, Any]]:
+        """The folder's kept turns that changed files, newest first, with the files."""
+        await self.refresh_settings(folder)
+        return await rewinding.listing(folder)
+
+    async def rewind(
+        self, folder: Folder, turn: int, files: list[str] | None = None, *, conversation: bool = False, force: bool = False
+    ) -> dict[str, Any]:
+        """The files, and with ``conversation`` the history, back to before ``turn``."""
+        await self.refresh_settings(folder)
+        self.open_conversation(folder)
+        self._idle(folder, "rewinding")
+        return await rewinding.rewind(
+            folder, turn, files, conversation=conversation, force=force, store_entry=lambda e: self._store_entry(folder, e)
+        )
 
     def tools(self) -> dict[str, Any]:
         """The built-in tools, then each running MCP server's (with its ``server``)."""

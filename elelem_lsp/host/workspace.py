@@ -9,7 +9,7 @@ person through the front end. A front end that cannot edit leaves writes to the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from ..agent.search import SKIPPED
@@ -36,6 +36,7 @@ class FrontendWorkspace(Workspace):
         self.frontend = frontend
         self.settings = settings  # the folder's current settings, read at each request
         self.allowed_for_session: set[str] = set()
+        self.checkpoint_ready: Callable[[], Awaitable[None]] | None = None  # the running turn's (host/checkpoints.py)
 
     # -- files -----------------------------------------------------------------
     async def read_text(self, path: Path) -> str:
@@ -127,6 +128,10 @@ class FrontendWorkspace(Workspace):
 
     def tool_starting(self, call_id: str, name: str) -> None:
         self.frontend.tool_starting(call_id, name)
+
+    async def before_changes(self) -> None:
+        if self.checkpoint_ready is not None:
+            await self.checkpoint_ready()
 
     async def ask_user(self, prompt: str) -> str:
         try:

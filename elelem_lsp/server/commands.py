@@ -2,7 +2,7 @@
 
 Each command takes one object argument, validated here with pydantic; a bad
 argument is a JSON-RPC InvalidParams naming the field, and what the host refuses
-is RequestFailed. A turn's result is ``{reply, provider, model, steps, cancelled, error}``.
+is RequestFailed. A turn's result is ``{reply, provider, model, steps, cancelled, error, checkpoint}``.
 """
 
 from __future__ import annotations

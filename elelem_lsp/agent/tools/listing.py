@@ -24,4 +24,5 @@ LIST = Tool(
     f"List the files under a folder (.gitignore'd files and .git skipped; at most {LIMIT} shown, with the total)",
     ListArguments,
     list_files,
+    changes_files=False,
 )

@@ -15,4 +15,4 @@ async def read(args: ReadArguments, workspace: Workspace) -> dict:
     return {"content": await workspace.read_text(path), "path": workspace.relative(path)}
 
 
-READ = Tool("read", "Read a text file", ReadArguments, read)
+READ = Tool("read", "Read a text file", ReadArguments, read, changes_files=False)

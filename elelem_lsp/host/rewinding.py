@@ -1,0 +1,120 @@
+"""Rewinding: a folder's turns kept as checkpoints (``checkpoints``), in the host's terms.
+
+Starts each turn's checkpoint and hands the wait for it to the folder's workspace (the
+first tool that may change files waits there), keeps what the turn changed for its stored
+entry, lists a folder's checkpoints, and rewinds to before one: the files (an editor's
+unsaved buffer counts as a change of its file), and with ``conversation`` the model's
+history too, as a ``rewind`` entry of the stored conversation (nothing stored is deleted).
+A rewind is itself kept as a checkpoint, so that rewinding it undoes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from .checkpoints import Checkpoint, CheckpointError, CheckpointStore, RewindPlan, TurnCheckpoint
+from .conversations import ConversationStore, checkpoint_of, history_from, now
+from .folders import Folder
+from .frontend import BadRequest, Refused
+from .transcript import preview
+
+LABEL_LENGTH = 80
+
+
+def begin(folder: Folder, prompt: str) -> TurnCheckpoint | None:
+    """Start the checkpoint of the turn that starts now (none with ``checkpoints`` off)."""
+    if not folder.settings.checkpoints:
+        return None
+    checkpoint = TurnCheckpoint(CheckpointStore(folder.root), preview(prompt, LABEL_LENGTH), folder.conversation)
+    folder.workspace.checkpoint_ready = checkpoint.ready
+    return checkpoint
+
+
+async def end(folder: Folder, checkpoint: TurnCheckpoint | None) -> dict[str, Any] | None:
+    """Keep what the turn changed; its ``{turn, files, tooLarge}`` for the stored entry, None if nothing."""
+    if checkpoint is None:
+        return None
+    folder.workspace.checkpoint_ready = None
+    kept = await checkpoint.finish(folder.settings.checkpoint_turns, folder.settings.checkpoint_days)
+    return None if kept is None else {"turn": kept.turn, "files": kept.files, "tooLarge": kept.too_large}
+
+
+async def listing(folder: Folder) -> list[dict[str, Any]]:
+    """The folder's kept turns that changed files, newest first (none with ``checkpoints`` off)."""
+    if not folder.settings.checkpoints:
+        return []
+    try:
+        kept = await asyncio.to_thread(CheckpointStore(folder.root).list)
+    except (CheckpointError, OSError) as error:
+        raise Refused(f"the checkpoints of {folder.root.name} cannot be read: {error}") from None
+    return [checkpoint.describe() for checkpoint in reversed(kept)]
+
+
+async def rewind(
+    folder: Folder,
+    turn: int,
+    files: list[str] | None,
+    *,
+    conversation: bool,
+    force: bool,
+    store_entry: Callable[[dict[str, Any]], None],
+) -> dict[str, Any]:
+    """Put the files (and with ``conversation`` the history) back to before ``turn``.
+
+    With a conflict (a file changed since, an unsaved buffer) and no ``force``, nothing is
+    done and the answer lists them; ``files`` narrows the rewind to those paths."""
+    if not folder.settings.checkpoints:
+        raise Refused(f"checkpoints are off in {folder.root.name} (the checkpoints setting)")
+    entries = conversation_entries(folder, turn) if conversation else None
+    unsaved = folder.workspace.unsaved_buffers(folder.root)
+
+    def current(path: str) -> bytes | None:
+        text = unsaved.get(folder.root / path)
+        return None if text is None else text.encode("utf-8")
+
+    store = CheckpointStore(folder.root)
+    try:
+        plan = await asyncio.to_thread(store.plan, turn, files, force=force, current=current)
+        undo = None if plan.conflicts else await asyncio.to_thread(apply_kept, store, plan, folder.conversation)
+    except CheckpointError as error:
+        if str(error).startswith(("turn:", "files:")):
+            raise BadRequest(str(error)) from None
+        raise Refused(f"could not rewind {folder.root.name}: {error}") from None
+    except OSError as error:
+        raise Refused(f"could not rewind {folder.root.name}: {error}") from None
+    rewound = not plan.conflicts
+    if rewound and entries is not None:
+        entry = {"kind": "rewind", "checkpoint": turn, "at": now()}
+        store_entry(entry)
+        folder.continue_conversation(folder.conversation or "", history_from([*entries, entry]))
+    return {
+        **plan.describe(),
+        "rewound": rewound,
+        "conversation": rewound and entries is not None,
+        "undo": undo.turn if undo else None,
+    }
+
+
+def apply_kept(store: CheckpointStore, plan: RewindPlan, conversation: str | None) -> Checkpoint | None:
+    """Apply the plan between two snapshots, so the rewind is a checkpoint too (its undo)."""
+    before = store.snapshot()
+    store.apply(plan)
+    return store.record(before, store.snapshot(), label=f"rewind to before turn {plan.turn}", conversation=conversation)
+
+
+def conversation_entries(folder: Folder, turn: int) -> list[dict[str, Any]]:
+    """The current conversation's entries, when its history can go back to before ``turn``."""
+    if not folder.settings.history or folder.conversation is None:
+        raise Refused(f"conversation: history is off in {folder.root.name}, so the conversation cannot be rewound")
+    try:
+        entries = ConversationStore(folder.root).entries(folder.conversation)
+    except OSError as error:
+        raise Refused(f"the conversation of {folder.root.name} cannot be read: {error}") from None
+    at = next((i for i, e in enumerate(entries) if e["kind"] == "turn" and checkpoint_of(e) == turn), None)
+    if at is None:
+        raise Refused(f"conversation: turn {turn} is not in the current conversation; rewind its files alone")
+    if any(entry["kind"] in ("compaction", "reset") for entry in entries[at:]):
+        raise Refused(f"conversation: turn {turn} was compacted or reset away since; rewind its files alone")
+    return entries

@@ -1,0 +1,142 @@
+"""Checkpoints through the host: a turn's edits, writes and commands are kept and listed per turn,
+rewound (the files, and the conversation too), a change the person made since is refused then
+forced, a rewind survives a restart and can itself be rewound, and ``checkpoints: false`` keeps none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scaffold import add_plugin, write_script
+
+from elelem_lsp.host.conversations import ConversationStore
+from elelem_lsp.host.frontend import BadRequest, Refused
+from elelem_lsp.host.host import Host
+
+from .memory_frontend import MemoryFrontend
+
+SETTINGS = {"workspacePlugins": True, "provider": "scripted", "execute": "allow"}
+
+
+def call(name: str, **arguments) -> dict:
+    return {"type": "doing", "id": f"c-{name}-{len(arguments)}", "name": name, "arguments": arguments}
+
+
+CHANGING_TURN = [
+    [
+        call("edit", path="app.py", old="x = 1", new="x = 2"),
+        call("write", path="new.md", content="# new\n"),
+        call("execute", command="mv old.txt renamed.txt && rm gone.txt && printf '\\x00\\x01' > data.bin"),
+    ],
+    [{"type": "saying", "text": "Changed."}],
+]
+
+
+def host_for(root: Path, settings=None) -> tuple[Host, MemoryFrontend]:
+    frontend = MemoryFrontend(settings_by_folder={root.as_uri(): settings or SETTINGS})
+    host = Host(frontend)
+    host.sync_folders({root.as_uri(): root})
+    return host, frontend
+
+
+@pytest.fixture
+def workspace(project: Path) -> Path:
+    add_plugin(project, "scripted")
+    (project / "app.py").write_text("x = 1\n")
+    (project / "old.txt").write_text("old\n")
+    (project / "gone.txt").write_text("gone\n")
+    (project / "data.bin").write_bytes(bytes(range(256)))
+    return project
+
+
+def files_of(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".agents" not in p.relative_to(root).parts
+    }
+
+
+async def test_a_turn_s_changes_are_listed_and_rewound_with_the_conversation(workspace):
+    host, _ = host_for(workspace)
+    folder = host.folders[workspace.as_uri()]
+    await host.turn(folder, "first, no change")
+    before = files_of(workspace)
+    write_script(workspace, CHANGING_TURN)
+    answer = await host.turn(folder, "change things")
+    assert answer["reply"] == "Changed." and answer["checkpoint"] == 1
+    changed = {("app.py", "modified"), ("new.md", "added"), ("old.txt", "deleted"),
+               ("renamed.txt", "added"), ("gone.txt", "deleted"), ("data.bin", "modified")}
+    [listed] = await host.checkpoints(folder)
+    assert listed["turn"] == 1 and listed["prompt"] == "change things"
+    assert {(f["path"], f["change"]) for f in listed["files"]} == changed
+    stored = ConversationStore(workspace).entries(folder.conversation)[-1]
+    assert {(f["path"], f["change"]) for f in stored["checkpoint"]["files"]} == changed
+
+    result = await host.rewind(folder, 1, conversation=True)
+    assert result["rewound"] is True and result["conversation"] is True and result["conflicts"] == []
+    assert files_of(workspace) == before
+    assert [m["content"] for m in folder.session.history if m["role"] == "user"] == ["first, no change"]
+    assert ConversationStore(workspace).entries(folder.conversation)[-1]["kind"] == "rewind"
+
+    restarted, _ = host_for(workspace)  # a new server continues the rewound conversation
+    again = restarted.folders[workspace.as_uri()]
+    restarted.open_conversation(again)
+    assert [m["content"] for m in again.history if m["role"] == "user"] == ["first, no change"]
+    undone = await restarted.rewind(again, result["undo"])  # the rewind, rewound
+    assert undone["rewound"] is True and (workspace / "renamed.txt").read_text() == "old\n"
+
+
+async def test_a_change_the_person_made_since_is_refused_then_forced(workspace):
+    host, frontend = host_for(workspace)
+    folder = host.folders[workspace.as_uri()]
+    write_script(workspace, CHANGING_TURN)
+    await host.turn(folder, "change things")
+    frontend.open(workspace / "app.py", "x = 2\ny = 'typed, unsaved'\n")
+    (workspace / "new.md").write_text("# the person's own words\n")
+
+    refused = await host.rewind(folder, 1)
+    assert refused["rewound"] is False and refused["undo"] is None
+    assert refused["conflicts"] == [
+        {"path": "app.py", "reason": "has unsaved changes in the editor"},
+        {"path": "new.md", "reason": "changed since the turn"},
+    ]
+    assert (workspace / "new.md").read_text() == "# the person's own words\n"
+    assert (workspace / "renamed.txt").exists(), "nothing is rewound while anything conflicts"
+
+    chosen = await host.rewind(folder, 1, ["renamed.txt", "old.txt"])  # a per-file choice
+    assert chosen["rewound"] is True and (workspace / "old.txt").exists() and not (workspace / "renamed.txt").exists()
+    forced = await host.rewind(folder, 1, force=True)
+    assert forced["rewound"] is True and (workspace / "app.py").read_text() == "x = 1\n"
+    assert not (workspace / "new.md").exists()
+
+
+async def test_a_turn_that_only_reads_keeps_no_checkpoint(workspace):
+    write_script(workspace, [[call("read", path="app.py")], [{"type": "saying", "text": "Read."}]])
+    host, _ = host_for(workspace)
+    folder = host.folders[workspace.as_uri()]
+    (workspace / "app.py").write_text("x = 'the person typed this'\n")
+    assert (await host.turn(folder, "look"))["checkpoint"] is None
+    assert await host.checkpoints(folder) == []
+
+
+async def test_bad_rewinds_name_what_is_wrong(workspace):
+    host, _ = host_for(workspace)
+    folder = host.folders[workspace.as_uri()]
+    write_script(workspace, CHANGING_TURN)
+    await host.turn(folder, "change things")
+    with pytest.raises(BadRequest, match=r"^turn: no checkpoint of turn 7 in project \(kept: 1\)$"):
+        await host.rewind(folder, 7)
+    with pytest.raises(BadRequest, match="^files: README.md not changed by turn 1 or a later one$"):
+        await host.rewind(folder, 1, ["README.md"])
+
+
+async def test_checkpoints_false_keeps_none(workspace):
+    host, _ = host_for(workspace, {**SETTINGS, "checkpoints": False})
+    folder = host.folders[workspace.as_uri()]
+    write_script(workspace, CHANGING_TURN)
+    assert (await host.turn(folder, "change things"))["checkpoint"] is None
+    assert await host.checkpoints(folder) == []
+    with pytest.raises(Refused, match=r"checkpoints are off in project \(the checkpoints setting\)"):
+        await host.rewind(folder, 1)
