@@ -89,6 +89,13 @@ class TranscriptArguments(FolderArguments):
     id: ConversationId | None = None
 
 
+class RewindArguments(FolderArguments):
+    turn: int = Field(ge=1)
+    files: list[Annotated[str, Field(min_length=1)]] | None = Field(default=None, min_length=1)
+    conversation: bool = False
+    force: bool = False
+
+
 def parse(model: type[Arguments], arguments: tuple[Any, ...]) -> Any:
     """The command's one object argument, validated; InvalidParams naming the field otherwise."""
     if len(arguments) > 1:
@@ -188,6 +195,16 @@ async def mcp(face: LspFrontend, args: FolderArguments) -> dict[str, Any]:
     return await face.host.mcp(face.folder_for(args.uri))
 
 
+async def checkpoints(face: LspFrontend, args: FolderArguments) -> list[dict[str, Any]]:
+    return await face.host.checkpoints(face.folder_for(args.uri))
+
+
+async def rewind(face: LspFrontend, args: RewindArguments) -> dict[str, Any]:
+    return await face.host.rewind(
+        face.folder_for(args.uri), args.turn, args.files, conversation=args.conversation, force=args.force
+    )
+
+
 Handler = Callable[[LspFrontend, Any], Awaitable[Any]]
 COMMANDS: dict[str, tuple[type[Arguments], Handler]] = {
     "elelem.ask": (AskArguments, ask),
@@ -205,6 +222,8 @@ COMMANDS: dict[str, tuple[type[Arguments], Handler]] = {
     "elelem.tools": (NoArguments, tools),
     "elelem.reload": (NoArguments, reload),
     "elelem.mcp": (FolderArguments, mcp),
+    "elelem.checkpoints": (FolderArguments, checkpoints),
+    "elelem.rewind": (RewindArguments, rewind),
 }
 
 
