@@ -58,6 +58,7 @@ CONFIG = {
     "core.quotePath": "false",
     "core.hooksPath": os.devnull,
     "gc.auto": "0",
+    "core.logAllRefUpdates": "false",
     "status.relativePaths": "false",
 }
 IDENTITY = {"GIT_AUTHOR_NAME": "elelem", "GIT_AUTHOR_EMAIL": "elelem@localhost"}
@@ -203,7 +204,7 @@ class CheckpointStore:
             raise CheckpointError(f"{self.directory} is a symlink; checkpoints are not kept through one")
         if (self.git_dir / "HEAD").is_file():
             return
-        self._git("init", "--quiet")
+        self._git("init", "--quiet", "--initial-branch=main")
         for key, value in {**CONFIG, "core.excludesFile": global_excludes()}.items():
             if value:
                 self._git("config", key, value)
@@ -255,6 +256,9 @@ class CheckpointStore:
             if too_large:
                 self._git("update-index", "--force-remove", "-z", "--stdin", input=nul_joined(too_large))
             tree = self._git("write-tree").decode().strip()
+            if staged or not (self.git_dir / "refs" / "heads" / "main").is_file():
+                # HEAD is the last snapshot, so that status lists only what changed since (not every file)
+                self._git("update-ref", "HEAD", self._git("commit-tree", tree, "-m", "last snapshot").decode().strip())
         return Snapshot(tree, frozenset(too_large))
 
     def record(self, before: Snapshot, after: Snapshot, *, label: str = "", conversation: str | None = None) -> Checkpoint | None:
