@@ -10,6 +10,7 @@ import sys
 
 import pexpect
 import pytest
+from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from scaffold import add_plugin, run_ask, write_script
@@ -62,12 +63,31 @@ async def test_rewind_over_lsp_refuses_an_unsaved_buffer_then_forces_and_survive
         assert error.value.code == -32602 and field in error.value.message
 
     forced = await editor.command("elelem.rewind", {"turn": 1, "force": True})
-    assert forced["rewound"] is True and as_before(workspace)
+    assert forced["rewound"] is True and forced["undo"] is None  # the editor's undo takes it back
+    assert sent_edit(editor) == {
+        ("edit", "app.py", 1, "x = 1\n"), ("create", "old.txt"), ("edit", "old.txt", None, "old\n"),
+        ("delete", "renamed.txt"), ("delete", "made/new.txt")}
     await editor.client.shutdown_session()
 
-    again = await start_editor(workspace, settings=SCRIPTED)  # a new server: the rewind can be undone
-    undone = await again.command("elelem.rewind", {"turn": forced["undo"]})
-    assert undone["rewound"] is True and (workspace / "renamed.txt").read_text() == "old\n"
+    again = await start_editor(workspace, settings=SCRIPTED)  # a new server rewinds it as well
+    assert (await again.command("elelem.rewind", {"turn": 1}))["rewound"] is True
+    assert ("edit", "app.py", None, "x = 1\n") in sent_edit(again)
+
+
+def sent_edit(editor) -> set[tuple]:
+    """The last workspace edit the server sent, as (kind, path, version, new text) for a text edit."""
+    [params] = editor.edits[-1:]
+    assert params.label == "elelem: rewind to before turn 1"
+    changes = set()
+    for change in params.edit.document_changes:
+        if isinstance(change, lsp.TextDocumentEdit):
+            [text_edit] = change.edits
+            path = editor.root.joinpath(change.text_document.uri.removeprefix(editor.root.as_uri() + "/"))
+            changes.add(("edit", path.relative_to(editor.root).as_posix(), change.text_document.version, text_edit.new_text))
+        else:
+            path = change.uri.removeprefix(editor.root.as_uri() + "/")
+            changes.add((type(change).__name__.removesuffix("File").lower(), path))
+    return changes
 
 
 def rewind(cwd, *args: str) -> subprocess.CompletedProcess:

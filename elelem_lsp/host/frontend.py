@@ -61,6 +61,14 @@ class FileEdit:
     confirm: bool
 
 
+@dataclass(frozen=True)
+class RestoredFile:
+    """One file of a rewind (host/rewinding.py): its text as it was, or None to delete it."""
+
+    path: Path
+    text: str | None
+
+
 # Seconds streamed text may wait to go out with the text after it, in every face: a message per
 # token would cost the client more than the text, and 50 ms still reads as live.
 TEXT_BATCH_SECONDS = 0.05
@@ -168,3 +176,8 @@ class Frontend(ABC):
     async def apply_edit(self, edit: FileEdit) -> tuple[bool, str | None]:
         """Propose the edit; whether it was applied and, if not, the editor's reason."""
         raise NotImplementedError("this front end does not edit through the editor")
+
+    async def restore_files(self, files: list[RestoredFile], label: str) -> tuple[bool, str | None] | None:
+        """Put files back as one edit the person can undo in the editor: whether it was applied
+        and, if not, the editor's reason; None when the editor cannot (the host writes the disk)."""
+        return None

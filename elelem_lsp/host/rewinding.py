@@ -12,12 +12,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from .checkpoints import Checkpoint, CheckpointError, CheckpointStore, RewindPlan, TurnCheckpoint
+from .checkpoints import (
+    Checkpoint,
+    CheckpointError,
+    CheckpointStore,
+    Restore,
+    RewindPlan,
+    TurnCheckpoint,
+    remove_empty_parents,
+)
 from .conversations import ConversationStore, checkpoint_of, history_from, now
 from .folders import Folder
-from .frontend import BadRequest, Refused
+from .frontend import BadRequest, Refused, RestoredFile
 from .transcript import preview
 
 LABEL_LENGTH = 80
@@ -77,7 +86,7 @@ async def rewind(
     store = CheckpointStore(folder.root)
     try:
         plan = await asyncio.to_thread(store.plan, turn, files, force=force, current=current)
-        undo = None if plan.conflicts else await asyncio.to_thread(apply_kept, store, plan, folder.conversation)
+        undo = None if plan.conflicts else await apply(folder, store, plan)
     except CheckpointError as error:
         if str(error).startswith(("turn:", "files:")):
             raise BadRequest(str(error)) from None
@@ -95,6 +104,45 @@ async def rewind(
         "conversation": rewound and entries is not None,
         "undo": undo.turn if undo else None,
     }
+
+
+async def apply(folder: Folder, store: CheckpointStore, plan: RewindPlan) -> Checkpoint | None:
+    """Carry out the plan: the text files through the editor when it can (its undo takes them
+    back), the rest on disk, kept as a checkpoint (rewinding that undoes it)."""
+    in_editor = {restore.path: file for restore in plan.restores if (file := editable(folder, restore)) is not None}
+    if in_editor:
+        label = f"elelem: rewind to before turn {plan.turn}"
+        answer = await folder.frontend.restore_files(list(in_editor.values()), label)
+        if answer is None:
+            in_editor = {}
+        elif not answer[0]:
+            raise Refused(f"the editor did not rewind the files: {answer[1] or 'it refused the edit'}")
+        for file in in_editor.values():
+            if file.text is None:
+                remove_empty_parents(file.path.parent, folder.root)
+    rest = [restore for restore in plan.restores if restore.path not in in_editor]
+    if not rest:
+        return None
+    return await asyncio.to_thread(apply_kept, store, replace(plan, restores=rest), folder.conversation)
+
+
+def editable(folder: Folder, restore: Restore) -> RestoredFile | None:
+    """The restore as an editor can make it (text in UTF-8, no link, the file's mode unchanged), or None."""
+    path = folder.root / restore.path
+    if path.is_symlink() or restore.symlink:
+        return None
+    if restore.action == "delete":
+        return RestoredFile(path, None)
+    try:
+        text = restore.content.decode("utf-8")
+        if (path.stat().st_mode & 0o100 != 0) != restore.executable:
+            return None
+        path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return None if restore.executable else RestoredFile(path, text)
+    except (OSError, UnicodeDecodeError):
+        return None
+    return RestoredFile(path, text)
 
 
 def apply_kept(store: CheckpointStore, plan: RewindPlan, conversation: str | None) -> Checkpoint | None:
