@@ -296,8 +296,8 @@ def run_rewind(args: argparse.Namespace) -> int:
     with starting() as spinner:
         from pygls.exceptions import JsonRpcException
 
-        from .client.rewind import checkpoint_lines, rewind_lines
         from .client.terminal import Terminal
+        from .host.rewind_report import checkpoint_lines, rewind_lines
 
         terminal = Terminal(interactive=False)
         options = server_options(args, plugin_trust(args, sys.stdin.isatty(), terminal.notice, spinner))

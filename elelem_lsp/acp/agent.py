@@ -56,6 +56,7 @@ from ..agent.workspace import WorkspaceError
 from ..host.conversations import Asked
 from ..host.frontend import BadRequest, Refused
 from ..host.host import Host
+from ..host.rewind_report import checkpoint_lines, rewind_lines
 from ..providers.remote.presets import PRESETS
 from ..stop_signals import StopSignals
 from .frontend import AcpFrontend
@@ -71,6 +72,7 @@ COMMANDS = {
     # starts the model's context over inside it: the earlier turns stay stored and shown.
     "reset": ("Start the context over: the model forgets this thread's earlier turns (they stay shown)", None),
     "compact": ("Replace the older turns with a summary, to fit more in the context", None),
+    "rewind": ("List the turns that changed files, or put files and context back to before turn N", "[N [force]]"),
     "tools": ("List the tools the agent can use", None),
 }
 # Models a person may pick from, by provider, besides the provider's own default ("default") and
@@ -242,8 +244,27 @@ class AcpSession:
                 f"{report['turns']} turns compacted into a summary "
                 f"({report['tokensBefore']:,} -> {report['tokensAfter']:,} tokens)"
             )
+        if name == "rewind":
+            return await self.rewind(argument)
         names = [tool["name"] for tool in self.host.tools()["tools"]]
         return "tools: " + ", ".join(names)
+
+    async def rewind(self, argument: str) -> str:
+        """``/rewind``: the checkpoints; ``/rewind N [force]``: the files, and the context when turn N
+        is this session's, back to before turn N."""
+        listing = await self.host.checkpoints(self.folder)
+        wanted, _, force = argument.partition(" ")
+        if not wanted:
+            return "\n".join(checkpoint_lines(listing))
+        if not wanted.isdigit() or int(wanted) < 1 or force.strip() not in ("", "force"):
+            return "usage: /rewind [N [force]] (/rewind lists the turns)"
+        turn = int(wanted)
+        ours = any(c["turn"] == turn and c["conversation"] == self.folder.conversation for c in listing)
+        result = await self.host.rewind(self.folder, turn, conversation=ours, force=bool(force.strip()))
+        lines = rewind_lines(result, "(/rewind {turn} undoes this)")
+        if not result["rewound"]:
+            lines.append(f"nothing was rewound; /rewind {turn} force overwrites them")
+        return "\n".join(lines)
 
 
 def attached(label: str, text: str) -> str:

@@ -204,7 +204,7 @@ def outcome_of(call_id: str, ok: bool, error: str | None, content: list[Any], ra
 def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[Any]:
     """A stored conversation as the updates that would have shown it: each prompt, its tool
     calls with their final status (ids made unique in the session by ``calls``), its reply; a
-    compaction or a reset as one thought line."""
+    compaction, a reset or a rewind as one thought line."""
     updates: list[Any] = []
     for entry in transcript["entries"]:
         if entry["kind"] == "compaction":
@@ -212,6 +212,10 @@ def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[A
             continue
         if entry["kind"] == "reset":
             updates.append(update_agent_thought_text("/reset: the context started over here\n"))
+            continue
+        if entry["kind"] == "rewind":
+            turn = entry.get("checkpoint")
+            updates.append(update_agent_thought_text(f"/rewind: the context went back to before turn {turn}\n"))
             continue
         updates.append(update_user_message_text(entry["prompt"]))
         for call in entry.get("tools", []):

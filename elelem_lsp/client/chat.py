@@ -24,10 +24,10 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
+from ..host.rewind_report import checkpoint_lines, rewind_lines
 from ..host.trust import PluginSet
 from ..spinner import Spinner
 from . import TerminalClient
-from .rewind import checkpoint_lines, rewind_lines
 from .terminal import Terminal, budget_line, one_line, plural
 from .trust_prompt import TrustDecision
 

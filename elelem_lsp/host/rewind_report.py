@@ -1,12 +1,14 @@
-"""Rewinding from the terminal: ``elelem.checkpoints`` and ``elelem.rewind`` answers as lines to print.
+"""What the checkpoints are and what a rewind did, as lines for a person.
 
-Shared by ``elelem-lsp rewind`` and chat's ``/rewind``."""
+The answers of ``elelem.checkpoints`` and ``elelem.rewind`` (``rewinding``) in words, shared by
+``elelem-lsp rewind``, chat's ``/rewind`` and ACP's ``/rewind`` (a terminal strips what it must
+not print)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .terminal import one_line
+from .transcript import preview
 
 
 def checkpoint_lines(listing: list[dict[str, Any]]) -> list[str]:
@@ -16,7 +18,7 @@ def checkpoint_lines(listing: list[dict[str, Any]]) -> list[str]:
     lines = []
     for checkpoint in listing:
         when = str(checkpoint["at"])[:16].replace("T", " ")
-        lines.append(f"turn {checkpoint['turn']:<4} {when}  {one_line(checkpoint['prompt'] or '', 70)}")
+        lines.append(f"turn {checkpoint['turn']:<4} {when}  {preview(checkpoint['prompt'] or '', 70)}")
         lines += [f"    {f['change']:<8} {f['path']}" for f in checkpoint["files"]]
     return lines
 
