@@ -21,6 +21,7 @@ conflict, left alone unless forced. Folders are 0700 and files 0600 or stricter.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
@@ -32,7 +33,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from filelock import FileLock
 from platformdirs import user_state_dir
@@ -41,6 +42,7 @@ from ..agent.workspace import write_atomically
 from .conversations import folder_key, now
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_FILE_BYTES = 1024 * 1024  # a larger file is not kept, so not restored (README: "Rewind")
 KEEP_TURNS = 50
@@ -144,7 +146,7 @@ class RewindPlan:
 
 # The current bytes of a file as the person sees it (an editor's unsaved buffer), or None to read the disk.
 CurrentContent = Callable[[str], bytes | None]
-_locks: dict[Path, threading.Lock] = {}
+_locks: dict[Path, StoreLock] = {}
 _locks_guard = threading.Lock()
 
 
@@ -158,7 +160,7 @@ class CheckpointStore:
         self.git_dir = self.directory / "git"
         self.max_file_bytes = max_file_bytes
         with _locks_guard:
-            self._thread_lock = _locks.setdefault(self.directory, threading.Lock())
+            self._lock = _locks.get(self.directory) or _locks.setdefault(self.directory, StoreLock(self.directory))
 
     # -- git -----------------------------------------------------------------------
     def _env(self) -> dict[str, str]:
@@ -194,9 +196,8 @@ class CheckpointStore:
             raise CheckpointError(f"git {args[0]} failed: {message}")
         return done.stdout
 
-    def _locked(self) -> _StoreLock:
-        """This store, for one process thread and one process at a time."""
-        return _StoreLock(self._thread_lock, self.directory)
+    def _locked(self) -> StoreLock:
+        return self._lock
 
     def _ready(self) -> None:
         """Make the private folders and the shadow repository, once."""
@@ -231,6 +232,9 @@ class CheckpointStore:
         with self._locked():
             self._ready()
             self._sync_excludes()
+            # every git command of this store runs under our lock: a git lock found now was left by
+            # a process that ended mid-snapshot
+            (self.git_dir / "index.lock").unlink(missing_ok=True)
             # status refreshes the index's stat cache too, so the next snapshot reads only what changed
             listed = self._git(
                 "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"
@@ -291,7 +295,8 @@ class CheckpointStore:
         """The kept turns, oldest first."""
         if not (self.git_dir / "HEAD").is_file():
             return []
-        listed = self._git("for-each-ref", "--format=%(contents)%00", REFS).split(b"\0\n")
+        with self._locked():  # not while a snapshot makes the repository
+            listed = self._git("for-each-ref", "--format=%(contents)%00", REFS).split(b"\0\n")
         checkpoints = []
         for message in listed:
             try:
@@ -335,6 +340,10 @@ class CheckpointStore:
         the last of those turns left, or that someone changed between them, is a conflict (the
         person's work); with ``force`` it is restored all the same. ``files`` narrows the rewind
         to those paths; ``current`` gives an editor's unsaved text, which counts as the file's."""
+        with self._locked():
+            return self._plan(turn, files, force, current)
+
+    def _plan(self, turn: int, files: Iterable[str] | None, force: bool, current: CurrentContent | None) -> RewindPlan:
         kept = {c.turn: c for c in self.list()}
         if turn not in kept:
             known = ", ".join(str(n) for n in kept) or "none"
@@ -451,30 +460,29 @@ class FileChange:
         return {"path": self.path, "change": change}
 
 
-class _StoreLock:
-    """A thread lock and a file lock, taken together (two servers may share a folder)."""
+class StoreLock:
+    """One folder's store, for one thread and one process at a time (two servers may share a
+    folder); reentrant, so a locked method may call another."""
 
-    def __init__(self, lock: threading.Lock, directory: Path) -> None:
-        self.lock = lock
+    def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.file_lock: FileLock | None = None
+        self.thread_lock = threading.RLock()
+        self.file_lock = FileLock(str(directory / "lock"), mode=0o600)
 
     def __enter__(self) -> None:
-        self.lock.acquire()
+        self.thread_lock.acquire()
         try:
             make_private_folder(self.directory)
-            self.file_lock = FileLock(str(self.directory / "lock"), mode=0o600)
             self.file_lock.acquire()
         except BaseException:
-            self.lock.release()
+            self.thread_lock.release()
             raise
 
     def __exit__(self, *exc: object) -> None:
         try:
-            if self.file_lock is not None:
-                self.file_lock.release()
+            self.file_lock.release()
         finally:
-            self.lock.release()
+            self.thread_lock.release()
 
 
 class TurnCheckpoint:
@@ -487,7 +495,7 @@ class TurnCheckpoint:
         self.store = store
         self.label = label
         self.conversation = conversation
-        self.before: asyncio.Future[Snapshot] = asyncio.ensure_future(asyncio.to_thread(store.snapshot))
+        self.before: asyncio.Future[Snapshot] = asyncio.ensure_future(on_daemon_thread(store.snapshot))
         self.needed = False
 
     async def ready(self) -> None:
@@ -504,16 +512,43 @@ class TurnCheckpoint:
             self.before.add_done_callback(_log_failure)
             return None
         try:
-            after = await asyncio.to_thread(self.store.snapshot)
-            checkpoint = await asyncio.to_thread(
-                self.store.record, self.before.result(), after, label=self.label, conversation=self.conversation
+            after = await on_daemon_thread(self.store.snapshot)
+            before = self.before.result()
+            checkpoint = await on_daemon_thread(
+                lambda: self.store.record(before, after, label=self.label, conversation=self.conversation)
             )
             if checkpoint is not None:
-                await asyncio.to_thread(self.store.prune, keep_turns, keep_days)
+                await on_daemon_thread(lambda: self.store.prune(keep_turns, keep_days))
             return checkpoint
         except (CheckpointError, OSError) as error:
             log.warning("no checkpoint of this turn in %s: %s", self.store.root, error)
             return None
+
+
+async def on_daemon_thread(work: Callable[[], T]) -> T:
+    """``work()`` on a thread of its own that does not keep the process alive: a server told to
+    exit mid-snapshot exits (the next snapshot clears the lock git left)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if done.done():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(result)
+
+    def run() -> None:
+        try:
+            outcome = (work(), None)
+        except BaseException as error:  # reported on the loop, whatever it is
+            outcome = (None, error)
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=run, name="elelem-checkpoint", daemon=True).start()
+    return await done
 
 
 def _log_failure(future: asyncio.Future[Snapshot]) -> None:

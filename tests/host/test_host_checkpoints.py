@@ -4,11 +4,12 @@ forced, a rewind survives a restart and can itself be rewound, and ``checkpoints
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
-from scaffold import add_plugin, write_script
+from scaffold import add_plugin, make_tree, wait_until, write_script
 
 from elelem_lsp.host.conversations import ConversationStore
 from elelem_lsp.host.frontend import BadRequest, Refused
@@ -140,3 +141,24 @@ async def test_checkpoints_false_keeps_none(workspace):
     assert await host.checkpoints(folder) == []
     with pytest.raises(Refused, match=r"checkpoints are off in project \(the checkpoints setting\)"):
         await host.rewind(folder, 1)
+
+
+async def test_on_a_20000_file_tree_the_model_is_asked_before_the_snapshot_ends(workspace):
+    files = make_tree(workspace / "src", 20_000)
+    original = files[0].read_bytes()
+    write_script(workspace, [
+        [{"type": "record"}, call("write", path="src/pkg000/mod000.py", content="rewritten\n")],
+        [{"type": "saying", "text": "Rewrote it."}],
+    ])
+    host, _ = host_for(workspace)
+    folder = host.folders[workspace.as_uri()]
+    turn = asyncio.ensure_future(host.turn(folder, "rewrite one file"))
+    await wait_until(lambda: (workspace / ".agents" / "fetches.jsonl").exists(), "the first model request", timeout=60)
+    snapshot = folder.workspace.checkpoint_ready.__self__.before
+    assert not snapshot.done(), "the first model request waited for the snapshot of 20,000 files"
+    answer = await asyncio.wait_for(turn, 300)
+    [listed] = await host.checkpoints(folder)
+    assert answer["checkpoint"] == 1 and listed["files"] == [{"path": "src/pkg000/mod000.py", "change": "modified"}]
+    assert files[0].read_bytes() == b"rewritten\n"
+    assert (await host.rewind(folder, 1))["rewound"] is True
+    assert files[0].read_bytes() == original
