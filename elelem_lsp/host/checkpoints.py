@@ -551,6 +551,18 @@ async def on_daemon_thread(work: Callable[[], T]) -> T:
     return await done
 
 
+def snapshot_in_background(store: CheckpointStore) -> None:
+    """A snapshot nobody waits for (it readies the next one), on a daemon thread; a failure is logged."""
+
+    def run() -> None:
+        try:
+            store.snapshot()
+        except (CheckpointError, OSError) as error:
+            log.warning("checkpoint snapshot of %s failed: %s", store.root, error)
+
+    threading.Thread(target=run, name="elelem-checkpoint", daemon=True).start()
+
+
 def _log_failure(future: asyncio.Future[Snapshot]) -> None:
     if not future.cancelled() and future.exception() is not None:
         log.warning("checkpoint snapshot failed: %s", future.exception())

@@ -94,6 +94,7 @@ class Host:
         for folder in list(self.folders.values()):
             await self.refresh_settings(folder)
             self.open_conversation(folder)
+            rewinding.warm(folder)  # checkpoints: the first turn's snapshot reads only what changed since
             await folder.prepare()
 
     def tell_choice(self, folder: Folder, choice: Choice) -> None:

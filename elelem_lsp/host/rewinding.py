@@ -23,6 +23,7 @@ from .checkpoints import (
     RewindPlan,
     TurnCheckpoint,
     remove_empty_parents,
+    snapshot_in_background,
 )
 from .conversations import ConversationStore, checkpoint_of, history_from, now
 from .folders import Folder
@@ -30,6 +31,13 @@ from .frontend import BadRequest, Refused, RestoredFile
 from .transcript import preview
 
 LABEL_LENGTH = 80
+
+
+def warm(folder: Folder) -> None:
+    """Snapshot the folder in the background ahead of its first turn (nothing is recorded), so that
+    turn's snapshot reads only the files changed since, not every file."""
+    if folder.settings.checkpoints:
+        snapshot_in_background(CheckpointStore(folder.root))
 
 
 def begin(folder: Folder, prompt: str) -> TurnCheckpoint | None:

@@ -11,6 +11,7 @@ import pytest
 
 from scaffold import add_plugin, make_tree, wait_until, write_script
 
+from elelem_lsp.host.checkpoints import CheckpointStore
 from elelem_lsp.host.conversations import ConversationStore
 from elelem_lsp.host.frontend import BadRequest, Refused
 from elelem_lsp.host.host import Host
@@ -162,3 +163,18 @@ async def test_on_a_20000_file_tree_the_model_is_asked_before_the_snapshot_ends(
     assert files[0].read_bytes() == b"rewritten\n"
     assert (await host.rewind(folder, 1))["rewound"] is True
     assert files[0].read_bytes() == original
+
+
+async def test_the_snapshot_ahead_of_the_first_turn_leaves_the_person_s_later_changes_out_of_it(workspace):
+    host, _ = host_for(workspace)
+    folder = host.folders[workspace.as_uri()]
+    await host.prepare()
+    index = CheckpointStore(workspace).git_dir / "index"
+    await wait_until(index.exists, "the snapshot taken ahead of the first turn", timeout=30)
+    (workspace / "gone.txt").write_text("the person's change, before the turn\n")
+    write_script(workspace, CHANGING_TURN)
+    await host.turn(folder, "change things")
+    [listed] = await host.checkpoints(folder)
+    assert "gone.txt" in {f["path"] for f in listed["files"]}  # the turn's command removed it
+    await host.rewind(folder, 1)
+    assert (workspace / "gone.txt").read_text() == "the person's change, before the turn\n"
