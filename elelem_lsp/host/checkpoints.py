@@ -26,6 +26,8 @@ import hashlib
 import json
 import logging
 import os
+import queue
+import shutil
 import stat
 import subprocess
 import threading
@@ -144,9 +146,11 @@ class RewindPlan:
         }
 
 
+# path -> the text of each editor buffer with unsaved changes (a turn's edits may wait there unsaved)
+UnsavedBuffers = Callable[[], dict[str, bytes]]
 # The current bytes of a file as the person sees it (an editor's unsaved buffer), or None to read the disk.
 CurrentContent = Callable[[str], bytes | None]
-_locks: dict[Path, StoreLock] = {}
+_locks: dict[Path, tuple[StoreLock, Worker]] = {}  # each folder's, shared by its stores in this process
 _locks_guard = threading.Lock()
 
 
@@ -160,7 +164,9 @@ class CheckpointStore:
         self.git_dir = self.directory / "git"
         self.max_file_bytes = max_file_bytes
         with _locks_guard:
-            self._lock = _locks.get(self.directory) or _locks.setdefault(self.directory, StoreLock(self.directory))
+            if self.directory not in _locks:
+                _locks[self.directory] = (StoreLock(self.directory), Worker(f"elelem-checkpoint-{self.root.name}"))
+            self._lock, self.worker = _locks[self.directory]
 
     # -- git -----------------------------------------------------------------------
     def _env(self) -> dict[str, str]:
@@ -178,14 +184,14 @@ class CheckpointStore:
         )
         return env
 
-    def _git(self, *args: str, input: bytes | None = None) -> bytes:
+    def _git(self, *args: str, input: bytes | None = None, index: Path | None = None) -> bytes:
         try:
             done = subprocess.run(
                 ["git", f"--work-tree={self.root}", *args],
                 input=input,
                 capture_output=True,
                 cwd=self.root,
-                env=self._env(),
+                env={**self._env(), **({"GIT_INDEX_FILE": str(index)} if index else {})},
                 umask=0o077,  # what git writes is the owner's alone
                 check=False,
             )
@@ -227,8 +233,9 @@ class CheckpointStore:
         write_private(ours, theirs)
 
     # -- snapshots ------------------------------------------------------------------
-    def snapshot(self) -> Snapshot:
-        """Stage the folder's files (changed ones only, after the first time) and write their tree."""
+    def snapshot(self, unsaved: dict[str, bytes] | None = None) -> Snapshot:
+        """Stage the folder's files (changed ones only, after the first time) and write their tree;
+        ``unsaved`` (path -> an editor buffer's text) stands for those files on disk in the tree."""
         with self._locked():
             self._ready()
             self._sync_excludes()
@@ -263,7 +270,23 @@ class CheckpointStore:
             if staged or not (self.git_dir / "refs" / "heads" / "main").is_file():
                 # HEAD is the last snapshot, so that status lists only what changed since (not every file)
                 self._git("update-ref", "HEAD", self._git("commit-tree", tree, "-m", "last snapshot").decode().strip())
+            if unsaved:
+                tree = self._with_buffers(unsaved)
         return Snapshot(tree, frozenset(too_large))
+
+    def _with_buffers(self, unsaved: dict[str, bytes]) -> str:
+        """The tree of the index with the buffers' texts in place of their files, written from a copy
+        of the index (the index itself keeps the disk's files, whose stat cache makes snapshots cheap)."""
+        index = self.git_dir / "index.buffers"
+        shutil.copyfile(self.git_dir / "index", index)
+        try:
+            for path, content in unsaved.items():
+                blob = self._git("hash-object", "-w", "--stdin", input=content).decode().strip()
+                mode = "100755" if os.access(self.root / path, os.X_OK) else "100644"
+                self._git("update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", index=index)
+            return self._git("write-tree", index=index).decode().strip()
+        finally:
+            index.unlink(missing_ok=True)
 
     def record(self, before: Snapshot, after: Snapshot, *, label: str = "", conversation: str | None = None) -> Checkpoint | None:
         """Keep a turn that changed files, numbered after the last one; None when it changed none."""
@@ -491,11 +514,13 @@ class TurnCheckpoint:
     ``ready`` is awaited before the first tool that may change files; a turn that never
     calls one records nothing (its snapshot still readies the next)."""
 
-    def __init__(self, store: CheckpointStore, label: str, conversation: str | None) -> None:
+    def __init__(self, store: CheckpointStore, label: str, conversation: str | None, unsaved: UnsavedBuffers = dict) -> None:
         self.store = store
         self.label = label
         self.conversation = conversation
-        self.before: asyncio.Future[Snapshot] = asyncio.ensure_future(on_daemon_thread(store.snapshot))
+        self.unsaved = unsaved
+        buffers = unsaved()  # as the turn starts, on the loop: the editor's buffers are read there
+        self.before: asyncio.Future[Snapshot] = asyncio.ensure_future(store.worker.run(lambda: store.snapshot(buffers)))
         self.needed = False
 
     async def ready(self) -> None:
@@ -512,55 +537,69 @@ class TurnCheckpoint:
             self.before.add_done_callback(_log_failure)
             return None
         try:
-            after = await on_daemon_thread(self.store.snapshot)
+            buffers = self.unsaved()
+            after = await self.store.worker.run(lambda: self.store.snapshot(buffers))
             before = self.before.result()
-            checkpoint = await on_daemon_thread(
+            checkpoint = await self.store.worker.run(
                 lambda: self.store.record(before, after, label=self.label, conversation=self.conversation)
             )
             if checkpoint is not None:
-                await on_daemon_thread(lambda: self.store.prune(keep_turns, keep_days))
+                await self.store.worker.run(lambda: self.store.prune(keep_turns, keep_days))
             return checkpoint
         except (CheckpointError, OSError) as error:
             log.warning("no checkpoint of this turn in %s: %s", self.store.root, error)
             return None
 
 
-async def on_daemon_thread(work: Callable[[], T]) -> T:
-    """``work()`` on a thread of its own that does not keep the process alive: a server told to
-    exit mid-snapshot exits (the next snapshot clears the lock git left)."""
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[T] = loop.create_future()
+class Worker:
+    """A daemon thread that does one folder's snapshots in order, started once (as the server
+    prepares): a turn hands it work without waiting for a thread to start, and a server told to
+    exit mid-snapshot does not wait for it (the next snapshot clears the lock git left)."""
 
-    def settle(result: Any, error: BaseException | None) -> None:
-        if done.done():
-            return
-        if error is not None:
-            done.set_exception(error)
-        else:
-            done.set_result(result)
+    def __init__(self, name: str) -> None:
+        self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name=name, daemon=True).start()
 
-    def run() -> None:
-        try:
-            outcome = (work(), None)
-        except BaseException as error:  # reported on the loop, whatever it is
-            outcome = (None, error)
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
-            loop.call_soon_threadsafe(settle, *outcome)
+    def _serve(self) -> None:
+        while True:
+            self.jobs.get()()
 
-    threading.Thread(target=run, name="elelem-checkpoint", daemon=True).start()
-    return await done
+    async def run(self, work: Callable[[], T]) -> T:
+        """``work()`` on the worker; its result or its exception here."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[T] = loop.create_future()
+
+        def settle(result: Any, error: BaseException | None) -> None:
+            if done.done():
+                return
+            if error is not None:
+                done.set_exception(error)
+            else:
+                done.set_result(result)
+
+        def job() -> None:
+            try:
+                outcome = (work(), None)
+            except BaseException as error:  # reported on the loop, whatever it is
+                outcome = (None, error)
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+                loop.call_soon_threadsafe(settle, *outcome)
+
+        self.jobs.put(job)
+        return await done
 
 
 def snapshot_in_background(store: CheckpointStore) -> None:
-    """A snapshot nobody waits for (it readies the next one), on a daemon thread; a failure is logged."""
+    """A snapshot nobody waits for (it readies the next one, and starts the folder's worker); a
+    failure is logged."""
 
-    def run() -> None:
+    def job() -> None:
         try:
             store.snapshot()
         except (CheckpointError, OSError) as error:
             log.warning("checkpoint snapshot of %s failed: %s", store.root, error)
 
-    threading.Thread(target=run, name="elelem-checkpoint", daemon=True).start()
+    store.worker.jobs.put(job)
 
 
 def _log_failure(future: asyncio.Future[Snapshot]) -> None:

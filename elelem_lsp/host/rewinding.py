@@ -44,7 +44,9 @@ def begin(folder: Folder, prompt: str) -> TurnCheckpoint | None:
     """Start the checkpoint of the turn that starts now (none with ``checkpoints`` off)."""
     if not folder.settings.checkpoints:
         return None
-    checkpoint = TurnCheckpoint(CheckpointStore(folder.root), preview(prompt, LABEL_LENGTH), folder.conversation)
+    checkpoint = TurnCheckpoint(
+        CheckpointStore(folder.root), preview(prompt, LABEL_LENGTH), folder.conversation, lambda: unsaved_buffers(folder)
+    )
     folder.workspace.checkpoint_ready = checkpoint.ready
     return checkpoint
 
@@ -56,6 +58,13 @@ async def end(folder: Folder, checkpoint: TurnCheckpoint | None) -> dict[str, An
     folder.workspace.checkpoint_ready = None
     kept = await checkpoint.finish(folder.settings.checkpoint_turns, folder.settings.checkpoint_days)
     return None if kept is None else {"turn": kept.turn, "files": kept.files, "tooLarge": kept.too_large}
+
+
+def unsaved_buffers(folder: Folder) -> dict[str, bytes]:
+    """Each editor buffer of the folder whose text is not its file's (a turn's edits wait there until
+    saved), by path relative to the folder: what the person sees counts as the file."""
+    buffers = folder.workspace.unsaved_buffers(folder.root)
+    return {path.relative_to(folder.root).as_posix(): text.encode("utf-8") for path, text in buffers.items()}
 
 
 async def listing(folder: Folder) -> list[dict[str, Any]]:
@@ -85,15 +94,10 @@ async def rewind(
     if not folder.settings.checkpoints:
         raise Refused(f"checkpoints are off in {folder.root.name} (the checkpoints setting)")
     entries = conversation_entries(folder, turn) if conversation else None
-    unsaved = folder.workspace.unsaved_buffers(folder.root)
-
-    def current(path: str) -> bytes | None:
-        text = unsaved.get(folder.root / path)
-        return None if text is None else text.encode("utf-8")
-
+    unsaved = unsaved_buffers(folder)
     store = CheckpointStore(folder.root)
     try:
-        plan = await asyncio.to_thread(store.plan, turn, files, force=force, current=current)
+        plan = await asyncio.to_thread(store.plan, turn, files, force=force, current=unsaved.get)
         undo = None if plan.conflicts else await apply(folder, store, plan)
     except CheckpointError as error:
         if str(error).startswith(("turn:", "files:")):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elelem_lsp.host.frontend import FileEdit, Frontend, OpenDocument, ProgressSink
+from elelem_lsp.host.frontend import FileEdit, Frontend, OpenDocument, ProgressSink, RestoredFile
 
 
 class Progress(ProgressSink):
@@ -42,6 +42,8 @@ class MemoryFrontend(Frontend):
     settings_asked: int = 0
     refuse_edits: str | None = None  # the editor's reason to refuse, if it does
     type_before_edit: str | None = None  # text the person types in the open buffer before the edit lands
+    restores_in_editor: bool = False  # a rewind is one edit of the buffers (as in VS Code), not left to the disk
+    restores: list[tuple[str, list[RestoredFile]]] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -119,3 +121,16 @@ class MemoryFrontend(Frontend):
             edit.path.write_text(after, encoding="utf-8")
         return True, None
 
+    async def restore_files(self, files: list[RestoredFile], label: str) -> tuple[bool, str | None] | None:
+        if not self.restores_in_editor:
+            return None
+        self.restores.append((label, files))
+        for file in files:
+            if file.text is None:
+                file.path.unlink(missing_ok=True)
+                self.documents.pop(file.path, None)
+            elif file.path in self.documents:
+                self.open(file.path, file.text, (self.documents[file.path].version or 0) + 1)
+            else:
+                file.path.write_text(file.text, encoding="utf-8")
+        return True, None

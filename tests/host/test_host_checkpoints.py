@@ -178,3 +178,24 @@ async def test_the_snapshot_ahead_of_the_first_turn_leaves_the_person_s_later_ch
     assert "gone.txt" in {f["path"] for f in listed["files"]}  # the turn's command removed it
     await host.rewind(folder, 1)
     assert (workspace / "gone.txt").read_text() == "the person's change, before the turn\n"
+
+
+async def test_an_edit_left_unsaved_in_the_editor_is_checkpointed_and_rewound_in_the_buffer(workspace):
+    host, frontend = host_for(workspace)
+    frontend.restores_in_editor = True
+    folder = host.folders[workspace.as_uri()]
+    frontend.open(workspace / "app.py", "x = 1\n")
+    write_script(workspace, [[call("edit", path="app.py", old="x = 1", new="x = 2")], [{"type": "saying", "text": "Edited."}]])
+    answer = await host.turn(folder, "edit it")
+    assert frontend.documents[workspace / "app.py"].text == "x = 2\n" and (workspace / "app.py").read_text() == "x = 1\n"
+    assert answer["checkpoint"] == 1
+    assert (await host.checkpoints(folder))[0]["files"] == [{"path": "app.py", "change": "modified"}]
+
+    frontend.open(workspace / "app.py", "x = 2\n# typed after the turn\n")
+    assert (await host.rewind(folder, 1))["conflicts"] == [{"path": "app.py", "reason": "has unsaved changes in the editor"}]
+    frontend.open(workspace / "app.py", "x = 2\n")
+    result = await host.rewind(folder, 1)
+    assert result["rewound"] is True and result["undo"] is None
+    [(label, [restored])] = frontend.restores
+    assert label == "elelem: rewind to before turn 1" and restored.text == "x = 1\n"
+    assert frontend.documents[workspace / "app.py"].text == "x = 1\n"
