@@ -213,3 +213,20 @@ async def test_a_turn_that_changes_no_file_records_nothing(project, store):
     assert await checkpoint.finish() is None
     await asyncio.wait_for(asyncio.shield(checkpoint.before), 30)
     assert store.list() == []
+
+
+def test_odd_names_and_symlinks_come_back(project, store):
+    (project / "naïve file.txt").write_text("before\n")
+    os.symlink("README.md", project / "link")
+    before = files_of(project)
+
+    def change():
+        (project / "naïve file.txt").write_text("after\n")
+        (project / "link").unlink()
+        os.symlink("elsewhere", project / "link")
+        (project / "new\tname.txt").write_text("tab\n")
+
+    checkpoint = turn(store, change)
+    assert {f["path"] for f in checkpoint.files} == {"naïve file.txt", "link", "new\tname.txt"}
+    store.apply(store.plan(checkpoint.turn))
+    assert files_of(project) == before and os.readlink(project / "link") == "README.md"
