@@ -44,8 +44,12 @@ def begin(folder: Folder, prompt: str) -> TurnCheckpoint | None:
     """Start the checkpoint of the turn that starts now (none with ``checkpoints`` off)."""
     if not folder.settings.checkpoints:
         return None
+    folder.workspace.edited.clear()
     checkpoint = TurnCheckpoint(
-        CheckpointStore(folder.root), preview(prompt, LABEL_LENGTH), folder.conversation, lambda: unsaved_buffers(folder)
+        CheckpointStore(folder.root),
+        preview(prompt, LABEL_LENGTH),
+        folder.conversation,
+        lambda: unsaved_buffers(folder, with_turn_edits=True),
     )
     folder.workspace.checkpoint_ready = checkpoint.ready
     return checkpoint
@@ -60,10 +64,16 @@ async def end(folder: Folder, checkpoint: TurnCheckpoint | None) -> dict[str, An
     return None if kept is None else {"turn": kept.turn, "files": kept.files, "tooLarge": kept.too_large}
 
 
-def unsaved_buffers(folder: Folder) -> dict[str, bytes]:
+def unsaved_buffers(folder: Folder, *, with_turn_edits: bool = False) -> dict[str, bytes]:
     """Each editor buffer of the folder whose text is not its file's (a turn's edits wait there until
-    saved), by path relative to the folder: what the person sees counts as the file."""
-    buffers = folder.workspace.unsaved_buffers(folder.root)
+    saved), by path relative to the folder: what the person sees counts as the file. With
+    ``with_turn_edits`` (for the turn's own snapshots), an edit of the turn the editor applied but
+    has not reported yet (Neovim sends its changes a moment later) counts as made."""
+    buffers = dict(folder.workspace.unsaved_buffers(folder.root))
+    for path, (before, after) in folder.workspace.edited.items() if with_turn_edits else ():
+        document = folder.frontend.open_document(path)
+        if document is None or document.text == before:
+            buffers[path] = after
     return {path.relative_to(folder.root).as_posix(): text.encode("utf-8") for path, text in buffers.items()}
 
 

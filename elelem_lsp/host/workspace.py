@@ -37,6 +37,9 @@ class FrontendWorkspace(Workspace):
         self.settings = settings  # the folder's current settings, read at each request
         self.allowed_for_session: set[str] = set()
         self.checkpoint_ready: Callable[[], Awaitable[None]] | None = None  # the running turn's (host/checkpoints.py)
+        # path -> (the buffer's text before, the text after) of each edit of this turn the editor applied,
+        # which a checkpoint counts before the editor reports the change (host/rewinding.py)
+        self.edited: dict[Path, tuple[str | None, str]] = {}
 
     # -- files -----------------------------------------------------------------
     async def read_text(self, path: Path) -> str:
@@ -80,6 +83,7 @@ class FrontendWorkspace(Workspace):
                 return
             applied, reason = await self.frontend.apply_edit(edit)
             if applied:
+                self.edited[path] = (current if document is not None else None, text_after(current, edit.replacement))
                 return
             now = self.frontend.open_document(path)
             if now is None or now.version == (document.version if document else None):
@@ -138,3 +142,11 @@ class FrontendWorkspace(Workspace):
             return await self.frontend.ask_text(prompt)
         except Unanswered as error:
             raise WorkspaceError(str(error)) from None
+
+
+def text_after(current: str | None, replacement: Replacement) -> str:
+    """A file's text once an edit of its model view (``replacement``) has landed on ``current``."""
+    if current is None:
+        return replacement.text
+    view = ModelView.of(current)
+    return view.in_stored(replacement).applied_to(current)

@@ -320,6 +320,66 @@ function M.delete_conversation()
   end)
 end
 
+--- A kept turn as one line: its number, when, its prompt, how many files it changed.
+--- @param checkpoint table an entry of `elelem.checkpoints`
+--- @return string
+function M.describe_checkpoint(checkpoint)
+  local files = type(checkpoint.files) == 'table' and #checkpoint.files or 0
+  local prompt = type(checkpoint.prompt) == 'string' and checkpoint.prompt:gsub('\n', ' ') or ''
+  return table.concat({ 'turn ' .. tostring(checkpoint.turn), short_time(checkpoint.at), prompt, transcript.counted(files, 'file') }, ' · ')
+end
+
+--- Picks one of the folder's turns that changed files and puts the folder back to before it: its
+--- files (an open buffer changes with them; `:wa` writes them), and the conversation too when the
+--- turn is the current conversation's. Files changed since are listed, and overwritten only if
+--- you choose to.
+function M.rewind()
+  local client, bufnr = target()
+  if not client then
+    return
+  end
+  local uri = uri_of(client, bufnr)
+  M.execute(client, 'elelem.checkpoints', { uri = uri }, bufnr, function(err, result)
+    if err then
+      return notify(err.message, vim.log.levels.ERROR)
+    end
+    if type(result) ~= 'table' or #result == 0 then
+      return notify('no turn has changed files in this folder yet')
+    end
+    vim.ui.select(result, { prompt = 'rewind to before: ', kind = 'elelem.checkpoint', format_item = M.describe_checkpoint }, function(choice)
+      if not choice then
+        return
+      end
+      M.execute(client, 'elelem.transcript', { uri = uri }, bufnr, function(_, current)
+        local ours = type(current) == 'table' and current.id == choice.conversation
+        local function rewind(force)
+          local argument = { uri = uri, turn = choice.turn, conversation = ours, force = force }
+          M.execute(client, 'elelem.rewind', argument, bufnr, function(rewind_err, answer)
+            if rewind_err then
+              return notify(rewind_err.message, vim.log.levels.ERROR)
+            end
+            if answer.rewound then
+              local what = transcript.counted(#answer.files, 'file') .. (answer.conversation and ' and the conversation' or '')
+              return notify(('rewound to before turn %d: %s'):format(choice.turn, what))
+            end
+            local lines = {}
+            for _, conflict in ipairs(answer.conflicts) do
+              lines[#lines + 1] = conflict.path .. ': ' .. conflict.reason
+            end
+            local prompt = ('changed since turn %d:\n%s\n'):format(choice.turn, table.concat(lines, '\n'))
+            vim.ui.select({ 'Overwrite them', 'Cancel' }, { prompt = prompt, kind = 'elelem.rewind' }, function(pick)
+              if pick == 'Overwrite them' then
+                rewind(true)
+              end
+            end)
+          end)
+        end
+        rewind(false)
+      end)
+    end)
+  end)
+end
+
 --- Once per client: its folder's current conversation goes above what the transcript shows, so
 --- a new session on a folder continues its history. A server without stored conversations
 --- answers with an error, which leaves the transcript as it was.
@@ -524,6 +584,7 @@ function M.setup(opts)
   api.nvim_create_user_command('ElelemNewConversation', M.new_conversation, { desc = 'Start a new elelem conversation' })
   api.nvim_create_user_command('ElelemConversations', M.conversations, { desc = 'Resume a stored elelem conversation' })
   api.nvim_create_user_command('ElelemDeleteConversation', M.delete_conversation, { desc = 'Delete a stored elelem conversation' })
+  api.nvim_create_user_command('ElelemRewind', M.rewind, { desc = 'Put the files (and conversation) back to before an elelem turn' })
   api.nvim_create_user_command('ElelemTranscript', function()
     transcript.show(true)
   end, { desc = 'Open the elelem transcript' })
