@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from ..agent.textfile import for_model
+from ..agent.workspace import WorkspaceError
 from .checkpoints import (
     Checkpoint,
     CheckpointError,
@@ -136,7 +138,7 @@ async def apply(folder: Folder, store: CheckpointStore, plan: RewindPlan) -> Che
         label = f"elelem: rewind to before turn {plan.turn}"
         answer = await folder.frontend.restore_files(list(in_editor.values()), label)
         if answer is None:
-            in_editor = {}
+            in_editor = await restore_open_buffers(folder, in_editor)
         elif not answer[0]:
             raise Refused(f"the editor did not rewind the files: {answer[1] or 'it refused the edit'}")
         for file in in_editor.values():
@@ -146,6 +148,25 @@ async def apply(folder: Folder, store: CheckpointStore, plan: RewindPlan) -> Che
     if not rest:
         return None
     return await asyncio.to_thread(apply_kept, store, replace(plan, restores=rest), folder.conversation)
+
+
+async def restore_open_buffers(folder: Folder, files: dict[str, RestoredFile]) -> dict[str, RestoredFile]:
+    """For an editor that cannot create or delete files (eglot, Helix): each open buffer goes back
+    as an ordinary edit of it, undoable there (the disk is written when the person saves); the
+    files it took."""
+    taken: dict[str, RestoredFile] = {}
+    if not folder.frontend.can_edit:
+        return taken
+    for path, file in files.items():
+        if file.text is None or folder.frontend.open_document(file.path) is None:
+            continue
+        text = for_model(file.text)
+        try:
+            await folder.workspace.update(file.path, lambda _old, text=text: text, tool="rewind")
+        except WorkspaceError as error:
+            raise Refused(f"the editor did not rewind {path}: {error}") from None
+        taken[path] = file
+    return taken
 
 
 def editable(folder: Folder, restore: Restore) -> RestoredFile | None:

@@ -180,9 +180,10 @@ async def test_the_snapshot_ahead_of_the_first_turn_leaves_the_person_s_later_ch
     assert (workspace / "gone.txt").read_text() == "the person's change, before the turn\n"
 
 
-async def test_an_edit_left_unsaved_in_the_editor_is_checkpointed_and_rewound_in_the_buffer(workspace):
+@pytest.mark.parametrize("in_one_edit", [True, False], ids=["one workspace edit", "an edit of each open buffer"])
+async def test_an_edit_left_unsaved_in_the_editor_is_checkpointed_and_rewound_in_the_buffer(workspace, in_one_edit):
     host, frontend = host_for(workspace)
-    frontend.restores_in_editor = True
+    frontend.restores_in_editor = in_one_edit
     folder = host.folders[workspace.as_uri()]
     frontend.open(workspace / "app.py", "x = 1\n")
     write_script(workspace, [[call("edit", path="app.py", old="x = 1", new="x = 2")], [{"type": "saying", "text": "Edited."}]])
@@ -196,6 +197,9 @@ async def test_an_edit_left_unsaved_in_the_editor_is_checkpointed_and_rewound_in
     frontend.open(workspace / "app.py", "x = 2\n")
     result = await host.rewind(folder, 1)
     assert result["rewound"] is True and result["undo"] is None
-    [(label, [restored])] = frontend.restores
-    assert label == "elelem: rewind to before turn 1" and restored.text == "x = 1\n"
+    if in_one_edit:
+        [(label, [restored])] = frontend.restores
+        assert label == "elelem: rewind to before turn 1" and restored.text == "x = 1\n"
+    else:
+        assert frontend.edits[-1].label == "elelem: rewind app.py"
     assert frontend.documents[workspace / "app.py"].text == "x = 1\n"
