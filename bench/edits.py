@@ -96,7 +96,8 @@ async def main(lines: int, runs: int) -> None:
         root = Path(folder).resolve()
         for newline, astral in (("\n", False), ("\r\n", False), ("\n", True)):
             server = StandInServer(root)
-            workspace = FrontendWorkspace(LspFrontend(server), root, Settings)  # type: ignore[arg-type]
+            editor = LspFrontend(server)  # type: ignore[arg-type]
+            workspace = FrontendWorkspace(root, Settings, documents=editor, person=editor, progress=editor, face=editor, client=editor.name)
             text = document(lines, newline, astral)
             path = root / "big.txt"
             path.write_text(text, newline="")

@@ -32,9 +32,8 @@ async def one_run(root: Path, servers: int) -> tuple[float, float, float]:
     settings = {"mcpServers": {f"s{i}": config for i in range(servers)}, "mcp": "allow"}
     host = Host(MemoryFrontend(settings_by_folder={root.as_uri(): settings}))
     host.sync_folders({root.as_uri(): root})
-    folder = host.folders[root.as_uri()]
-    await host.refresh_settings(folder)
-    toolbox = folder.ready_session().toolbox
+    folder = host.agents[root.as_uri()]
+    toolbox = (await folder.ready()).toolbox
     started = time.perf_counter()
     offered = await toolbox.offered()
     ready = time.perf_counter() - started

@@ -4,18 +4,8 @@ A plugin author needs only this surface: ``configure`` to register providers,
 and the message and event shapes a provider handles.
 """
 
-from .agent.messages import (
-    Doing,
-    Emit,
-    Event,
-    Message,
-    Provider,
-    ProviderError,
-    Saying,
-    Thinking,
-    ToolCall,
-    ToolDefinition,
-)
+from .agent.events import Doing, Event, FetchUsage, Saying, Thinking
+from .agent.messages import Emit, Message, Provider, ProviderError, ToolCall, ToolDefinition
 from .agent.registry import Config, configure
 
 __all__ = [
@@ -23,6 +13,7 @@ __all__ = [
     "Doing",
     "Emit",
     "Event",
+    "FetchUsage",
     "Message",
     "Provider",
     "ProviderError",

@@ -170,7 +170,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def run_acp(args: argparse.Namespace) -> int:
     log_to_stderr(args.log_level)
-    from .acp.agent import serve
+    from .acp.stdio import serve
     from .stop_signals import StopSignals
 
     stop_signals = StopSignals()
@@ -296,8 +296,8 @@ def run_rewind(args: argparse.Namespace) -> int:
     with starting() as spinner:
         from pygls.exceptions import JsonRpcException
 
+        from .agent.wording import checkpoint_lines, rewind_lines
         from .client.terminal import Terminal
-        from .host.rewind_report import checkpoint_lines, rewind_lines
 
         terminal = Terminal(interactive=False)
         options = server_options(args, plugin_trust(args, sys.stdin.isatty(), terminal.notice, spinner))

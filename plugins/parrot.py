@@ -24,9 +24,10 @@ def describe(result):
     """A tool result (a dict with ``ok``) in one sentence."""
     if not result["ok"]:
         return f"the tool failed: {result['error']}"
-    lines = result["content"].splitlines()
+    lines = [line.partition("\t")[2] for line in result["content"].splitlines()]  # read shows "12\ttext"
     first = next((line for line in lines if line.strip()), "")
-    count = f"{len(lines)} line" + ("" if len(lines) == 1 else "s")
+    total = result["total_lines"]
+    count = f"{total} line" + ("" if total == 1 else "s")
     return f"{result['path']} has {count}; it starts: {first}"
 
 

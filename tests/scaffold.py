@@ -84,7 +84,7 @@ class Editor:
         self.root = root
         self.progress: dict[Any, list[dict[str, Any]]] = defaultdict(list)
         self.edits: list[lsp.ApplyWorkspaceEditParams] = []
-        self.answer_edit: Callable[[lsp.ApplyWorkspaceEditParams], bool] = lambda params: True
+        self.answer_edit: Callable[[lsp.ApplyWorkspaceEditParams], Any] = lambda params: True
         self.versions: dict[str, int] = {}
 
     def uri(self, name: str) -> str:
@@ -143,7 +143,8 @@ def make_client(editor_holder: list[Editor], handlers: dict[str, Callable[..., A
         def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
             editor = editor_holder[0]
             editor.edits.append(params)
-            return lsp.ApplyWorkspaceEditResult(applied=editor.answer_edit(params))
+            answer = editor.answer_edit(params)  # a yes or no; anything else is sent as it is
+            return lsp.ApplyWorkspaceEditResult(applied=answer) if isinstance(answer, bool) else answer
 
         return client
 

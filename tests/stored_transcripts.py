@@ -70,7 +70,8 @@ ODD_LINES = [
     "-- p",
 ]
 
-# one turn's events: context notes, an event type of a newer server, MCP-style tool calls
+# one turn's events as an older server sent them (no title, no text): context notes, an event
+# type of a newer server, MCP-style tool calls
 EVENTS = [
     {"type": "context", "tokens": 31000, "budget": 32000, "leftOut": 3, "shortened": 0},
     {"type": "saying", "text": "Hel"},
@@ -103,6 +104,31 @@ EVENTS_LINES = [
     "  ok: github__search_issues — 3 issues",
     "+ github__get()",
     "  failed: github__get: denied",
+    "-- scripted · 2 steps",
+]
+
+
+# the same kinds of event with the words the server gives them, which the clients show as they are
+WORDED_EVENTS = [
+    {"type": "context", "tokens": 900, "budget": 1000, "leftOut": 1, "shortened": 2,
+     "text": "1 earlier turn left out and 2 tool results shortened to fit 1,000 tokens"},
+    {"type": "compacted", "turns": 12, "tokensBefore": 40000, "tokensAfter": 3000,
+     "text": "12 turns compacted into a summary (40,000 → 3,000 tokens)"},
+    {"type": "doing", "id": "c1", "name": "bash", "arguments": {"command": "npm test"}, "title": "Run npm test"},
+    {"type": "result", "id": "c1", "name": "bash", "ok": True, "title": "Ran npm test", "summary": "exit 0, 1 line of output"},
+    {"type": "doing", "id": "c2", "name": "edit", "arguments": {"path": "a.py"}, "title": "Edit a.py"},
+    {"type": "result", "id": "c2", "name": "edit", "ok": False, "title": "Edit a.py", "error": "old text not found"},
+]
+WORDED_NOTES = ["-- 1 earlier turn left out and 2 tool results shortened to fit 1,000 tokens",
+                "-- 12 turns compacted into a summary (40,000 → 3,000 tokens)"]
+WORDED_LINES = [
+    "> long one",
+    *WORDED_NOTES,
+    "+ Run npm test",
+    "  ok: Ran npm test — exit 0, 1 line of output",
+    "+ Edit a.py",
+    "  failed: Edit a.py: old text not found",
+    "Hello",
     "-- scripted · 2 steps",
 ]
 

@@ -26,15 +26,17 @@ from elelem_lsp.providers.windows import model_window
 class Recording:
     """Says one reply per fetch (reading a file when asked) and keeps what each fetch was sent."""
 
-    def __init__(self, reads: dict[int, str] | None = None) -> None:
+    def __init__(self, reads: dict[int, str] | None = None, tool: str = "read") -> None:
         self.sent: list[tuple[list, list]] = []
         self.reads = reads or {}
+        self.tool = tool
 
     async def fetch(self, messages, tools, emit):
         self.sent.append(([dict(m) for m in messages], tools))
         turn = sum(m["role"] == "user" for m in messages)
         if messages[-1]["role"] != "tool" and len(self.sent) in self.reads:
-            emit({"type": "doing", "id": "c1", "name": "read", "arguments": {"path": self.reads[len(self.sent)]}})
+            arguments = {"path": self.reads[len(self.sent)], **({"pattern": "text"} if self.tool == "grep" else {})}
+            emit({"type": "doing", "id": "c1", "name": self.tool, "arguments": arguments})
         else:
             emit({"type": "saying", "text": f"reply {turn} " + "r" * 300})
 
@@ -69,7 +71,8 @@ async def test_a_300_turn_conversation_never_sends_more_than_the_budget_and_drop
     assert sent_tokens(last, provider.sent[-1][1]) + total_tokens(session.history[2 * first_kept - 2: 2 * first_kept], estimate_tokens) > 8000
     context = [e for e in events if e["type"] == "context"]
     assert context[-1] == {"type": "context", "tokens": context[-1]["tokens"], "budget": 8000,
-                           "leftOut": first_kept, "shortened": 0}
+                           "leftOut": first_kept, "shortened": 0,
+                           "text": f"{first_kept} earlier turns left out to fit 8,000 tokens"}
     assert context[-1]["tokens"] <= 8000
     assert len(context) < 300  # told only for turns that left some out, once each
 
@@ -85,20 +88,19 @@ async def test_under_budget_nothing_is_left_out_and_nothing_is_said(ws):
 
 
 async def test_a_large_tool_result_is_cut_with_a_marker_and_the_model_told(ws, tmp_path):
-    (tmp_path / "big.txt").write_text("line of text\n" * 4000)  # 52,000 characters
-    provider = Recording(reads={1: "big.txt"})
+    (tmp_path / "big.txt").write_text("line of text\n" * 4000)  # 4,000 matching lines, 200 of them shown by grep
+    provider = Recording(reads={1: "big.txt"}, tool="grep")
     session = Session(provider, ws)
     session.context_setting = 8000
     events = []
-    await session.turn("read the big file", events.append)
+    await session.turn("search the big file", events.append)
     messages, tools = provider.sent[-1]
     result = messages[-1]
     assert result["role"] == "tool"
-    assert estimate_tokens(result["content"]) <= 8000 // 4
-    assert "characters cut to fit the context window]" in result["content"]
-    answer = json.loads(result["content"])  # still the tool's JSON: the file's text is what was cut
-    assert answer["ok"] is True and answer["content"].startswith("line of text\nline of text")
-    assert answer["content"].endswith(" of 52,000 characters cut to fit the context window]")
+    assert estimate_tokens(result["content"]) <= (8000 - session._reserve(tools)) // 4
+    answer = json.loads(result["content"])  # still the tool's JSON: its list of matches is what was cut
+    assert answer["ok"] is True and 0 < len(answer["matches"]) < 200 and answer["matches_found"] == 4000
+    assert answer["shortened"].endswith(f"{200 - len(answer['matches'])} of 200 matches cut to fit the context window]")
     [context] = [e for e in events if e["type"] == "context"]
     assert (context["leftOut"], context["shortened"]) == (0, 1)
     assert sent_tokens(messages, tools) <= 8000
@@ -121,11 +123,11 @@ async def test_the_providers_tokenizer_is_used_when_it_has_one(ws):
 
     provider = Counting()
     session = Session(provider, ws)
-    session.context_setting = 3000
+    session.context_setting = 4000
     for n in range(20):
         await session.turn(f"prompt {n} " + "p " * 100)
     # by the estimate (3 characters a token) 20 turns are far over; by words they fit
-    assert total_tokens(session.history, estimate_tokens) > 3000
+    assert sent_tokens(*provider.sent[-1]) > 4000
     assert len(provider.sent[-1][0]) == 1 + 2 * 19 + 1
 
 

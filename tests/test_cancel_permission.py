@@ -84,7 +84,8 @@ async def test_cancel_kills_a_running_command(project, start_editor, tmp_path):
     pid_file = tmp_path / "pid"
     write_script(project, [[{"type": "doing", "id": "x", "name": "execute",
                              "arguments": {"command": f"echo $$ > {pid_file}; sleep 60"}}]])
-    editor = await start_editor(project, settings={"provider": "scripted", "execute": "allow"})
+    # Without the sandbox: the pid is the host's, the file outside the workspace (test_sandbox.py has the sandbox's).
+    editor = await start_editor(project, settings={"provider": "scripted", "execute": "allow", "sandbox": "off"})
     turn = asyncio.create_task(editor.ask("run", token="t"))
     await wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), "the command to start")
     pid = int(pid_file.read_text())
@@ -98,20 +99,21 @@ async def test_cancel_while_the_editor_is_asking_shows_no_error(project, start_e
     add_plugin(project, "scripted")
     write_script(project, [[{"type": "doing", "id": "x", "name": "execute", "arguments": {"command": "true"}}]])
     editor = await start_editor(project, settings={"provider": "scripted"})
-    asked, answered = asyncio.Event(), asyncio.Event()
+    asked, cancelled, answered = asyncio.Event(), asyncio.Event(), asyncio.Event()
 
     @editor.client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
     async def slow_answer(params):
         asked.set()
-        await asyncio.sleep(0.5)  # the person answers after the turn was cancelled
+        await cancelled.wait()  # the person answers after the turn was cancelled
         answered.set()
         return lsp.MessageActionItem(title="Allow once")
 
     turn = asyncio.create_task(editor.ask("run", token="t"))
-    await asyncio.wait_for(asked.wait(), 5)
+    await asyncio.wait_for(asked.wait(), 20)
     await editor.command("elelem.cancel", {})
-    assert (await asyncio.wait_for(turn, 5))["cancelled"]
-    await asyncio.wait_for(answered.wait(), 5)
+    assert (await asyncio.wait_for(turn, 20))["cancelled"]
+    cancelled.set()
+    await asyncio.wait_for(answered.wait(), 20)
     # The late answer reaches the server before this request (one pipe, in order).
     assert (await editor.ask("again", token="t2"))["reply"] == "done."
     assert errors_shown(editor) == []

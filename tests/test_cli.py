@@ -7,8 +7,7 @@ import os
 import subprocess
 import sys
 
-import pytest
-
+from elelem_lsp.host.conversations import ConversationStore
 from scaffold import add_plugin, write_script
 from scaffold import run_ask as ask
 
@@ -19,7 +18,7 @@ def test_parrot_reads_the_readme(project):
     assert run.returncode == 0, run.stderr
     assert run.stdout == "README.md has 1 line; it starts: # hello\n"
     assert 'I should read README.md first.' in run.stderr
-    assert "+ read README.md → 1 line\n" in run.stderr
+    assert "+ Read README.md → 1 line\n" in run.stderr
 
 
 def test_echo_with_model_and_piped_stdin(project):
@@ -105,25 +104,14 @@ def run_cli(cwd, *args, env=None):
     )
 
 
-@pytest.mark.parametrize(
-    ("args", "said"),
-    [
-        (["serve", "--tcp", "nonsense"], "expected HOST:PORT such as 127.0.0.1:2087, got 'nonsense'"),
-        (["serve", "--tcp", "localhost:99999"], "got 'localhost:99999'"),
-        (["serve", "--log-level", "bogus"], "'bogus' is not one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
-        (["ask", "-C", "missing", "hi"], "missing: no such folder"),
-        (["ask", "-C", "README.md", "hi"], "README.md is a file, not a folder"),
-        (["chat", "-C", "missing"], "missing: no such folder"),
-        (["providers", "-C", "README.md"], "README.md is a file, not a folder"),
-        (["ask"], "the following arguments are required: prompt"),
-    ],
-)
-def test_a_bad_argument_is_one_line_and_exit_2(project, args, said):
-    run = run_cli(project, *args)
+def test_a_bad_argument_is_one_line_and_exit_2(project):
+    """The rest of the bad arguments are in tests/test_cli_options.py, in-process."""
+    run = run_cli(project, "serve", "--tcp", "nonsense")
     assert run.returncode == 2
     assert run.stdout == ""
-    assert run.stderr.count("\n") == 1 and said in run.stderr, run.stderr
-    assert run.stderr.startswith(f"elelem-lsp {args[0]}: ")
+    assert run.stderr.count("\n") == 1, run.stderr
+    assert run.stderr.startswith("elelem-lsp serve: ")
+    assert "expected HOST:PORT such as 127.0.0.1:2087, got 'nonsense'" in run.stderr
 
 
 def test_serve_on_a_port_in_use_is_one_line(project):
@@ -146,15 +134,14 @@ def test_providers_explains_its_mark(project):
     assert lines[0] == "* stub" and "  echo" in lines and "  openai" in lines
     assert lines[-1].startswith("* = what ask and chat use here without -p (picked from the environment: ")
     assert "-p NAME picks another" in lines[-1]
-    keyed = run_cli(project, "providers", "--trust", env={"OPENAI_API_KEY": "sk-x"})
-    assert "* openai" in keyed.stdout.splitlines() and "  stub" in keyed.stdout.splitlines()
+    # What a key in the environment picks: tests/host/test_host.py, in-process.
 
 
 def test_the_stub_demo_reads_as_a_demo_and_names_p(project):
     run = run_cli(project, "ask", "--trust", "hi")
     assert run.returncode == 0, run.stderr
     assert "invalid arguments" not in run.stderr and "!" not in run.stderr
-    assert "+ list → 1 file\n" in run.stderr
+    assert "+ List . → 1 file\n" in run.stderr
     assert "using provider 'stub' (a demo that needs no model)" in run.stderr
     assert "choose one with -p NAME" in run.stderr and "elelem.provider" not in run.stderr
 
@@ -166,12 +153,11 @@ def user_settings(home, settings):
     return path
 
 
-def test_the_user_settings_file_reaches_the_server_and_flags_win(project, home):
+def test_the_user_settings_file_reaches_the_server(project, home):
     add_plugin(project, "echo")
     add_plugin(project, "scripted")
     user_settings(home, {"provider": "echo", "model": "bird", "maxSteps": 1})
-    assert run_cli(project, "ask", "--trust", "hello").stdout == "bird: hello\n"
-    assert run_cli(project, "ask", "--trust", "--model", "cat", "hello").stdout == "cat: hello\n"
+    assert run_cli(project, "ask", "--trust", "hello").stdout == "bird: hello\n"  # the flags over it: test_cli_options.py
     write_script(project, [[{"type": "doing", "id": "a", "name": "list", "arguments": {}}]] * 3)
     limited = run_cli(project, "ask", "--trust", "-p", "scripted", "loop")
     assert limited.returncode == 1 and "stopped after 1 steps" in limited.stderr
@@ -179,16 +165,12 @@ def test_the_user_settings_file_reaches_the_server_and_flags_win(project, home):
     assert "* echo" in listing.stdout.splitlines() and "settings file" in listing.stdout
 
 
-@pytest.mark.parametrize(
-    ("content", "said"),
-    [("{not json", "not valid JSON (line 1"), ("[1, 2]", "expected a JSON object of settings, got list")],
-)
-def test_a_broken_user_settings_file_is_one_line_and_nothing_runs(project, home, content, said):
-    path = user_settings(home, content)
-    for args in (["ask", "hi"], ["providers"], ["chat"]):
-        run = run_cli(project, *args)
-        assert run.returncode == 2 and run.stdout == ""
-        assert run.stderr == f"elelem: {path}: {said}" + run.stderr.split(said, 1)[1] and run.stderr.count("\n") == 1
+def test_a_broken_user_settings_file_is_one_line_and_nothing_runs(project, home):
+    """The other commands and contents: tests/test_cli_options.py, in-process."""
+    path = user_settings(home, "{not json")
+    run = run_cli(project, "ask", "hi")
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.startswith(f"elelem: {path}: not valid JSON (line 1") and run.stderr.count("\n") == 1
 
 
 def test_an_invalid_value_in_the_user_settings_file_is_named(project, home):
@@ -215,10 +197,11 @@ def sent_contents(project) -> list[str]:
     return [m["content"] for m in json.loads(last)["messages"][1:]]
 
 
-def test_ask_starts_a_new_conversation_unless_told_to_continue(project):
+def test_ask_starts_a_new_conversation_unless_told_to_continue_or_to_resume_one(project):
     add_plugin(project, "scripted")
     write_script(project, [[{"type": "record"}, {"type": "saying", "text": "noted"}]])
     assert ask(project, "-p", "scripted", "remember 42").returncode == 0
+    [first] = [c["id"] for c in ConversationStore(project.resolve()).list()]
     write_script(project, [[{"type": "record"}, {"type": "saying", "text": "fresh"}]])
     assert ask(project, "-p", "scripted", "what number?").stdout == "fresh\n"
     assert sent_contents(project) == ["what number?"]  # a new conversation: nothing before it
@@ -226,33 +209,17 @@ def test_ask_starts_a_new_conversation_unless_told_to_continue(project):
     run = ask(project, "-p", "scripted", "--continue", "what number now?")
     assert run.returncode == 0, run.stderr
     assert sent_contents(project) == ["what number?", "fresh", "what number now?"]
-    run = ask(project, "-p", "scripted", "-c", "and again?")
-    assert sent_contents(project) == ["what number?", "fresh", "what number now?", "42", "and again?"]
 
-
-def test_ask_resume_goes_on_with_a_named_conversation_and_refuses_an_unknown_one(project):
-    add_plugin(project, "scripted")
-    write_script(project, [[{"type": "record"}, {"type": "saying", "text": "first reply"}]])
-    ask(project, "-p", "scripted", "the first conversation")
-    listing = json.loads(subprocess.run(
-        [sys.executable, "-c", "import json; from pathlib import Path; "
-         "from elelem_lsp.host.conversations import ConversationStore; "
-         "print(json.dumps(ConversationStore(Path('.').resolve()).list()))"],
-        cwd=project, capture_output=True, text=True, check=True).stdout)
-    [first] = [c["id"] for c in listing]
-    ask(project, "-p", "scripted", "another conversation")
     write_script(project, [[{"type": "record"}, {"type": "saying", "text": "back"}]])
-    run = ask(project, "-p", "scripted", "--resume", first, "are we back?")
+    run = ask(project, "-p", "scripted", "--resume", first, "are we back?")  # not the current one
     assert run.returncode == 0, run.stderr
-    assert sent_contents(project) == ["the first conversation", "first reply", "are we back?"]
-
-    for bad, said in (("20990101T000000-00000000", "id: no conversation '20990101T000000-00000000'"),
-                      ("../../etc/passwd", "id")):
-        run = ask(project, "-p", "scripted", "--resume", bad, "hello")
-        assert run.returncode == 2 and run.stdout == ""
-        assert run.stderr.strip().splitlines()[-1].startswith("Error: ") and said in run.stderr
-    run = ask(project, "-p", "scripted", "--resume", first, "--continue", "x")
-    assert run.returncode == 2 and "not allowed with argument" in run.stderr
+    assert sent_contents(project) == ["remember 42", "noted", "are we back?"]
+    # An id that is no safe file name is refused alike (tests/host/test_conversations.py), and
+    # --resume with --continue by argparse (tests/test_cli_options.py).
+    run = ask(project, "-p", "scripted", "--resume", "20990101T000000-00000000", "hello")
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.strip().splitlines()[-1].startswith("Error: ")
+    assert "id: no conversation '20990101T000000-00000000'" in run.stderr
 
 
 def test_ask_says_on_stderr_when_earlier_turns_were_left_out(project, home):

@@ -75,7 +75,7 @@ async def test_reset_context_tools_and_reload(project, start_editor):
     assert (await editor.command("elelem.transcript", {}))["id"] == reset["id"]
     assert [m["role"] for m in (await editor.command("elelem.context", {}))["messages"]] == ["system"]
     tools = (await editor.command("elelem.tools", {}))["tools"]
-    assert [t["name"] for t in tools] == ["read", "write", "edit", "execute", "list", "grep"]
+    assert [t["name"] for t in tools] == ["read", "write", "edit", "execute", "list", "grep", "plan"]
     assert tools[0]["parameters"]["required"] == ["path"]
     assert "unknown" not in (await editor.command("elelem.providers", {}))["available"]
     plugin = project / ".agents/plugins/late.py"

@@ -99,7 +99,7 @@ async def test_explain_with_elelem_for_a_selection(project, start_editor):
     quickfixes_only.context.only = [lsp.CodeActionKind.QuickFix]
     assert not await editor.client.text_document_code_action_async(quickfixes_only)
     result = await editor.command(explain.command.command, *explain.command.arguments)
-    assert result["reply"] == "Explain this code.\n\nFile: m.py (line 2)\n```\ny = 2\n```"
+    assert result["reply"] == "Explain this code.\n\nFile: m.py (line 2)\n```plaintext\ny = 2\n```"
 
 
 async def test_confirm_edits_marks_each_edit_as_needing_confirmation(project, start_editor):

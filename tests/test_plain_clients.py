@@ -53,9 +53,9 @@ def test_the_record_is_markdown_of_the_whole_turn():
         {"type": "thinking", "text": "hmm\nyes"},
         {"type": "saying", "text": "Let me "}, {"type": "saying", "text": "look."},
         {"type": "doing", "id": "1", "name": "read", "arguments": {"path": "a.txt"}},
-        {"type": "result", "id": "1", "name": "read", "ok": True, "summary": "3 lines"},
+        {"type": "result", "id": "1", "name": "read", "ok": True, "title": "Read a.txt", "summary": "3 lines"},
         {"type": "doing", "id": "2", "name": "execute", "arguments": {"command": "make"}},
-        {"type": "result", "id": "2", "name": "execute", "ok": False, "error": "not allowed"},
+        {"type": "result", "id": "2", "name": "execute", "ok": False, "title": "Run make", "error": "not allowed"},
         {"type": "saying", "text": "Done."},
     ]:
         record.add(event)
@@ -63,7 +63,7 @@ def test_the_record_is_markdown_of_the_whole_turn():
     assert text == (
         "# elelem · proj\n\n> what is\n> in it?\n\n"
         "> _thinking:_ hmm\n> yes\n\nLet me look.\n\n"
-        "- `read a.txt` → 3 lines\n\n\n\n- `execute make` → failed: not allowed\n\n\n\nDone."
+        "- `Read a.txt` → 3 lines\n\n\n\n- `Run make` → failed: not allowed\n\n\n\nDone."
         "\n\n---\nscripted · 2 steps\n"
     )
 
@@ -98,8 +98,8 @@ async def test_a_plain_client_sees_the_reply_and_gets_the_transcript(project, ho
     transcript = path.read_text()
     assert transcript.startswith("# elelem · project\n\n> what is in the readme?\n")
     assert "> _thinking:_ look first" in transcript
-    assert "- `read README.md` → 1 line" in transcript
-    assert "- `read missing.txt` → failed: " in transcript
+    assert "- `Read README.md` → 1 line" in transcript
+    assert "- `Read missing.txt` → failed: " in transcript
     assert "The readme is a heading that says hello." in transcript
     assert transcript.endswith("scripted · 2 steps\n")
 

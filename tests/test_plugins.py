@@ -55,7 +55,7 @@ def test_compat_does_a_tool_round_trip_over_http(project, chat_completions):
     assistant, tool = second["body"]["messages"][-2:]
     assert assistant["tool_calls"] == [{"id": "call_1", "type": "function",
                                         "function": {"name": "read", "arguments": '{"path": "README.md"}'}}]
-    assert tool["tool_call_id"] == "call_1" and json.loads(tool["content"])["content"] == "# hello\n"
+    assert tool["tool_call_id"] == "call_1" and json.loads(tool["content"])["content"] == "1\t# hello"
 
 
 def test_compat_reports_http_errors(project):

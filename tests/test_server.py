@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+
 import pytest
 from lsprotocol import types as lsp
 
 from scaffold import add_plugin, write_script
 
-CLIENTS = ["visual-studio-code", "neovim@v0.11"]
-
 
 def provider_events(events):
-    """The events the provider emitted, adjacent text of one type merged (tool results left out)."""
+    """The events the provider emitted, adjacent text of one type merged (tool results and the
+    title the server gives a call and the host's usage summary left out)."""
     merged = []
     for event in events:
-        if event["type"] == "result":
+        if event["type"] in ("result", "usage"):
             continue
+        event = {key: value for key, value in event.items() if key != "title"}
         if merged and event["type"] in ("saying", "thinking") and merged[-1]["type"] == event["type"]:
             merged[-1] = {**merged[-1], "text": merged[-1]["text"] + event["text"]}
         else:
@@ -23,15 +26,15 @@ def provider_events(events):
     return merged
 
 
-@pytest.mark.parametrize("client", CLIENTS)
-async def test_progress_events_are_exactly_what_the_provider_emitted(project, start_editor, client):
+async def test_progress_events_are_exactly_what_the_provider_emitted(project, start_editor):
+    """Progress is the same for every client (the edit test below is where their capabilities differ)."""
     add_plugin(project, "scripted")
     words = [{"type": "saying", "text": f"w{i} "} for i in range(300)]
     first = [{"type": "thinking", "text": "plan "}, {"type": "thinking", "text": "more"}, *words,
              {"type": "doing", "id": "c1", "name": "list", "arguments": {}}]
     second = [{"type": "saying", "text": "héllo "}, {"type": "unknown", "text": "ignored"}, {"type": "saying", "text": "😀"}]
     write_script(project, [first, second])
-    editor = await start_editor(project, client=client, settings={"provider": "scripted"})
+    editor = await start_editor(project, settings={"provider": "scripted"})
 
     result = await editor.ask("go")
 
@@ -43,10 +46,34 @@ async def test_progress_events_are_exactly_what_the_provider_emitted(project, st
     assert all(v["kind"] == "report" and v["events"] and v["message"] for v in values[1:-1])
     expected = provider_events(first + [second[0], second[2]])
     assert provider_events(editor.events()) == expected
+    assert [e["title"] for e in editor.events() if e["type"] == "doing"] == ["List ."]  # what a client shows
     results = [e for e in editor.events() if e["type"] == "result"]
-    assert results == [{"type": "result", "id": "c1", "name": "list", "ok": True, "summary": "3 files"}]
+    assert results == [{"type": "result", "id": "c1", "name": "list", "ok": True, "title": "Listed .", "summary": "3 files"}]
+    assert result["stopReason"] == "end"
     # coalesced: far fewer reports than events
     assert len(values) - 2 < 50
+
+
+async def test_the_plan_and_the_turns_usage_reach_progress_and_elelem_context(project, start_editor):
+    add_plugin(project, "scripted")
+    entries = [{"content": "look", "status": "in_progress", "priority": "high"}, {"content": "answer", "status": "pending"}]
+    write_script(project, [
+        [{"type": "doing", "id": "p1", "name": "plan", "arguments": {"entries": entries}},
+         {"type": "usage", "inputTokens": 2000, "outputTokens": 100}],
+        [{"type": "saying", "text": "ok"}, {"type": "usage", "inputTokens": 2100, "outputTokens": 5}],
+    ])
+    editor = await start_editor(project, settings={"provider": "scripted", "model": "gpt-4.1",
+                                                   "prices": {"gpt-4.1": {"input": 10.0, "output": 100.0}}})
+    await editor.ask("go")
+    [plan] = [e for e in editor.events() if e["type"] == "plan"]
+    assert plan["entries"] == [{**entries[0]}, {**entries[1], "priority": "medium"}]
+    usage = editor.events()[-1]
+    cost = (4100 * 10.0 + 105 * 100.0) / 1_000_000  # the setting's price, over the table's
+    assert usage == {"type": "usage", "inputTokens": 4100, "outputTokens": 105, "conversationInputTokens": 4100,
+                     "conversationOutputTokens": 105, "contextTokens": 2105, "contextWindow": usage["contextWindow"],
+                     "cost": cost, "currency": "USD", "text": "4,100 in · 105 out · $0.05"}
+    context = (await editor.command("elelem.context", {}))["usage"]
+    assert (context["conversationInputTokens"], context["cost"]) == (4100, cost)
 
 
 @pytest.mark.parametrize("client, unit", [("visual-studio-code", 1), ("neovim@v0.11", 3)])
@@ -214,3 +241,27 @@ def test_the_command_names_known_at_start_up_are_the_commands():
     from elelem_lsp.server.server import COMMAND_NAMES
 
     assert sorted(COMMAND_NAMES) == sorted(COMMANDS)
+
+
+async def test_an_ask_from_a_selection_puts_the_editors_context_before_the_model(project, start_editor):
+    add_plugin(project, "scripted")
+    for command in (["init", "-q", "-b", "trunk"], ["add", "README.md"], ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "one"]):
+        subprocess.run(["git", "-C", str(project), *command], check=True, capture_output=True)
+    (project / "src").mkdir()
+    (project / "src/app.py").write_text("import os\ndef main():\n    return os.getcwd()\n")
+    write_script(project, [[{"type": "record"}, {"type": "saying", "text": "seen"}]])
+    editor = await start_editor(project, settings={"provider": "scripted"})
+    editor.open("README.md")
+    uri = editor.open("src/app.py", language="python")
+    selection = {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 22}}
+
+    assert (await editor.ask("what does this do?", uri=uri, range=selection))["reply"] == "seen"
+
+    [fetch] = [json.loads(line) for line in (project / ".agents/fetches.jsonl").read_text().splitlines()]
+    system, asked = fetch["messages"][0]["content"], fetch["messages"][-1]["content"]
+    assert asked.startswith(
+        "what does this do?\n\nFile: src/app.py (lines 2-3)\n```python\ndef main():\n    return os.getcwd()\n```\n"
+        "Open in the editor: README.md\nGit: branch trunk; "
+    )
+    assert "?? .agents/" in asked and "?? src/" in asked
+    assert f"Workspace root: {project.resolve()}" in system and "How to work:" in system

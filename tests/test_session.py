@@ -57,7 +57,13 @@ async def test_tool_calls_run_in_order_and_history_keeps_prompt_and_reply(ws, ki
         {"id": "1", "name": "read", "arguments": {"path": "README.md"}},
         {"id": "2", "name": "read", "arguments": {"path": "missing"}},
     ]
-    assert json.loads(second[3]["content"]) == {"content": "# readme\n", "path": "README.md", "ok": True}
+    assert json.loads(second[3]["content"]) == {
+        "path": "README.md",
+        "total_lines": 1,
+        "lines": [1, 1],
+        "content": "1\t# readme",
+        "ok": True,
+    }
     assert second[4]["tool_call_id"] == "2" and json.loads(second[4]["content"])["ok"] is False
     assert session.history == [{"role": "user", "content": "what?"}, {"role": "assistant", "content": "it says readme"}]
     assert [e["type"] for e in seen] == ["saying", "doing", "doing", "result", "result", "saying", "saying"]
@@ -112,7 +118,7 @@ async def test_doing_arguments_as_json_text_are_parsed(ws):
     provider = Script([{"type": "doing", "id": "1", "name": "read", "arguments": '{"path": "README.md"}'}])
     await Session(provider, ws).turn("go")
     assert provider.seen[1][2]["tool_calls"] == [{"id": "1", "name": "read", "arguments": {"path": "README.md"}}]
-    assert json.loads(provider.seen[1][3]["content"])["content"] == "# readme\n"
+    assert json.loads(provider.seen[1][3]["content"])["content"] == "1\t# readme"
 
 
 async def test_unknown_events_and_return_values_are_ignored(ws):

@@ -14,8 +14,9 @@ import pytest
 
 from scaffold import add_plugin, write_script
 
+from elelem_lsp.agent.events import compaction, context_event
 from elelem_lsp.agent.toolbox import Toolbox
-from elelem_lsp.client.terminal import DIM, RESET, Terminal, call_line, printable
+from elelem_lsp.client.terminal import DIM, RESET, Terminal, printable
 
 # ESC sequences and single control bytes a model could emit to take over a terminal.
 HOSTILE = (
@@ -46,20 +47,29 @@ def test_printable_removes_every_control_character_but_newline_and_tab(text, sho
     assert printable(text) == shown
 
 
+def call_line(name, arguments):
+    """What the terminal prints for a call, given the ``doing`` event the server sends (with its title)."""
+    out = io.StringIO()
+    out.isatty = lambda: True
+    event = {"type": "doing", "id": "1", "name": name, "arguments": arguments, "title": Toolbox().title(name, arguments)}
+    Terminal(out=out, err=io.StringIO(), interactive=False).show({"kind": "report", "events": [event]})
+    return out.getvalue()
+
+
 @pytest.mark.parametrize(
     ("name", "arguments", "line"),
     [
-        ("read", {"path": "README.md"}, "+ read README.md"),
-        ("write", {"path": "notes.md", "content": "x" * 5000}, "+ write notes.md"),
-        ("edit", {"path": "a.py", "old": "x", "new": "y"}, "+ edit a.py"),
-        ("execute", {"command": "make test\n  && echo ok"}, "+ execute make test && echo ok"),
-        ("grep", {"pattern": "TODO", "path": "src"}, "+ grep src"),
-        ("list", {}, "+ list"),
-        ("lookup", {"q": 1}, '+ lookup {"q": 1}'),
-        ("read", {"path": "\x1b]52;c;aGk=\x07evil\x1b[2J.txt"}, "+ read evil.txt"),
+        ("read", {"path": "README.md"}, "+ Read README.md"),
+        ("write", {"path": "notes.md", "content": "x" * 5000}, "+ Write notes.md"),
+        ("edit", {"path": "a.py", "old": "x", "new": "y"}, "+ Edit a.py"),
+        ("execute", {"command": "make test\n  && echo ok"}, "+ Run make test && echo ok"),
+        ("grep", {"pattern": "TODO", "path": "src"}, '+ Search for "TODO" in src'),
+        ("list", {}, "+ List ."),
+        ("lookup", {"q": 1}, "+ lookup q=1"),
+        ("read", {"path": "\x1b]52;c;aGk=\x07evil\x1b[2J.txt"}, "+ Read evil.txt"),
     ],
 )
-def test_a_tool_call_is_one_short_line(name, arguments, line):
+def test_a_tool_call_is_one_short_line_of_its_title(name, arguments, line):
     assert call_line(name, arguments) == line
 
 
@@ -71,11 +81,13 @@ def test_a_long_argument_is_cut_to_one_line():
 @pytest.mark.parametrize(
     ("name", "result", "summary"),
     [
-        ("read", {"content": "a\nb\nc\n", "path": "x"}, "3 lines"),
-        ("read", {"content": "one", "path": "x"}, "1 line"),
-        ("read", {"content": "", "path": "x"}, "0 lines"),
+        ("read", {"content": "1\ta\n2\tb\n3\tc", "path": "x", "total_lines": 3, "lines": [1, 3]}, "3 lines"),
+        ("read", {"content": "1\tone", "path": "x", "total_lines": 1, "lines": [1, 1]}, "1 line"),
+        ("read", {"content": "[the file is empty]", "path": "x", "total_lines": 0}, "0 lines"),
+        ("read", {"content": "...", "path": "x", "total_lines": 686, "lines": [1, 320], "next_offset": 321}, "lines 1-320 of 686"),
         ("write", {"path": "x", "bytes": 12}, "wrote 12 bytes"),
-        ("edit", {"path": "x"}, "edited"),
+        ("edit", {"path": "x", "replacements": 1}, "edited"),
+        ("edit", {"path": "x", "replacements": 3}, "edited 3 places"),
         ("execute", {"exit_code": 2, "output": "oops\n", "truncated": False}, "exit 2, 1 line of output"),
         ("bash", {"exit_code": 0, "output": "a\nb", "truncated": True}, "exit 0, 2 lines of output (cut short)"),
         ("list", {"files": ["a", "b"], "truncated": False}, "2 files"),
@@ -123,9 +135,9 @@ def test_model_text_reaches_stdout_and_stderr_without_control_characters(project
     assert run.stdout.decode() == "reply red2J end\n"
     stderr = run.stderr.decode()
     assert "thinking red2J" in stderr and "saying red2J" in stderr
-    assert "+ read notes.txtred2J\n" in stderr  # the second call came before the first result
-    assert "  read → failed: " in stderr
-    assert "  read → 2 lines\n" in stderr
+    assert "+ Read notes.txtred2J\n" in stderr  # the second call came before the first result
+    assert "  Read notes.txtred2J → failed: " in stderr
+    assert "  Read notes.txt → 2 lines\n" in stderr
     # the clipboard payload went with its sequence, except where an error quotes the bad path
     # escaped, as inert text
     assert "ZWNobyBwd25lZA" not in stderr.replace("\\x1b]52;c;ZWNobyBwd25lZA==", "")
@@ -154,8 +166,8 @@ def test_on_a_terminal_only_our_own_dimming_is_sent(project):
     ours = (b"\x1b[2m", b"\x1b[0m", b"\r\x1b[K")  # dimming, and the start-up spinner clearing its line
     assert control_bytes(output, allowed=ours) == []
     assert b"reply red2J end" in output
-    assert re.search(rb"\+ read notes\.txt\x1b\[2m \xe2\x86\x92 2 lines", output) is None  # success is not dimmed
-    assert b"+ read notes.txt \xe2\x86\x92 2 lines\n" in output or b"  read \xe2\x86\x92 2 lines\n" in output
+    assert re.search(rb"\+ Read notes\.txt\x1b\[2m \xe2\x86\x92 2 lines", output) is None  # success is not dimmed
+    assert b"+ Read notes.txt \xe2\x86\x92 2 lines\n" in output or b"  Read notes.txt \xe2\x86\x92 2 lines\n" in output
 
 
 def streamed_and_printed(pieces: list[str]) -> tuple[str, str]:
@@ -187,13 +199,10 @@ def test_streamed_text_always_shows_the_printed_reply_however_it_is_cut():
 
 
 @pytest.mark.parametrize("event, line", [
-    ({"type": "context", "tokens": 31000, "budget": 32000, "leftOut": 3, "shortened": 0},
-     "3 earlier turns left out to fit 32,000 tokens"),
-    ({"type": "context", "tokens": 7000, "budget": 8000, "leftOut": 1, "shortened": 2},
-     "1 earlier turn left out and 2 tool results shortened to fit 8,000 tokens"),
-    ({"type": "context", "tokens": 7000, "budget": 8000, "leftOut": 0, "shortened": 1},
-     "1 tool result shortened to fit 8,000 tokens"),
-    ({"type": "compacted", "turns": 12, "tokensBefore": 30000, "tokensAfter": 4000}, "12 turns compacted into a summary"),
+    (context_event(31000, 32000, 3, 0), "3 earlier turns left out to fit 32,000 tokens"),
+    (context_event(7000, 8000, 1, 2), "1 earlier turn left out and 2 tool results shortened to fit 8,000 tokens"),
+    (context_event(7000, 8000, 0, 1), "1 tool result shortened to fit 8,000 tokens"),
+    ({"type": "compacted", **compaction(12, 30000, 4000)}, "12 turns compacted into a summary (30,000 → 4,000 tokens)"),
 ])
 def test_a_budget_event_is_one_dim_line(event, line):
     out = io.StringIO()

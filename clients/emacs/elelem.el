@@ -36,7 +36,8 @@
 (defcustom elelem-settings nil
   "The `elelem' settings section, a plist.
 Keys: :provider :model :providers :execute :allowCommands :confirmEdits
-:workspacePlugins :maxSteps :temperature :maxTokens :mcpServers :allowMcpTools :mcp.  Set it per folder in
+:workspacePlugins :maxSteps :temperature :maxTokens :mcpServers :allowMcpTools :mcp
+:sandbox :sandboxNetwork :sandboxWritable.  Set it per folder in
 .dir-locals.el to give folders different providers."
   :type 'plist)
 
@@ -44,8 +45,9 @@ Keys: :provider :model :providers :execute :allowCommands :confirmEdits
 (defun elelem-safe-settings-p (value)
   "Non-nil when settings VALUE loosen nothing, so a .dir-locals.el may set them unasked.
 A project's own files choosing :workspacePlugins, :allowCommands, :providers,
-:mcpServers, :allowMcpTools, :execute \"allow\" or :mcp \"allow\" is a question
-Emacs asks first (answer ! to trust that project)."
+:mcpServers, :allowMcpTools, :checkCommand, :execute \"allow\", :mcp \"allow\",
+:sandbox \"off\", :sandboxNetwork or :sandboxWritable is a question Emacs asks
+first (answer ! to trust that project)."
   (and (proper-list-p value)
        (ignore-errors
          (not (or (plist-get value :workspacePlugins)
@@ -53,8 +55,12 @@ Emacs asks first (answer ! to trust that project)."
                   (plist-get value :providers)
                   (plist-get value :mcpServers)
                   (plist-get value :allowMcpTools)
+                  (plist-get value :checkCommand)
+                  (plist-get value :sandboxNetwork)
+                  (plist-get value :sandboxWritable)
                   (equal (plist-get value :execute) "allow")
-                  (equal (plist-get value :mcp) "allow"))))))
+                  (equal (plist-get value :mcp) "allow")
+                  (equal (plist-get value :sandbox) "off"))))))
 ;;;###autoload
 (put 'elelem-settings 'safe-local-variable #'elelem-safe-settings-p)
 
@@ -117,13 +123,22 @@ Modes derived from them count too, unless an earlier entry of
 (defun elelem--one-line (text)
   (replace-regexp-in-string "\n" " " text))
 
-(defun elelem--call-line (name arguments)
-  "`+ NAME(key=value, ...)': a tool call, whatever the tool."
-  (format "+ %s(%s)" (if (stringp name) name "?") (elelem--format-arguments arguments)))
+(defun elelem--words (value)
+  "VALUE when it is a non-empty string: words the server sent to be shown as they are."
+  (and (stringp value) (not (string-empty-p value)) value))
+
+(defun elelem--call-line (call)
+  "`+ Read a.txt', the server's title of CALL; without one `+ name(key=value, ...)'."
+  (let ((name (plist-get call :name)))
+    (if-let ((title (elelem--words (plist-get call :title))))
+        (concat "+ " title)
+      (format "+ %s(%s)" (if (stringp name) name "?") (elelem--format-arguments (plist-get call :arguments))))))
 
 (defun elelem--outcome-line (outcome)
-  "`  ok: name — summary' or `  failed: name: error' for OUTCOME, with its face."
-  (let ((name (if (stringp (plist-get outcome :name)) (plist-get outcome :name) "?"))
+  "`  ok: title — summary' or `  failed: title: error' for OUTCOME, with its face.
+The tool's name stands for the title when the server sent none."
+  (let ((name (or (elelem--words (plist-get outcome :title))
+                  (if (stringp (plist-get outcome :name)) (plist-get outcome :name) "?")))
         (summary (plist-get outcome :summary))
         (error (plist-get outcome :error)))
     (if (eq (plist-get outcome :ok) t)
@@ -146,11 +161,14 @@ Modes derived from them count too, unless an earlier entry of
 
 (defun elelem-note-text (event)
   "The one dim line of a `context' or `compacted' EVENT, or of a compaction entry.
-Nil when it says nothing."
-  (if (or (equal (plist-get event :type) "compacted") (equal (plist-get event :kind) "compaction"))
-      (let ((turns (plist-get event :turns)))
-        (and (numberp turns)
-             (format "-- %s compacted into a summary" (elelem--counted turns "turn"))))
+The server's text, else worded here; nil when it says nothing."
+  (cond
+   ((elelem--words (plist-get event :text)) (concat "-- " (plist-get event :text)))
+   ((or (equal (plist-get event :type) "compacted") (equal (plist-get event :kind) "compaction"))
+    (let ((turns (plist-get event :turns)))
+      (and (numberp turns)
+           (format "-- %s compacted into a summary" (elelem--counted turns "turn")))))
+   (t
     (let* ((left-out (plist-get event :leftOut))
            (shortened (plist-get event :shortened))
            (budget (plist-get event :budget))
@@ -160,7 +178,26 @@ Nil when it says nothing."
                                        (concat (elelem--counted shortened "tool result") " shortened"))))))
       (and parts
            (concat "-- " (string-join parts ", ")
-                   (if (numberp budget) (format " to fit %s tokens" (elelem--thousands budget)) ""))))))
+                   (if (numberp budget) (format " to fit %s tokens" (elelem--thousands budget)) "")))))))
+
+(defun elelem-checked-lines (event)
+  "The lines of a `checked' EVENT, as (TEXT . FACE).
+Its row, then the new problems (or the end of the check command's output),
+at most ten."
+  (let* ((problems (append (plist-get event :newProblems) nil))
+         (output (plist-get event :output))
+         (details (append (mapcar (lambda (p)
+                                    (format "    %s:%s:%s %s: %s" (plist-get p :path) (plist-get p :line)
+                                            (plist-get p :column) (plist-get p :severity)
+                                            (elelem--one-line (or (plist-get p :message) ""))))
+                                  problems)
+                          (and (stringp output) (not (string-empty-p (string-trim output)))
+                               (mapcar (lambda (line) (concat "    " line))
+                                       (last (split-string (string-trim output) "\n") 10)))))
+         (bad (or problems (and (numberp (plist-get event :exitCode)) (/= (plist-get event :exitCode) 0)))))
+    (cons (cons (concat "✓ " (or (plist-get event :text) "checked"))
+                (if bad 'elelem-error-face 'elelem-tool-ok-face))
+          (mapcar (lambda (line) (cons line 'elelem-note-face)) (seq-take details 10)))))
 
 (defun elelem--ending-lines (outcome with-reply)
   "The lines ending a turn, as (TEXT . FACE), from OUTCOME.
@@ -189,8 +226,7 @@ A turn, or a compaction's one line; none for a kind this client does not know."
      (append (list (cons (concat "> " (elelem--one-line (or (plist-get entry :prompt) "")))
                          'elelem-prompt-face))
              (seq-mapcat (lambda (tool)
-                           (list (cons (elelem--call-line (plist-get tool :name) (plist-get tool :arguments))
-                                       'elelem-tool-face)
+                           (list (cons (elelem--call-line tool) 'elelem-tool-face)
                                  (elelem--outcome-line tool)))
                          (plist-get entry :tools) 'list)
              (elelem--ending-lines entry t)))))
@@ -235,11 +271,14 @@ A turn, or a compaction's one line; none for a kind this client does not know."
                (setq turn (plist-put turn :open kind))
                (when (equal kind "saying") (setq turn (plist-put turn :said t))))))
           ("doing"
-           (elelem--write (elelem--call-line (plist-get event :name) (plist-get event :arguments))
-                          'elelem-tool-face)
+           (elelem--write (elelem--call-line event) 'elelem-tool-face)
            (setq turn (plist-put turn :open nil)))
           ("result"
            (let ((line (elelem--outcome-line event)))
+             (elelem--write (car line) (cdr line)))
+           (setq turn (plist-put turn :open nil)))
+          ("checked"
+           (dolist (line (elelem-checked-lines event))
              (elelem--write (car line) (cdr line)))
            (setq turn (plist-put turn :open nil)))
           ((or "context" "compacted")
@@ -266,13 +305,121 @@ A turn, or a compaction's one line; none for a kind this client does not know."
 ;;;; The server side of the conversation
 
 (cl-defmethod eglot-client-capabilities ((_server elelem-server))
-  "Eglot's, plus what elelem's applyEdit handler does: create files, confirm."
+  "Eglot's, plus what elelem's applyEdit handler does: create files, confirm.
+And `elelem/diagnostics', answered from Flymake (or Flycheck)."
   (let* ((capabilities (cl-call-next-method))
          (workspace (plist-get capabilities :workspace)))
+    (plist-put capabilities :experimental
+               (list :elelem (list :diagnostics t)))
     (plist-put capabilities :workspace
                (plist-put workspace :workspaceEdit
                           '(:documentChanges t :resourceOperations ["create"]
                             :changeAnnotationSupport (:groupsOnLabel :json-false))))))
+
+;;;; What the buffers' other checkers report (`elelem/diagnostics')
+
+(defvar elelem--diagnostics-generation 0
+  "How many times Flymake or Flycheck reported, in any buffer.")
+(defvar-local elelem--diagnostics-changed nil
+  "(GENERATION . TIME) of this buffer's last report.")
+
+(defun elelem--diagnostics-reported (&rest _)
+  "Count a Flymake or Flycheck report of the current buffer."
+  (setq elelem--diagnostics-generation (1+ elelem--diagnostics-generation))
+  (setq elelem--diagnostics-changed (cons elelem--diagnostics-generation (float-time))))
+
+(with-eval-after-load 'flymake
+  ;; Flymake has no hook after a report; its report function is where every backend's lands
+  (when (fboundp 'flymake--handle-report)
+    (advice-add 'flymake--handle-report :after #'elelem--diagnostics-reported)))
+(add-hook 'flycheck-after-syntax-check-hook #'elelem--diagnostics-reported)
+
+(defconst elelem--settle-seconds 0.2 "Reports quiet this long count as settled.")
+
+(declare-function flycheck-error-line "ext:flycheck")
+(declare-function flycheck-error-column "ext:flycheck")
+(declare-function flycheck-error-message "ext:flycheck")
+(declare-function flycheck-error-level "ext:flycheck")
+(declare-function flycheck-error-checker "ext:flycheck")
+(declare-function flycheck-buffer "ext:flycheck")
+
+(defun elelem--buffer-diagnostics (buffer)
+  "The LSP diagnostics of BUFFER: Flymake's, and Flycheck's where it runs."
+  (with-current-buffer buffer
+    (append
+     (and (bound-and-true-p flymake-mode)
+          (mapcar (lambda (d)
+                    (list :range (elelem--range (flymake-diagnostic-beg d) (flymake-diagnostic-end d))
+                          :message (flymake-diagnostic-text d)
+                          :severity (pcase (flymake-diagnostic-type d)
+                                      ((or :error 'eglot-error) 1)
+                                      ((or :warning 'eglot-warning) 2)
+                                      (_ 3))
+                          :source (format "%s" (flymake-diagnostic-backend d))))
+                  (flymake-diagnostics)))
+     (and (bound-and-true-p flycheck-mode) (fboundp 'flycheck-error-line)
+          (mapcar (lambda (e)
+                    (let ((position (save-excursion
+                                      (goto-char (point-min))
+                                      (forward-line (1- (or (flycheck-error-line e) 1)))
+                                      (forward-char (max 0 (1- (or (flycheck-error-column e) 1))))
+                                      (point))))
+                      (list :range (elelem--range position position)
+                            :message (or (flycheck-error-message e) "")
+                            :severity (pcase (flycheck-error-level e) ('error 1) ('warning 2) (_ 3))
+                            :source (format "%s" (flycheck-error-checker e)))))
+                  (bound-and-true-p flycheck-current-errors))))))
+
+(defun elelem--checked-p (buffer)
+  "Whether something reports problems for BUFFER.
+Flycheck, or Flymake with a backend other than elelem's own eglot connection."
+  (and buffer
+       (with-current-buffer buffer
+         (or (bound-and-true-p flycheck-mode)
+             (and (bound-and-true-p flymake-mode)
+                  (or (not (cl-typep (eglot-current-server) 'elelem-server))
+                      (cl-some (lambda (backend) (not (memq backend '(t eglot-flymake-backend))))
+                               flymake-diagnostic-functions)))))))
+
+(defun elelem--settled-p (buffers since)
+  "Whether all BUFFERS reported after generation SINCE, and have been quiet since."
+  (let ((last 0))
+    (and (cl-every (lambda (buffer)
+                     (let ((changed (and buffer (buffer-local-value 'elelem--diagnostics-changed buffer))))
+                       (cond ((not (elelem--checked-p buffer)) t)  ; nothing to wait for
+                             ((and changed (> (car changed) since))
+                              (setq last (max last (cdr changed)))))))
+                   buffers)
+         (>= (- (float-time) last) elelem--settle-seconds))))
+
+(cl-defmethod eglot-handle-request
+  ((_server elelem-server) (_method (eql elelem/diagnostics)) &key uris waitMs since &allow-other-keys)
+  "The problems of URIS (else of every buffer): Flymake's and Flycheck's.
+With WAITMS, first wait for reports newer than generation SINCE, at most
+that long."
+  (let* ((uris (append uris nil))  ; a JSON array is a vector
+         (buffers (if uris
+                      (mapcar (lambda (uri) (find-buffer-visiting (elelem--uri-to-path uri))) uris)
+                    (cl-remove-if-not #'buffer-file-name (buffer-list))))
+         (since (if (numberp since) since elelem--diagnostics-generation))
+         (deadline (+ (float-time) (/ (if (numberp waitMs) waitMs 0) 1000.0))))
+    (when (and uris (numberp waitMs) (> waitMs 0))
+      ;; check the changed buffers now: their checkers would, after an idle delay that never
+      ;; comes while this request waits
+      (dolist (buffer buffers)
+        (when buffer
+          (with-current-buffer buffer
+            (cond ((bound-and-true-p flymake-mode) (flymake-start))
+                  ((and (bound-and-true-p flycheck-mode) (fboundp 'flycheck-buffer)) (flycheck-buffer)))))))
+    (while (and uris (< (float-time) deadline) (not (elelem--settled-p buffers since)))
+      (accept-process-output nil 0.05))
+    (list :items (apply #'vector
+                        (cl-loop for buffer in buffers
+                                 for uri in (or uris (mapcar (lambda (b) (elelem--path-to-uri (buffer-file-name b))) buffers))
+                                 collect (list :uri uri
+                                               :diagnostics (apply #'vector (and buffer (elelem--buffer-diagnostics buffer)))
+                                               :checked (if (elelem--checked-p buffer) t :json-false))))
+          :generation elelem--diagnostics-generation)))
 
 (cl-defmethod eglot-handle-notification
   ((_server elelem-server) (_method (eql $/progress)) &key token value)

@@ -120,10 +120,10 @@ class AcpFrontend(Frontend):
         # One question, however many wait for its answer. A question that an earlier prompt asked
         # and that was cancelled with it (its answer may still be on its way in) is asked again.
         for _ in range(2):
-            started_here = self.trust_question is None
-            if started_here:
-                self.trust_question = asyncio.ensure_future(self._ask_trust(plugins, store))
             question = self.trust_question
+            started_here = question is None
+            if question is None:
+                question = self.trust_question = asyncio.ensure_future(self._ask_trust(plugins, store))
             answer = await asyncio.shield(question)
             if answer is not None:
                 self.plugins_load = answer
@@ -266,7 +266,14 @@ class AcpFrontend(Frontend):
 
     # -- commands -------------------------------------------------------------------
     async def run_command(
-        self, command: str, cwd: Path, *, timeout: float, output_cap: int, run_here: Callable[[], Awaitable[ProcessResult]]
+        self,
+        command: str,
+        cwd: Path,
+        *,
+        argv: list[str],
+        timeout: float,
+        output_cap: int,
+        run_here: Callable[[], Awaitable[ProcessResult]],
     ) -> ProcessResult:
         if not self.capabilities.terminal:
             result = await run_here()
@@ -275,8 +282,8 @@ class AcpFrontend(Frontend):
         creating = asyncio.ensure_future(
             self.conn.create_terminal(
                 session_id=self.session_id,
-                command="/bin/sh",
-                args=["-c", command],
+                command=argv[0],  # the shell, in the sandbox when there is one
+                args=argv[1:],
                 cwd=str(cwd),
                 output_byte_limit=output_cap,
             )
@@ -310,6 +317,11 @@ class AcpFrontend(Frontend):
         self._later(self._release(ids))
         status = output.exit_status
         return ProcessResult(status.exit_code if status else None, output.output, output.truncated, timed_out)
+
+    async def closed(self) -> None:
+        """The session is closed: wait for its terminals to be killed and released."""
+        if self.cleanup:
+            await asyncio.wait(set(self.cleanup))
 
     def _kill_created(self, creating: asyncio.Future[Any]) -> None:
         if not creating.cancelled() and creating.exception() is None:

@@ -3,9 +3,12 @@
 ``Outbox`` sends one session's updates one after another; while the pipe is busy,
 adjacent text chunks of one kind wait as one (nothing is dropped or reordered).
 ``TurnUpdates`` is the host's ProgressSink for one turn: ``saying`` and ``thinking``
-become message and thought chunks, ``doing`` a ``tool_call`` (a title a person reads,
-its kind, where it works, its arguments), and ``result`` the ``tool_call_update`` that
-finishes it, with what the front end recorded for it (diffs, command output, the error).
+become message and thought chunks (each stretch of them between tool calls one message, with
+its ``messageId``), ``doing`` a ``tool_call`` (a title a person reads, its kind, where it
+works, its arguments), ``result`` the ``tool_call_update`` that finishes it, with what the
+front end recorded for it (diffs, command output, the error), ``plan`` a ``plan`` update and
+``usage`` a ``usage_update`` (the context used against its size, the conversation's cost);
+``context``, ``compacted`` and ``checked`` are their text as a thought line.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -20,19 +24,26 @@ from pathlib import Path
 from typing import Any
 
 from acp import (
+    image_block,
+    plan_entry,
     start_tool_call,
     text_block,
     tool_content,
     update_agent_message_text,
     update_agent_thought_text,
+    update_plan,
     update_tool_call,
+    update_user_message,
     update_user_message_text,
 )
-from acp.schema import ToolCallLocation, ToolKind
+from acp.schema import AgentPlanUpdate, Cost, ToolCallLocation, ToolKind, UsageUpdate
 
-from ..agent.toolbox import brief
+from ..agent.messages import ProviderError
 from ..agent.tools import BUILTIN_ALIASES
-from ..host.frontend import TEXT_BATCH_SECONDS, ProgressSink
+from ..agent.wording import call_title, compaction_text
+from ..host.batching import TEXT_BATCH_SECONDS, Text, TextBatch
+from ..host.frontend import ProgressSink
+from ..providers.images import image_data
 
 log = logging.getLogger(__name__)
 Send = Callable[[Any], Awaitable[None]]
@@ -42,31 +53,25 @@ TEXT_UPDATES = {"saying": update_agent_message_text, "thinking": update_agent_th
 class Outbox:
     """One session's ``session/update``s, sent in order by one task.
 
-    Text is coalesced as the LSP face's ``$/progress`` is: the first chunk after a quiet spell
-    goes at once, the ones after it wait up to ``interval`` as one chunk; anything else (a tool
-    call, the end of the turn) sends what waits at once. Every update is its own notification
-    to build, serialise and parse, so a chunk per token would cost the client more than the text.
+    Text is coalesced as the LSP face's ``$/progress`` is (``host.batching``), and while the
+    pipe is busy: every update is its own notification to build, serialise and parse, so a
+    chunk per token would cost the client more than the text. Anything else (a tool call, the
+    end of the turn) sends what waits at once.
     """
 
     def __init__(self, send: Send, *, interval: float = TEXT_BATCH_SECONDS) -> None:
         self.send = send
-        self.interval = interval
-        self.queue: deque[Any] = deque()  # an update, or [kind, [texts]] for merged chunks
+        self.batch = TextBatch(interval)
         self.pump: asyncio.Task[None] | None = None
         self.urgent = asyncio.Event()
-        self.last_text = float("-inf")
 
     def put(self, update: Any) -> None:
-        self.queue.append(update)
+        self.batch.add(update)
         self.urgent.set()
         self._wake()
 
-    def put_text(self, kind: str, text: str) -> None:
-        last = self.queue[-1] if self.queue else None
-        if isinstance(last, list) and last[0] == kind:
-            last[1].append(text)  # joined when sent: no quadratic concatenation
-        else:
-            self.queue.append([kind, [text]])
+    def put_text(self, kind: str, text: str, message_id: str | None = None) -> None:
+        self.batch.add_text(kind, text, message_id)
         self._wake()
 
     def _wake(self) -> None:
@@ -75,23 +80,22 @@ class Outbox:
 
     async def _drain(self) -> None:
         loop = asyncio.get_running_loop()
-        while self.queue:
-            text = isinstance(self.queue[0], list)
-            if text and len(self.queue) == 1:  # only text waits: more may join it for a while
-                wait = self.last_text + self.interval - loop.time()
+        while self.batch:
+            if self.batch.only_text():  # more may join it for a while
+                wait = self.batch.text_wait(loop.time())
                 if wait > 0 and not self.urgent.is_set():
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(self.urgent.wait(), wait)
-            if text:
-                self.last_text = loop.time()
-            item = self.queue.popleft()
-            if not self.queue:
+            item = self.batch.take(loop.time())
+            if not self.batch:
                 self.urgent.clear()
-            update = TEXT_UPDATES[item[0]]("".join(item[1])) if isinstance(item, list) else item
+            update = TEXT_UPDATES[item.kind](item.text) if isinstance(item, Text) else item
+            if isinstance(item, Text) and item.id is not None:
+                update.message_id = item.id
             try:
                 await self.send(update)
             except ConnectionError:
-                self.queue.clear()  # the client is gone: nobody to tell
+                self.batch.clear()  # the client is gone: nobody to tell
                 return
             except Exception:
                 log.exception("could not send a session update")
@@ -156,23 +160,10 @@ KINDS: dict[str, ToolKind] = {
     "execute": "execute",
     "list": "search",
     "grep": "search",
+    "plan": "think",
 }
-VERBS = {"read": "Read", "write": "Write", "edit": "Edit", "list": "List", "execute": "Run"}
 # A tool's other names (``bash`` for ``execute``) are shown as the tool itself.
 KINDS |= {alias: KINDS[tool] for alias, tool in BUILTIN_ALIASES.items()}
-VERBS |= {alias: VERBS[tool] for alias, tool in BUILTIN_ALIASES.items() if tool in VERBS}
-
-
-def title_of(name: str, arguments: dict[str, Any]) -> str:
-    """``Read src/app.py``, ``Run pytest -q``, ``Search "todo" in src``: a call as a person reads it."""
-    if name == "grep" and isinstance(arguments.get("pattern"), str):
-        where = arguments.get("path") if isinstance(arguments.get("path"), str) else "."
-        return f"Search {arguments['pattern']!r} in {where}"
-    verb = VERBS.get(name)
-    if verb is None:
-        return brief(name, arguments)
-    main = arguments.get("command" if KINDS[name] == "execute" else "path")
-    return f"{verb} {main if isinstance(main, str) else '.' if name == 'list' else ''}".rstrip()
 
 
 def locations_of(name: str, arguments: dict[str, Any], root: Path) -> list[ToolCallLocation] | None:
@@ -182,11 +173,11 @@ def locations_of(name: str, arguments: dict[str, Any], root: Path) -> list[ToolC
     return None
 
 
-def tool_call_of(call_id: str, name: str, arguments: dict[str, Any], root: Path, status: Any) -> Any:
-    """The ``tool_call`` that announces a call: a title a person reads, its kind, where it works."""
+def tool_call_of(call_id: str, title: str, name: str, arguments: dict[str, Any], root: Path, status: Any) -> Any:
+    """The ``tool_call`` that announces a call: its title, its kind, where it works."""
     return start_tool_call(
         call_id,
-        title_of(name, arguments),
+        title,
         kind=KINDS.get(name, "other"),
         status=status,
         locations=locations_of(name, arguments, root),
@@ -203,12 +194,14 @@ def outcome_of(call_id: str, ok: bool, error: str | None, content: list[Any], ra
 
 def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[Any]:
     """A stored conversation as the updates that would have shown it: each prompt, its tool
-    calls with their final status (ids made unique in the session by ``calls``), its reply; a
-    compaction, a reset or a rewind as one thought line."""
+    calls with their final status (ids made unique in the session by ``calls``), the plan as it
+    left it, its reply (each message with its ``messageId``, a prompt's images read again from
+    their files); a compaction, a reset or a rewind as one thought line."""
     updates: list[Any] = []
     for entry in transcript["entries"]:
         if entry["kind"] == "compaction":
-            updates.append(update_agent_thought_text(f"{entry['turns']} turns compacted into a summary\n"))
+            turns = entry["turns"] if isinstance(entry.get("turns"), int) else 0
+            updates.append(update_agent_thought_text(compaction_text(turns) + "\n"))
             continue
         if entry["kind"] == "reset":
             updates.append(update_agent_thought_text("/reset: the context started over here\n"))
@@ -217,29 +210,62 @@ def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[A
             turn = entry.get("checkpoint")
             updates.append(update_agent_thought_text(f"/rewind: the context went back to before turn {turn}\n"))
             continue
-        updates.append(update_user_message_text(entry["prompt"]))
+        asked = with_id(update_user_message_text(entry["prompt"]))
+        updates += [asked, *replayed_images(entry.get("images"), asked.message_id)]
         for call in entry.get("tools", []):
             arguments = call["arguments"] if isinstance(call.get("arguments"), dict) else {}
             call_id = calls.unique(str(call["id"]))
-            updates.append(tool_call_of(call_id, call["name"], arguments, root, "pending"))
+            title = call_title(BUILTIN_ALIASES.get(call["name"], call["name"]), arguments)
+            updates.append(tool_call_of(call_id, title, call["name"], arguments, root, "pending"))
             raw = {
                 "ok": call["ok"],
                 **({"summary": call["summary"]} if call.get("summary") else {}),
                 **({"error": call["error"]} if call.get("error") else {}),
             }
             updates.append(outcome_of(call_id, call["ok"], call.get("error"), [], raw))
+        if isinstance(entry.get("plan"), list):
+            updates.append(plan_update(entry["plan"]))
         reply = entry.get("reply") or ("(cancelled)" if entry.get("cancelled") else "")
         if reply:
-            updates.append(update_agent_message_text(reply))
+            updates.append(with_id(update_agent_message_text(reply)))
     return updates
 
 
-def context_line(event: dict[str, Any]) -> str:
-    """What the history left out to fit the budget, as one line."""
-    parts = [f"{event.get('leftOut', 0)} earlier turns left out"] if event.get("leftOut") else []
-    if event.get("shortened"):
-        parts.append(f"{event['shortened']} tool results shortened")
-    return f"{' and '.join(parts) or 'the history was trimmed'} to fit {event.get('budget', 0):,} tokens\n"
+def with_id(chunk: Any) -> Any:
+    chunk.message_id = new_message_id()
+    return chunk
+
+
+def new_message_id() -> str:
+    """An opaque id no other message of the session has."""
+    return "msg_" + secrets.token_hex(8)
+
+
+def plan_update(entries: list[dict[str, Any]]) -> AgentPlanUpdate:
+    """The ``plan`` update of the model's whole checklist (ACP wants a priority: medium unless given)."""
+    return update_plan(plan_entry(e["content"], priority=e.get("priority", "medium"), status=e["status"]) for e in entries)
+
+
+def replayed_images(images: Any, message_id: str) -> list[Any]:
+    """A stored prompt's images as chunks of its message, each read from its file (one gone since is left out)."""
+    chunks = []
+    for image in images if isinstance(images, list) else []:
+        try:
+            media_type, data = image_data(image)
+        except (ProviderError, TypeError, AttributeError) as error:
+            log.info("not replaying an image: %s", error)
+            continue
+        chunk = update_user_message(image_block(data, media_type))
+        chunk.message_id = message_id
+        chunks.append(chunk)
+    return chunks
+
+
+def usage_update(event: dict[str, Any]) -> UsageUpdate:
+    """The ``usage_update`` of a turn's ``usage`` event: the context against its size, the cost so far."""
+    cost = Cost(amount=event["cost"], currency=event["currency"]) if "cost" in event else None
+    used = event["contextTokens"]
+    return UsageUpdate(session_update="usage_update", used=used, size=max(event.get("contextWindow", used), used), cost=cost)
 
 
 class TurnUpdates(ProgressSink):
@@ -247,6 +273,7 @@ class TurnUpdates(ProgressSink):
         self.outbox, self.calls, self.root = outbox, calls, root
         self.ended: str | None = None
         self.said = False  # some of the reply went out: an error after it starts a paragraph of its own
+        self.message_ids = {kind: new_message_id() for kind in TEXT_UPDATES}  # new ones after each tool call
 
     def add(self, event: dict[str, Any]) -> None:
         if self.ended is not None:
@@ -254,20 +281,26 @@ class TurnUpdates(ProgressSink):
         kind = event["type"]
         if kind in TEXT_UPDATES:
             self.said = self.said or kind == "saying"
-            self.outbox.put_text(kind, event["text"])
+            self.outbox.put_text(kind, event["text"], self.message_ids[kind])
         elif kind == "doing":
+            self.message_ids = {kind: new_message_id() for kind in TEXT_UPDATES}
             call_id = self.calls.announce(event["id"])
-            self.outbox.put(tool_call_of(call_id, event["name"], event["arguments"], self.root, "pending"))
+            title = event["title"]
+            self.outbox.put(tool_call_of(call_id, title, event["name"], event["arguments"], self.root, "pending"))
         elif kind == "result":
             self.calls.current = None
             call_id = self.calls.finish(event["id"])
             content = self.calls.content.pop(call_id, [])
             raw = {k: event[k] for k in ("ok", "summary", "error") if k in event}
             self.outbox.put(outcome_of(call_id, event["ok"], event.get("error"), content, raw))
-        elif kind == "context":
-            self.outbox.put_text("thinking", context_line(event))
-        elif kind == "compacted":
-            self.outbox.put_text("thinking", f"{event['turns']} turns compacted into a summary\n")
+        elif kind in ("context", "compacted"):
+            self.outbox.put_text("thinking", event["text"] + "\n")
+        elif kind == "checked":  # the check after a step that changed files: its row, as a thought
+            self.outbox.put_text("thinking", f"{event['text']}\n")
+        elif kind == "plan":
+            self.outbox.put(plan_update(event["entries"]))
+        elif kind == "usage":
+            self.outbox.put(usage_update(event))
 
     def started(self, call_id: str) -> None:
         """The call runs now: it was pending (streamed, or waiting for permission) until here."""

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from .messages import Message
-from .toolbox import encode
+from .messages import Message, encode
 
 Counter = Callable[[str], int]
 DEFAULT_CONTEXT_TOKENS = 32_000  # the budget for a model whose window we do not know
@@ -33,6 +33,10 @@ ESTIMATE_MARGIN = 10  # 1/ESTIMATE_MARGIN of a known window held back: an estima
 MESSAGE_OVERHEAD = 4  # the role and separators a chat template adds to each message
 LARGEST_SHARE = 4  # a single tool result may take at most 1/LARGEST_SHARE of the budget
 MAX_CUTS = 5  # tries at cutting a result to size, each in proportion to what is still over
+
+#: The tokens one tool result may take in the turn being run (its share of the budget): a tool
+#: that can choose how much to return (``read``) returns what fits, and says how to read on.
+result_room: ContextVar[int] = ContextVar("elelem_result_room", default=DEFAULT_CONTEXT_TOKENS // LARGEST_SHARE)
 
 
 def estimate_tokens(text: str) -> int:

@@ -1,8 +1,8 @@
-"""The provider contract: messages, tool definitions and events, as plain dicts.
+"""The provider contract: messages, tool definitions and the checking of events, as plain dicts.
 
 These are the shapes of docs/contract.md, with string keys. A provider receives
-``messages`` and ``tools`` and calls ``emit`` with events; nothing else of ours
-crosses that boundary.
+``messages`` and ``tools`` and calls ``emit`` with events (their shapes are ``events``');
+nothing else of ours crosses that boundary.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
+from .events import TEXT_EVENTS, Event
+
 
 class ToolCall(TypedDict):
     id: str
@@ -18,11 +20,21 @@ class ToolCall(TypedDict):
     arguments: dict[str, Any]
 
 
+class Image(TypedDict):
+    """An image of a user or tool message: ``data`` (base64) or ``path`` (a file read when the message is
+    sent, so a stored conversation keeps the path, not the bytes); see providers/images.py."""
+
+    mimeType: str
+    data: NotRequired[str]
+    path: NotRequired[str]
+
+
 class Message(TypedDict):
     role: Literal["system", "user", "assistant", "tool"]
-    content: str
+    content: str  # always the text, images or not
     tool_calls: NotRequired[list[ToolCall]]
     tool_call_id: NotRequired[str]
+    images: NotRequired[list[Image]]  # a prompt's, or a tool result's (a read image file)
 
 
 class ToolFunction(TypedDict):
@@ -36,26 +48,7 @@ class ToolDefinition(TypedDict):
     function: ToolFunction
 
 
-class Saying(TypedDict):
-    type: Literal["saying"]
-    text: str
-
-
-class Thinking(TypedDict):
-    type: Literal["thinking"]
-    text: str
-
-
-class Doing(TypedDict):
-    type: Literal["doing"]
-    id: str
-    name: str
-    arguments: Any  # a dict, or the JSON text of one as the model sent it; see tool_arguments
-
-
-Event = Saying | Thinking | Doing
 Emit = Callable[[dict[str, Any]], None]
-TEXT_EVENTS = ("saying", "thinking")
 
 
 class Provider(Protocol):
@@ -89,6 +82,8 @@ def check_event(event: Any) -> Event | None:
         # arguments are the model's words, checked per call by tool_arguments: a bad one is the
         # model's mistake to correct, not a provider bug that ends the turn
         return {"type": "doing", "id": str(event.get("id") or ""), "name": name, "arguments": event.get("arguments")}
+    if kind == "usage":  # one fetch's tokens, summed by the host (host/usage.py)
+        return event  # type: ignore[return-value]
     return None
 
 
@@ -141,3 +136,8 @@ def assistant(content: str, tool_calls: list[ToolCall] | None = None) -> Message
 
 def tool_result(call_id: str, content: str) -> Message:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+def encode(result: dict[str, Any]) -> str:
+    """A tool's result as the text of its ``tool`` message: compact JSON, non-ASCII kept."""
+    return json.dumps(result, ensure_ascii=False, separators=(",", ":"))

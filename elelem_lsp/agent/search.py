@@ -53,6 +53,7 @@ MATCH_OPTIONS = [
     "--stats",
 ]
 STATS = re.compile(rb"^(\d+) (matched lines|files searched)$", re.MULTILINE)
+NUMBERED = re.compile(rb"(\d+)([:-])")  # after the NUL: a matching line's number and ":", a context line's and "-"
 
 
 class SearchFailure(Exception):
@@ -148,11 +149,38 @@ async def run_rg(arguments: list[str], cwd: Path, stdin: bytes | None, consume) 
         raise
 
 
-class Matches:
-    """Matching lines parsed from rg's output, the first ``limit`` kept, the totals counted by rg."""
+class Kept:
+    """Which lines of a search to show: every matching line up to ``limit``, each with the lines
+    of context around it, and after the last one shown its lines of context that follow."""
 
-    def __init__(self, limit: int, name: str | None = None) -> None:
+    def __init__(self, limit: int, context: int) -> None:
         self.limit = limit
+        self.context = context
+        self.matches = 0
+        self.last: tuple[str, int] = ("", 0)  # the file and line of the last match shown
+        self.full = False  # nothing more will be kept
+
+    def offer(self, path: str, line: int, is_match: bool) -> bool:
+        """Whether to show this line (``is_match`` or a line of context), lines offered in order."""
+        if self.full:
+            return False
+        if self.matches < self.limit:
+            if is_match:
+                self.matches += 1
+                self.last = (path, line)
+            return True  # context before a match that will be shown, or after one that was
+        if not is_match and self.last[0] == path and line <= self.last[1] + self.context:
+            return True
+        self.full = True
+        return False
+
+
+class Matches:
+    """Matching lines (and their context) parsed from rg's output, the first ``limit`` matches kept,
+    the totals counted by rg."""
+
+    def __init__(self, limit: int, context: int, name: str | None = None) -> None:
+        self.kept = Kept(limit, context)
         self.name = name  # the path to report for a buffer read on stdin
         self.found: list[dict[str, object]] = []
         self.pending = b""
@@ -162,29 +190,28 @@ class Matches:
 
     def consume(self, chunk: bytes) -> None:
         data = self.pending + chunk
-        if len(self.found) >= self.limit:
+        if self.kept.full:
             self.pending = data[-4096:]  # only the statistics at the very end are still wanted
             return
         lines = data.split(b"\n")
         self.pending = lines.pop()
         for line in lines:
             path, nul, rest = line.partition(b"\0")
-            number, _, text = rest.partition(b":")
-            if not nul or not number.isdigit():
-                self.statistics += line + b"\n"
-            elif len(self.found) < self.limit:
-                self.found.append(
-                    {
-                        "path": self.name or path.decode("utf-8", "replace"),
-                        "line": int(number),
-                        "text": text.decode("utf-8", "replace").rstrip("\r")[:LINE_LIMIT],
-                    }
-                )
+            numbered = NUMBERED.match(rest)
+            if not nul or not numbered:
+                self.statistics += line + b"\n"  # the totals, or the "--" between groups of context
+                continue
+            name, number, is_match = self.name or path.decode("utf-8", "replace"), int(numbered[1]), numbered[2] == b":"
+            if self.kept.offer(name, number, is_match):
+                text = rest[numbered.end() :].decode("utf-8", "replace").rstrip("\r")[:LINE_LIMIT]
+                self.found.append({"path": name, "line": number, "text": text, **({} if is_match else {"context": True})})
 
     def finish(self, code: int, errors: bytes) -> None:
         closing = bytes(self.statistics + self.pending)
         if code == 2 and not STATS.search(closing):
             message = errors.decode("utf-8", "replace").strip()
+            if "glob" in message:
+                raise SearchFailure(f"bad glob: {message}")
             if "regex" in message or "error:" in message:
                 raise SearchFailure(f"bad pattern: {message}")
             raise SearchFailure(f"rg failed: {message}")
@@ -206,22 +233,28 @@ def refuse_unreadable(root: Path, top: Path) -> None:
         raise SearchFailure(f"{top.relative_to(root).as_posix()}: {error.strerror or error}") from None
 
 
-async def grep(root: Path, top: Path, pattern: str, buffers: dict[Path, str], *, limit: int) -> dict[str, object]:
-    """Lines matching ``pattern`` in every file below ``top`` (or in the file ``top``).
+async def grep(
+    root: Path, top: Path, pattern: str, buffers: dict[Path, str], *, limit: int, context: int = 0, glob: str | None = None
+) -> dict[str, object]:
+    """Lines matching ``pattern`` in every file below ``top`` (or in the file ``top``), with
+    ``context`` lines around each; only files matching ``glob`` (rg's ``--glob``) when given.
 
     ``buffers`` maps files to the text the editor holds; that text is searched instead of the disk's.
     """
     if top not in buffers:
         refuse_unreadable(root, top)
-    arguments = [*WALK_OPTIONS, *MATCH_OPTIONS, f"--regexp={pattern}"]
+    arguments = [*WALK_OPTIONS, *MATCH_OPTIONS, f"--context={context}", f"--regexp={pattern}"]
     runs: list[tuple[Matches, list[str], bytes | None]] = []
     names = {path: path.relative_to(root).as_posix() for path in buffers}
     if top not in buffers:
         excluded = [f"--glob={'!' + glob_literal(name)}" for name in names.values()]
         where = [] if top == root else ["--", top.relative_to(root).as_posix()]
-        runs.append((Matches(limit), [*arguments, *excluded, *where], None))
+        chosen = [f"--glob={glob}"] if glob else []
+        runs.append((Matches(limit, context), [*arguments, *chosen, *excluded, *where], None))
+    if glob and buffers and top not in buffers:  # a file named outright is searched whatever the glob, as rg does
+        buffers = {path: buffers[path] for path in await matching_glob(root, list(buffers), glob)}
     for path, text in buffers.items():
-        runs.append((Matches(limit, names[path]), [*arguments, "-"], text.encode("utf-8")))
+        runs.append((Matches(limit, context, names[path]), [*arguments, "-"], text.encode("utf-8")))
     stop = threading.Event()
     walk = asyncio.ensure_future(asyncio.to_thread(links_out, root, top, stop) if top.is_dir() else _nothing_skipped())
     try:
@@ -232,16 +265,32 @@ async def grep(root: Path, top: Path, pattern: str, buffers: dict[Path, str], *,
         walk.cancel()
     for (matches, _, _), (code, errors) in zip(runs, outcomes):
         matches.finish(code, errors)
-    found = sorted((m for run in runs for m in run[0].found), key=lambda m: (m["path"], m["line"]))[:limit]
+    kept = Kept(limit, context)
+    ordered = sorted((m for run in runs for m in run[0].found), key=lambda m: (m["path"], m["line"]))
+    found = [m for m in ordered if kept.offer(m["path"], m["line"], "context" not in m)]
     matched = sum(run[0].matched_lines for run in runs)
     return {
         "matches": found,
         "files_searched": sum(run[0].files_searched for run in runs),
         "matches_found": matched,
-        "matches_shown": len(found),
-        "truncated": matched > len(found),
+        "matches_shown": kept.matches,
+        "truncated": matched > kept.matches,
         **skipped.report(),
     }
+
+
+async def matching_glob(root: Path, paths: list[Path], glob: str) -> list[Path]:
+    """Those of ``paths`` (files in the workspace) that rg's ``--glob`` would search: rg itself
+    is asked, listing their folders, so the glob means what it means in the walk. A file that is
+    only an editor buffer, with nothing on disk, is not listed, and so not searched."""
+    folders = sorted({path.parent.relative_to(root).as_posix() for path in paths})
+    output = bytearray()
+    listing = ["--files", "--null", "--no-config", "--hidden", "--no-ignore", "--max-depth=1", f"--glob={glob}"]
+    code, errors = await run_rg([*listing, "--", *folders], root, None, output.extend)
+    if code == 2 and not output:
+        raise SearchFailure(f"bad glob: {errors.decode('utf-8', 'replace').strip()}")
+    listed = {(root / name.decode("utf-8", "replace")) for name in bytes(output).split(b"\0") if name}
+    return [path for path in paths if path in listed]
 
 
 async def list_files(root: Path, top: Path, *, limit: int) -> dict[str, object]:

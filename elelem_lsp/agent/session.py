@@ -4,8 +4,9 @@ A turn calls ``fetch``, runs the tool calls it emitted in order, and calls it
 again until a fetch asks for none. Afterwards the history keeps only the prompt
 and the final reply (``exchange``: a cancelled turn marked so). Before each fetch
 the messages are fitted to the context budget (``budget``), and observers get a
-``context`` event when turns were left out or results shortened. Observers see every event as it happens, plus a ``result``
-event after each tool call (``summary`` or ``error``). A call whose arguments are malformed is answered
+``context`` event when turns were left out or results shortened. Observers see every event as it happens
+(a ``doing`` with its ``title`` added), plus a ``result`` event after each tool call (``summary`` or
+``error``); the turn's result says why it stopped (``TurnResult.stop_reason``). A call whose arguments are malformed is answered
 with an ``ok: false`` result saying what was wrong, and the model tries again.
 The emit a fetch is given stops working when that fetch ends: nothing a
 provider left running can reach the observers after its turn.
@@ -32,11 +33,16 @@ from .budget import (
     cut_text,
     fit,
     oldest_turns,
+    result_room,
     split_turns,
     total_tokens,
     window_budget,
 )
+from .check import CheckSettings, StepCheck
+from .events import StopReason, context_event
+from .instructions import instructions
 from .messages import (
+    Image,
     Message,
     Provider,
     ProviderError,
@@ -49,6 +55,7 @@ from .messages import (
     tool_result,
     user,
 )
+from .redaction import redact_error
 from .toolbox import Toolbox, encode, failure
 from .workspace import Workspace, WorkspaceError, current_workspace
 
@@ -58,12 +65,26 @@ COUNTED_TEXTS = 4096  # message texts whose token count a session remembers
 AGENTS_MD = "AGENTS.md"
 
 
+class StepLimit(ProviderError):
+    """The provider kept asking for tools until the turn's ``maxSteps``."""
+
+
 @dataclass
 class TurnResult:
     reply: str
     steps: int
     cancelled: bool = False
     error: str | None = None
+    step_limit: bool = False  # the error is that the turn ran out of steps
+
+    @property
+    def stop_reason(self) -> StopReason:
+        """Why the turn ended, for a face that says it in its protocol's terms."""
+        if self.cancelled:
+            return "cancelled"
+        if self.error is not None:
+            return "max_steps" if self.step_limit else "error"
+        return "end"
 
 
 @dataclass
@@ -80,13 +101,7 @@ class Fetched:
 
 
 async def system_prompt(workspace: Workspace) -> str:
-    prompt = (
-        "You are a coding agent working in a software project through the user's "
-        f"{workspace.client}.\nWorkspace root: {workspace.root}\n"
-        "Use the tools to read, change and run things in the workspace; paths are relative to the root. "
-        "Your file changes reach the user as editor edits they can review and undo."
-    )
-    return prompt + await project_instructions(workspace)
+    return instructions(workspace.client, workspace.root) + await project_instructions(workspace)
 
 
 async def project_instructions(workspace: Workspace) -> str:
@@ -109,16 +124,24 @@ CANCELLED_MARK = "[cancelled by the user before the reply was finished]"
 CANCELLED_EMPTY_MARK = "[cancelled by the user before any reply]"
 
 
-def exchange(prompt: str, reply: str, cancelled: bool = False) -> list[Message]:
-    """What one turn leaves in the history: the prompt and the final reply.
+def exchange(prompt: str, reply: str, cancelled: bool = False, images: list[Image] | None = None) -> list[Message]:
+    """What one turn leaves in the history: the prompt (with its images) and the final reply.
 
     A cancelled turn is marked so the model knows; one cancelled before any reply adds no
     empty assistant message, only the prompt with the mark."""
     if cancelled and not reply:
-        return [user(f"{prompt}\n\n{CANCELLED_EMPTY_MARK}")]
+        return [asking(f"{prompt}\n\n{CANCELLED_EMPTY_MARK}", images)]
     if cancelled:
-        return [user(prompt), assistant(f"{reply}\n\n{CANCELLED_MARK}")]
-    return [user(prompt), assistant(reply)]
+        return [asking(prompt, images), assistant(f"{reply}\n\n{CANCELLED_MARK}")]
+    return [asking(prompt, images), assistant(reply)]
+
+
+def asking(prompt: str, images: list[Image] | None) -> Message:
+    """The person's message: the prompt, and the images sent with it."""
+    message = user(prompt)
+    if images:
+        message["images"] = images
+    return message
 
 
 SUMMARY_MARK = "[A summary of the earlier turns of this conversation, which were compacted]"
@@ -140,17 +163,6 @@ def is_summary(turn: list[Message]) -> bool:
     return len(turn) == 1 and turn[0]["content"].startswith(SUMMARY_MARK)
 
 
-def context_event(fitted: Fitted, budget: int) -> dict[str, Any]:
-    """The ``context`` event: what was left out or cut to fit the budget."""
-    return {
-        "type": "context",
-        "tokens": fitted.tokens,
-        "budget": budget,
-        "leftOut": fitted.left_out,
-        "shortened": fitted.shortened,
-    }
-
-
 class Session:
     def __init__(
         self,
@@ -164,8 +176,10 @@ class Session:
         self.workspace = workspace
         self.toolbox = toolbox or Toolbox()
         self.max_steps = max_steps
+        self.check = CheckSettings()  # what is checked after a step that changed files (agent/check.py)
         self.history: list[Message] = []
         self.cancelled_turn: TurnResult | None = None
+        self.secrets: set[str] = set()  # the settings' keys, kept out of error texts with the environment's
         self._counted: tuple[tuple[Any, Any], Counter] | None = None
         self.context_setting: int | None = None  # the contextTokens setting, which wins
         self.model_window: int | None = None  # the model's known window, when the provider does not say
@@ -185,12 +199,15 @@ class Session:
     def fitted(self, messages: list[Message], history_length: int, tools: list[ToolDefinition]) -> Fitted:
         """``messages`` (the system prompt, ``history_length`` messages of history, then the
         current turn's) fitted to the budget, the tool definitions counted too."""
-        count = self._counter()
-        reserve = total_tokens([system(json.dumps(tools, ensure_ascii=False))], count) if tools else 0
+        reserve = self._reserve(tools)
         head, cut = messages[:1], 1 + history_length
-        fitted = fit(head, messages[1:cut], messages[cut:], self.context_tokens - reserve, count)
+        fitted = fit(head, messages[1:cut], messages[cut:], self.context_tokens - reserve, self._counter())
         fitted.tokens += reserve
         return fitted
+
+    def _reserve(self, tools: list[ToolDefinition]) -> int:
+        """The tokens the tool definitions take of each fetch's budget."""
+        return total_tokens([system(json.dumps(tools, ensure_ascii=False))], self._counter()) if tools else 0
 
     def _counter(self) -> Counter:
         """The provider's count, remembered per text: the history is counted again before each fetch.
@@ -235,49 +252,58 @@ class Session:
             raise ProviderError("the provider's summary was empty")
         return fetched.text.strip()
 
-    async def turn(self, prompt: str, observer: Observer = lambda event: None) -> TurnResult:
+    async def turn(self, prompt: str, observer: Observer = lambda event: None, images: list[Image] | None = None) -> TurnResult:
         """Run one turn. Cancelling the task keeps the prompt and the reply so far."""
-        messages = [*await self.messages(), user(prompt)]
+        messages = [*await self.messages(), asking(prompt, images)]
         history_length = len(self.history)
         fetched = Fetched()
         steps = 0
         told = (0, 0)  # the turns left out and results shortened the observers were told of
         token = current_workspace.set(self.workspace)
+        room = None
         self.cancelled_turn = None
         try:
             tools = await self.toolbox.offered()  # may start the servers of outside tools
+            room = result_room.set((self.context_tokens - self._reserve(tools)) // LARGEST_SHARE)  # what fit() allows
             while True:
                 if steps == self.max_steps:
-                    raise ProviderError(f"stopped after {self.max_steps} steps: the provider kept asking for tools (maxSteps)")
+                    raise StepLimit(f"stopped after {self.max_steps} steps: the provider kept asking for tools (maxSteps)")
                 steps += 1
                 fetched = Fetched()
                 fitted = self.fitted(messages, history_length, tools)
                 if fitted.left_out > told[0] or fitted.shortened > told[1]:
                     told = (fitted.left_out, fitted.shortened)
-                    observer(context_event(fitted, self.context_tokens))
+                    observer(context_event(fitted.tokens, self.context_tokens, fitted.left_out, fitted.shortened))
                 await self._fetch(fitted.messages, tools, fetched, observer)
                 if not fetched.calls:
                     break
                 messages.append(assistant(fetched.text, fetched.calls))
+                check = await StepCheck.start(self.check, self.workspace, self.toolbox, fetched.calls)
+                results = []
                 for call, problem in zip(fetched.calls, fetched.problems):
                     if problem:
                         result = failure(f"invalid arguments for {call['name']}: {problem}")
                     else:
                         self.workspace.tool_starting(call["id"], call["name"])
                         result = await self.toolbox.call(call["name"], call["arguments"], self.workspace)
-                    observer(self.toolbox.event(call["id"], call["name"], result))
-                    messages.append(tool_result(call["id"], encode(result)))
+                    observer(self.toolbox.event(call["id"], call["name"], call["arguments"], result))
+                    results.append(result)
+                await check.finish(fetched.calls, results, observer)  # may add ``checked`` to a result
+                messages += [tool_result(call["id"], encode(result)) for call, result in zip(fetched.calls, results)]
         except asyncio.CancelledError:
-            self.history += exchange(prompt, fetched.text, cancelled=True)
+            self.history += exchange(prompt, fetched.text, cancelled=True, images=images)
             self.cancelled_turn = TurnResult(fetched.text, steps, cancelled=True)
             raise
         except Exception as error:
-            reply = f"Error: {error}"
-            self.history += exchange(prompt, reply)
-            return TurnResult(reply, steps, error=str(error))
+            said = redact_error(str(error), self.secrets)  # a provider's error may quote a key
+            reply = f"Error: {said}"
+            self.history += exchange(prompt, reply, images=images)
+            return TurnResult(reply, steps, error=said, step_limit=isinstance(error, StepLimit))
         finally:
             current_workspace.reset(token)
-        self.history += exchange(prompt, fetched.text)
+            if room is not None:
+                result_room.reset(room)
+        self.history += exchange(prompt, fetched.text, images=images)
         return TurnResult(fetched.text, steps)
 
     async def _fetch(self, messages: list[Message], tools: list[ToolDefinition], fetched: Fetched, observer: Observer) -> None:
@@ -288,6 +314,7 @@ class Session:
                 event["id"] = event["id"] or f"call_{len(fetched.calls) + 1}"
                 # observers see what the call will run with: a malformed text is not echoed
                 event["arguments"], problem = tool_arguments(event["arguments"])
+                event["title"] = self.toolbox.title(event["name"], event["arguments"])
                 fetched.calls.append({"id": event["id"], "name": event["name"], "arguments": event["arguments"]})
                 fetched.problems.append(problem)
             observer(event)

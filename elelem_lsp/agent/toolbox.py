@@ -9,7 +9,6 @@ can read, never a crash.
 from __future__ import annotations
 
 import copy
-import json
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
@@ -18,7 +17,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from .messages import ToolDefinition
+from .messages import encode as encode  # re-exported: callers know results by the toolbox
 from .tools import BUILTIN_TOOLS, Tool, ToolFailure, aliases_of
+from .wording import call_title
 from .workspace import Workspace, WorkspaceError
 
 log = logging.getLogger(__name__)
@@ -85,10 +86,16 @@ class Toolbox:
         describe_result = SUMMARIES.get(tool.name if tool else name)
         return describe_result(result) if describe_result else "done"
 
-    def event(self, call_id: str, name: str, result: dict[str, Any]) -> dict[str, Any]:
-        """The ``result`` event of one call, for a person: its ``summary`` or ``error``, and for a
-        command the tail of what it printed as ``output`` (capped: progress reports stay small)."""
-        event: dict[str, Any] = {"type": "result", "id": call_id, "name": name, "ok": result["ok"]}
+    def title(self, name: str, arguments: dict[str, Any], done: bool = False) -> str:
+        """The call as a person reads it (``wording.call_title``), a built-in tool by its own name."""
+        tool = self.find(name) if self._source(name) is None else None
+        return call_title(tool.name if tool else name, arguments, done)
+
+    def event(self, call_id: str, name: str, arguments: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+        """The ``result`` event of one call, for a person: its ``title``, ``summary`` or ``error``, and for
+        a command the tail of what it printed as ``output`` (capped: progress reports stay small)."""
+        title = self.title(name, arguments, done=result["ok"])
+        event: dict[str, Any] = {"type": "result", "id": call_id, "name": name, "ok": result["ok"], "title": title}
         if not result["ok"]:
             event["error"] = result["error"]
             return event
@@ -97,6 +104,8 @@ class Toolbox:
         output = result.get("output")
         if tool is not None and tool.name == "execute" and isinstance(output, str) and output:
             event["output"] = output[-EVENT_OUTPUT_CHARS:]
+        if tool is not None and tool.name == "plan":
+            event["plan"] = result["plan"]  # the host shows it and keeps it with the conversation
         return event
 
     async def call(self, name: str, arguments: dict[str, Any], workspace: Workspace) -> dict[str, Any]:
@@ -149,25 +158,20 @@ def _cut(result: dict[str, Any]) -> str:
     return " (cut short)" if result.get("truncated") else ""
 
 
+def read_summary(result: dict[str, Any]) -> str:
+    """``120 lines``, or ``lines 1-320 of 686`` for part of a file."""
+    total, shown = result.get("total_lines", 0), result.get("lines")
+    if isinstance(shown, list) and shown != [1, total]:
+        return f"lines {shown[0]}-{shown[1]} of {total}"
+    return count(total, "line")
+
+
 SUMMARIES: dict[str, Callable[[dict[str, Any]], str]] = {
-    "read": lambda r: count(line_count(r.get("content", "")), "line"),
+    "read": read_summary,
     "write": lambda r: f"wrote {count(r.get('bytes', 0), 'byte')}",
-    "edit": lambda r: "edited",
+    "edit": lambda r: "edited" if r.get("replacements", 1) == 1 else f"edited {count(r['replacements'], 'place')}",
     "execute": lambda r: f"exit {r.get('exit_code')}, {count(line_count(r.get('output', '')), 'line')} of output{_cut(r)}",
     "list": lambda r: count(len(r.get("files", [])), "file") + _cut(r),
+    "plan": lambda r: f"{sum(e['status'] == 'completed' for e in r['plan'])} of {count(len(r['plan']), 'step')} done",
     "grep": lambda r: count(len(r.get("matches", [])), "match", "matches") + _cut(r),
 }
-
-
-MAIN_ARGUMENTS = ("path", "command", "pattern")
-
-
-def brief(name: str, arguments: dict[str, Any]) -> str:
-    """``read README.md``: a call as a person reads it, its main argument only (never a file's content)."""
-    main = next((arguments[key] for key in MAIN_ARGUMENTS if isinstance(arguments.get(key), str)), None)
-    shown = main if main is not None else json.dumps(arguments, ensure_ascii=False) if arguments else ""
-    return f"{name} {shown}".rstrip()
-
-
-def encode(result: dict[str, Any]) -> str:
-    return json.dumps(result, ensure_ascii=False, separators=(",", ":"))

@@ -1,7 +1,7 @@
 """The Workspace port: everything a tool or provider may ask of the place it runs in.
 
 Tools never touch the disk or spawn processes themselves; they ask a Workspace.
-``DiskWorkspace`` serves a headless run; the host's ``FrontendWorkspace``
+The base ``Workspace`` is the disk, for a headless run; the host's ``FrontendWorkspace``
 answers from open buffers and turns writes into ``workspace/applyEdit``. Either way
 the model reads text with ``\n`` line breaks and its changes are carried back onto
 the file's own encoding, byte-order mark and line endings (``textfile``).
@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import dataclasses
 import os
 import signal
 import stat
@@ -22,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from . import search
+from .insight import NO_INSIGHT, Insight
+from .sandbox import Contained, SandboxPolicy, SandboxRefused, contain
 from .textfile import ModelView, Replacement, StoredText, decode, for_model
 
 # A change is a function of the current text (None for a missing file), in the model's
@@ -76,6 +79,7 @@ class ProcessResult:
     output: str
     truncated: bool
     timed_out: bool
+    sandbox: str = ""  # how it was contained (``sandbox.Contained``), "" when it was not
 
 
 class Workspace:
@@ -147,10 +151,12 @@ class Workspace:
         """Files at or below ``top`` whose text differs from the disk's, and that text: none here."""
         return {}
 
-    async def search(self, top: Path, pattern: str, *, limit: int) -> dict[str, Any]:
-        """Lines matching ``pattern`` (Rust regex syntax) in every file at or below ``top``."""
+    async def search(self, top: Path, pattern: str, *, limit: int, context: int = 0, glob: str | None = None) -> dict[str, Any]:
+        """Lines matching ``pattern`` (Rust regex syntax) in every file at or below ``top`` (those
+        matching ``glob`` when given), with ``context`` lines around each."""
         try:
-            return await search.grep(self.root, top, pattern, self.unsaved_buffers(top), limit=limit)
+            buffers = self.unsaved_buffers(top)
+            return await search.grep(self.root, top, pattern, buffers, limit=limit, context=context, glob=glob)
         except search.SearchFailure as error:
             raise WorkspaceError(str(error)) from None
 
@@ -166,42 +172,21 @@ class Workspace:
         """Whether ``command`` may run, and why not. Nobody can answer here: denied."""
         return False, "nobody can approve commands here (run with --yes, or answer the prompt)"
 
-    async def run(self, command: str, *, timeout: float, output_cap: int) -> ProcessResult:
-        """Run ``command`` in a shell at the root, in its own process group.
+    def sandbox_policy(self) -> SandboxPolicy:
+        """How commands here are contained: not at all, with nobody to set it (a host's settings do)."""
+        return SandboxPolicy(mode="off")
 
-        The group is killed when the shell exits, on timeout and on cancellation, so
-        nothing the command started outlives the call (``sleep 100 &`` included).
-        """
-        # The output pipe is ours, not asyncio's, so reading can stop even while a
-        # process that left the group (setsid) still holds the pipe open.
-        read_end, write_end = os.pipe()
-        reader = asyncio.StreamReader()
-        transport, _ = await asyncio.get_running_loop().connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_end, "rb", buffering=0)
-        )
+    async def contained(self, command: str) -> Contained:
+        """The shell running ``command``, in the sandbox the policy asks for; WorkspaceError when the
+        policy requires one and none works."""
         try:
-            starting = asyncio.ensure_future(
-                asyncio.create_subprocess_shell(
-                    command,
-                    cwd=self.root,
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=write_end,
-                    stderr=write_end,
-                    start_new_session=True,
-                )
-            )
-            try:
-                process = await asyncio.shield(starting)
-            except asyncio.CancelledError:
-                # The shell runs before asyncio has connected to it, and may have started others:
-                # cancelled then, asyncio would kill the shell alone; the whole group goes.
-                kill_group((await starting).pid)
-                raise
-            finally:
-                os.close(write_end)  # the command's processes hold the only copies now
-            return await watch(process, reader, timeout=timeout, output_cap=output_cap)
-        finally:
-            transport.close()
+            return await contain(["/bin/sh", "-c", command], self.root, self.sandbox_policy())
+        except SandboxRefused as refused:
+            raise WorkspaceError(f"elelem.sandbox is 'required' and {refused}") from None
+
+    async def run(self, command: str, *, timeout: float, output_cap: int) -> ProcessResult:
+        """Run ``command`` in a shell at the root, in the sandbox when there is one (``run_process``)."""
+        return await run_process(await self.contained(command), self.root, timeout=timeout, output_cap=output_cap)
 
     def tool_starting(self, call_id: str, name: str) -> None:
         """The session is about to run this tool call (a front end shows it running)."""
@@ -209,10 +194,55 @@ class Workspace:
     async def before_changes(self) -> None:
         """A tool that may change files is about to run (a host keeps a checkpoint of them first)."""
 
+    @property
+    def insight(self) -> Insight:
+        """What the editor's language servers know (problems, definitions...): nothing here."""
+        return NO_INSIGHT
+
     # -- people ----------------------------------------------------------------
     async def ask_user(self, prompt: str) -> str:
         """A line typed by the person at the other end (the ``human`` provider)."""
         raise WorkspaceError("nobody can answer here: the human provider needs a terminal or an editor")
+
+
+async def run_process(contained: Contained, cwd: Path, *, timeout: float, output_cap: int) -> ProcessResult:
+    """Run the (contained) command at ``cwd``, in its own process group.
+
+    The group is killed when the shell exits, on timeout and on cancellation, so
+    nothing the command started outlives the call (``sleep 100 &`` included; in the
+    sandbox's PID namespace, ``setsid`` children too).
+    """
+    # The output pipe is ours, not asyncio's, so reading can stop even while a
+    # process that left the group (setsid) still holds the pipe open.
+    read_end, write_end = os.pipe()
+    reader = asyncio.StreamReader()
+    transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_end, "rb", buffering=0)
+    )
+    try:
+        starting = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                *contained.argv,
+                cwd=cwd,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=write_end,
+                stderr=write_end,
+                start_new_session=True,
+            )
+        )
+        try:
+            process = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            # The shell runs before asyncio has connected to it, and may have started others:
+            # cancelled then, asyncio would kill the shell alone; the whole group goes.
+            kill_group((await starting).pid)
+            raise
+        finally:
+            os.close(write_end)  # the command's processes hold the only copies now
+        result = await watch(process, reader, timeout=timeout, output_cap=output_cap)
+        return dataclasses.replace(result, sandbox=contained.sandbox)
+    finally:
+        transport.close()
 
 
 # How long output may keep arriving after the command's process group was killed.

@@ -23,12 +23,12 @@ from pygls.lsp.client import LanguageClient
 
 from .. import __version__
 from ..agent.workspace import WorkspaceError
+from ..our_clients import TERMINAL_CLIENT
 from .disk import apply_workspace_edit
 from .terminal import Terminal
 
 EventSink = Callable[[dict[str, Any]], None]
 SERVER_COMMAND = (sys.executable, "-m", "elelem_lsp", "serve")
-TERMINAL_CLIENT = "elelem-terminal"  # announced in initializationOptions, so the server talks of -p
 
 
 class TerminalClient:

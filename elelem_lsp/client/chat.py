@@ -13,22 +13,21 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import queue
 import readline
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from pathlib import Path
 from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
-from ..host.rewind_report import checkpoint_lines, rewind_lines
+from ..agent.private_files import FILE_MODE, create_private, private_folder, state_dir
+from ..agent.wording import checkpoint_lines, counted, rewind_lines
 from ..host.trust import PluginSet
 from ..spinner import Spinner
 from . import TerminalClient
-from .terminal import Terminal, budget_line, one_line, plural
+from .terminal import Terminal, one_line
 from .trust_prompt import TrustDecision
 
 HELP = """\
@@ -41,11 +40,12 @@ HELP = """\
 /rewind [N]        list the turns that changed files; with N, put the files (and this
                    conversation) back to before turn N
 /context           show the conversation as the provider sees it
+/usage             the conversation's tokens, the context used and the cost so far
 /tools             list the tools the agent can use
 /reload            load the plugin files again
 /help              this list
 /exit              leave (Ctrl-D works too)"""
-HISTORY = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "elelem-lsp" / "history"
+HISTORY = state_dir() / "history"
 SLASH = [
     "/provider",
     "/model",
@@ -55,6 +55,7 @@ SLASH = [
     "/compact",
     "/rewind",
     "/context",
+    "/usage",
     "/tools",
     "/reload",
     "/help",
@@ -130,9 +131,10 @@ class Chat:
 
     def stop(self) -> None:
         with contextlib.suppress(OSError):
-            HISTORY.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_folder(HISTORY.parent)
+            create_private(HISTORY, b"")  # made private before the person's prompts are in it
             readline.write_history_file(HISTORY)
-            HISTORY.chmod(0o600)  # the person's prompts: GNU readline writes it so, libedit does not
+            HISTORY.chmod(FILE_MODE)  # GNU readline keeps the mode of the file it writes over, libedit does not
         self.call(self.client.stop())
         self.loop.call_soon_threadsafe(self.loop.stop)
 
@@ -177,6 +179,7 @@ class Chat:
             "/compact": self.compact,
             "/rewind": lambda: self.rewind(rest),
             "/context": self.context,
+            "/usage": self.usage,
             "/tools": lambda: self.terminal.print(
                 "\n".join(f"{t['name']:8} {t['description']}" for t in self.command("elelem.tools")["tools"])
             ),
@@ -225,7 +228,7 @@ class Chat:
         for conversation in listing:
             mark = "*" if conversation["id"] == current else " "
             when = str(conversation["updated"])[:16].replace("T", " ")
-            turns = plural(conversation["turns"], "turn")
+            turns = counted(conversation["turns"], "turn")
             self.terminal.print(f"{mark} {conversation['id']}  {when}  {turns:>9}  {conversation['title']}")
 
     def resume(self, wanted: str) -> None:
@@ -246,18 +249,12 @@ class Chat:
         if not turns:
             self.terminal.notice(f"{how}: a conversation with no turns yet")
             return
-        self.terminal.notice(f"{how}: {transcript['title']} ({plural(len(turns), 'turn')})")
+        self.terminal.notice(f"{how}: {transcript['title']} ({counted(len(turns), 'turn')})")
         last = turns[-1]
         self.terminal.print(f"> {one_line(last['prompt'])}\n{one_line(last['reply'] or '(no reply)', 300)}")
 
     def compact(self) -> None:
-        report = self.command("elelem.compact")
-        if not report["turns"]:
-            self.terminal.print("nothing to compact: the last turns are always kept as they are")
-            return
-        self.terminal.print(
-            f"{budget_line({'type': 'compacted', **report})} ({report['tokensBefore']:,} → {report['tokensAfter']:,} tokens)"
-        )
+        self.terminal.print(self.command("elelem.compact")["text"])
 
     def rewind(self, wanted: str) -> None:
         """List the checkpoints, or rewind to before turn ``wanted`` (the conversation too when the
@@ -291,6 +288,15 @@ class Chat:
             calls = message.get("tool_calls")
             content = message.get("content") or (json.dumps(calls, ensure_ascii=False) if calls else "")
             self.terminal.print(f"[{message['role']}] {content}")
+
+    def usage(self) -> None:
+        usage = self.command("elelem.context")["usage"]
+        window = f" of {usage['contextWindow']:,}" if usage.get("contextWindow") else ""
+        cost = f", ${usage['cost']:.4f}" if "cost" in usage else " (no price known for this model)"
+        self.terminal.print(
+            f"this conversation: {usage['conversationInputTokens']:,} tokens in, "
+            f"{usage['conversationOutputTokens']:,} out{cost}; the context holds {usage['contextTokens']:,}{window} tokens"
+        )
 
     def reload(self) -> None:
         now = PluginSet.scan(self.client.root)

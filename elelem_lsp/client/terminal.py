@@ -1,9 +1,9 @@
 """Terminal: how a turn looks in a terminal, and how the person answers there.
 
-Saying is streamed as text, thinking dimmed, each tool call as one line
-``+ read README.md → 132 lines``. When stdout is not a terminal, everything but
-the reply goes to stderr so that ``elelem-lsp ask ... > file`` captures the
-reply alone; an error goes to stderr. Model text never drives the terminal:
+Saying is streamed as text, thinking dimmed, each tool call as one line of its title and
+outcome ``+ Read README.md → 132 lines``, a ``context`` or ``compacted`` event as its text.
+When stdout is not a terminal, everything but the reply goes to stderr so that
+``elelem-lsp ask ... > file`` captures the reply alone; an error goes to stderr. Model text never drives the terminal:
 control characters (escape sequences, OSC clipboard writes, C1 codes, CR, BEL)
 are removed from everything printed, newline and tab kept. Questions
 (permission, the human provider) are asked on the terminal; with nobody there
@@ -20,7 +20,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
-from ..agent.toolbox import brief
+from ..agent.wording import shorten
 from ..host.permission import RUN_QUESTION
 
 DIM, RESET = "\033[2m", "\033[0m"
@@ -51,30 +51,35 @@ def unfinished_escape(text: str) -> int:
 
 
 def one_line(text: str, width: int = ARGUMENT_WIDTH) -> str:
-    text = " ".join(printable(text).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return shorten(printable(text), width)
 
 
-def call_line(name: str, arguments: dict[str, Any]) -> str:
-    """``+ read README.md``: the tool and its main argument, never a file's content."""
-    return one_line(f"+ {brief(name, arguments)}")
+CHECKED_LINES = 10  # of a ``checked`` event's problems or command output, under its row
 
 
-def budget_line(event: dict[str, Any]) -> str:
-    """What a ``context`` or ``compacted`` event tells the person, on one line."""
-    if event.get("type") == "compacted":
-        return f"{plural(int(event.get('turns', 0)), 'turn')} compacted into a summary"
-    budget = f"{int(event.get('budget', 0)):,} tokens"
-    parts = []
-    if event.get("leftOut"):
-        parts.append(f"{plural(int(event['leftOut']), 'earlier turn')} left out")
-    if event.get("shortened"):
-        parts.append(f"{plural(int(event['shortened']), 'tool result')} shortened")
-    return f"{' and '.join(parts) or 'nothing left out'} to fit {budget}"
+def checked_lines(event: dict[str, Any]) -> str:
+    """``✓ checked app.py: 1 new error`` and, indented below, the new problems or the end of the
+    check command's output."""
+    problems = [p for p in event.get("newProblems") or [] if isinstance(p, dict)]
+    details = [
+        f"{p.get('path')}:{p.get('line')}:{p.get('column')} {p.get('severity')}: {one_line(str(p.get('message')), 300)}"
+        for p in problems
+    ]
+    output = event.get("output")
+    if isinstance(output, str) and output.strip():
+        details += output.strip().splitlines()[-CHECKED_LINES:]
+    shown = [f"    {line}\n" for line in details[:CHECKED_LINES]]
+    if len(details) > CHECKED_LINES:
+        shown.append(f"    ... and {len(details) - CHECKED_LINES} more\n")
+    return f"✓ {one_line(str(event.get('text') or 'checked'), 300)}\n" + "".join(shown)
 
 
-def plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+CHECKS = {"completed": "[x]", "in_progress": "[>]"}  # pending: [ ]
+
+
+def checklist(entries: list[dict[str, Any]]) -> str:
+    """The model's plan, a line a step: ``[x]`` done, ``[>]`` under way, ``[ ]`` to do."""
+    return "".join(f"{CHECKS.get(e.get('status', ''), '[ ]')} {printable(str(e.get('content', '')))}\n" for e in entries)
 
 
 class Terminal:
@@ -139,14 +144,20 @@ class Terminal:
                 self.stream(event["text"], dim=True)
             elif kind == "doing":
                 self.newline()
-                self.write(call_line(event["name"], event["arguments"]))
+                self.write(one_line(f"+ {event['title']}"))
                 self.open_call = event["id"]
                 self.streamed = ""
             elif kind == "result":
                 self.outcome(event)
             elif kind in ("context", "compacted"):
                 self.newline()
-                self.write(budget_line(event) + "\n", dim=True)
+                self.write(one_line(event["text"], 300) + "\n", dim=True)
+            elif kind == "checked":
+                self.newline()
+                self.write(checked_lines(event))
+            elif kind == "plan":
+                self.newline()
+                self.write(checklist(event.get("entries") or []))
 
     def stream(self, text: str, dim: bool = False) -> None:
         """A piece of streamed text; an escape sequence split across pieces is held until whole."""
@@ -170,7 +181,7 @@ class Terminal:
             self.write(f" {text}\n", dim=not event.get("ok"))
         else:
             self.newline()
-            self.write(f"  {one_line(str(event.get('name')))} {text}\n", dim=not event.get("ok"))
+            self.write(f"  {one_line(event['title'])} {text}\n", dim=not event.get("ok"))
 
     def finish(self, reply: str, *, error: bool = False) -> None:
         """End the turn: the reply goes to stdout unless it was already streamed there; an error to stderr."""

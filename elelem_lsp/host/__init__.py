@@ -1,5 +1,6 @@
-"""The protocol-neutral agent host: folders and their sessions, settings, provider choice,
-turns and their cancellation, the permission policy, plugin trust and the plain-client
-transcript. It speaks to the person and the editor only through ``frontend.Frontend``,
-which each face (the LSP server, the Agent Client Protocol) implements. It imports
-neither pygls nor lsprotocol."""
+"""The protocol-neutral agent host: a registry of folder agents, each with its settings,
+provider choice, conversation, session, turn and its cancellation, compaction and MCP servers;
+the permission policy, plugin trust and the plain-client transcript. It speaks to the person
+and the editor only through the small port roles of ``frontend`` (a face implements them all
+as one ``Frontend``), in the LSP server's and the Agent Client Protocol's terms. It imports
+neither pygls nor lsprotocol, nor any face."""

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from filelock import FileLock
-from platformdirs import user_state_dir
 
+from ..agent.private_files import private_folder, state_dir, write_private
 from ..agent.workspace import write_atomically
 from .conversations import folder_key, now
 
@@ -66,11 +66,6 @@ CONFIG = {
     "status.relativePaths": "false",
 }
 IDENTITY = {"GIT_AUTHOR_NAME": "elelem", "GIT_AUTHOR_EMAIL": "elelem@localhost"}
-
-
-def state_dir() -> Path:
-    # LEAD: switch to the trust engineer's state-folder helper when it lands.
-    return Path(user_state_dir("elelem-lsp", appauthor=False))
 
 
 def checkpoints_dir() -> Path:
@@ -215,7 +210,7 @@ class CheckpointStore:
         for key, value in {**CONFIG, "core.excludesFile": global_excludes()}.items():
             if value:
                 self._git("config", key, value)
-        (self.git_dir / "info").mkdir(mode=0o700, exist_ok=True)
+        private_folder(self.git_dir / "info")
         write_private(self.git_dir / "info" / "attributes", RAW_ATTRIBUTES.encode())
 
     def _sync_excludes(self) -> None:
@@ -495,7 +490,7 @@ class StoreLock:
     def __enter__(self) -> None:
         self.thread_lock.acquire()
         try:
-            make_private_folder(self.directory)
+            private_folder(self.directory)
             self.file_lock.acquire()
         except BaseException:
             self.thread_lock.release()
@@ -646,24 +641,6 @@ def changed_since(now_blob: str | None, expected: str | None, current: CurrentCo
 
 def nul_joined(paths: list[str]) -> bytes:
     return b"".join(os.fsencode(path) + b"\0" for path in paths)
-
-
-def write_private(path: Path, content: bytes) -> None:
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(descriptor, content)
-    finally:
-        os.close(descriptor)
-
-
-def make_private_folder(folder: Path) -> None:
-    """Make ``folder`` and whichever of its parents are missing, each 0700."""
-    missing = []
-    while not folder.is_dir():
-        missing.append(folder)
-        folder = folder.parent
-    for path in reversed(missing):
-        path.mkdir(mode=0o700, exist_ok=True)
 
 
 def remove_empty_parents(folder: Path, root: Path) -> None:

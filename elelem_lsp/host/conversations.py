@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
-from platformdirs import user_state_dir
 
-from ..agent.messages import Message
+from ..agent.messages import Image, Message
+from ..agent.private_files import NO_FOLLOW, open_private, private_folder, state_dir, write_private
 from ..agent.session import exchange, summary_message
 from .frontend import BadRequest
 from .transcript import preview
@@ -36,7 +36,6 @@ ID_PATTERN = f"^{ID_CHARACTERS}$"  # for pydantic, whose ``$`` is the very end
 TITLE_LENGTH = 60
 CURRENT = "current"  # the file naming the folder's current conversation
 SUFFIX = ".jsonl"
-NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 KINDS = ("turn", "compaction", "reset", "rewind")
 
 
@@ -50,7 +49,7 @@ def now() -> str:
 
 
 def conversations_dir() -> Path:
-    return Path(user_state_dir("elelem-lsp", appauthor=False)) / "conversations"
+    return state_dir() / "conversations"
 
 
 def folder_key(root: Path) -> str:
@@ -137,7 +136,7 @@ class ConversationStore:
         line = json.dumps(entry, ensure_ascii=False).encode("utf-8", "backslashreplace") + b"\n"
         self._ready()
         with lock(path):
-            descriptor = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | NO_FOLLOW, 0o600)
+            descriptor = open_private(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
             try:
                 size = os.fstat(descriptor).st_size
                 if size and os.pread(descriptor, 1, size - 1) != b"\n":
@@ -146,17 +145,30 @@ class ConversationStore:
             finally:
                 os.close(descriptor)
 
+    def keep_image(self, data: bytes, suffix: str) -> Path:
+        """An image sent with a prompt, written once under ``images/`` (named by its hash, so the
+        same image sent again is the same file): the entries name its path, never hold its bytes."""
+        self._ready()
+        folder = self.directory / "images"
+        if folder.is_symlink():
+            raise StoreError(f"{folder} is a symlink; images are not stored through one")
+        folder.mkdir(mode=0o700, exist_ok=True)
+        path = folder / (hashlib.sha256(data).hexdigest()[:32] + suffix)
+        if not path.is_file():
+            temporary = folder / f".{path.name}-{secrets.token_hex(4)}"
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW, 0o600)
+            try:
+                os.write(descriptor, data)
+            finally:
+                os.close(descriptor)
+            os.replace(temporary, path)
+        return path
+
     def make_current(self, conversation: str) -> None:
         """Name the conversation the folder continues at the next start (written whole, atomically)."""
         self.path(conversation)
         self._ready()
-        temporary = self.directory / f".{CURRENT}-{secrets.token_hex(4)}"
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW, 0o600)
-        try:
-            os.write(descriptor, conversation.encode("ascii") + b"\n")
-        finally:
-            os.close(descriptor)
-        os.replace(temporary, self.directory / CURRENT)
+        write_private(self.directory / CURRENT, conversation.encode("ascii") + b"\n")
 
     def delete(self, conversation: str) -> None:
         """Remove the conversation's file, under its lock so that no append is cut off midway.
@@ -177,7 +189,7 @@ class ConversationStore:
         for directory in (self.base, self.directory):
             if directory.is_symlink():
                 raise StoreError(f"{directory} is a symlink; conversations are not stored through one")
-            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_folder(directory)
             if not directory.is_dir():
                 raise StoreError(f"{directory} is not a folder")
 
@@ -232,7 +244,10 @@ def history_from(entries: list[dict[str, Any]]) -> list[Message]:
     for entry in entries:
         if entry["kind"] == "turn":
             asked = Asked(text(entry.get("prompt")), text(entry.get("context")))
-            units.append(exchange(asked.text, text(entry.get("reply")), entry.get("cancelled") is True))
+            images = (
+                [i for i in entry.get("images") or [] if isinstance(i, dict)] if isinstance(entry.get("images"), list) else []
+            )
+            units.append(exchange(asked.text, text(entry.get("reply")), entry.get("cancelled") is True, images))
             checkpoints.append(checkpoint_of(entry))
         elif entry["kind"] == "reset":
             units, checkpoints, summarised = [], [], False
@@ -266,6 +281,7 @@ class Asked:
 
     prompt: str
     context: str = ""
+    images: tuple[Image, ...] = ()  # sent with the prompt: a ``path`` (stored) or the ``data``
 
     @property
     def text(self) -> str:
@@ -273,12 +289,14 @@ class Asked:
         return "\n\n".join(part for part in (self.prompt, self.context) if part)
 
 
-def turn_entry(prompt: str, context: str, result: dict[str, Any], started: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """The stored entry of one finished (or cancelled) turn (``context`` kept only when there is one)."""
+def turn_entry(asked: Asked, result: dict[str, Any], started: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The stored entry of one finished (or cancelled) turn (``context`` and ``images`` kept only
+    when there are any; an image by its ``path``, its bytes stored once beside the conversations)."""
     return {
         "kind": "turn",
-        "prompt": prompt,
-        **({"context": context} if context else {}),
+        "prompt": asked.prompt,
+        **({"context": asked.context} if asked.context else {}),
+        **({"images": list(asked.images)} if asked.images else {}),
         "reply": result["reply"],
         "provider": result["provider"],
         "model": result["model"],

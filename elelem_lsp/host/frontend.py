@@ -1,9 +1,11 @@
-"""The port between the agent host and a front end (the LSP server, the ACP agent).
+"""The ports between the agent host and a face (the LSP server, the ACP agent).
 
-The host never speaks a protocol: whatever it needs from the person or the editor
-(settings, messages, a turn's progress, permission, text input, open buffers,
-edits) it asks of one ``Frontend``, which a face implements in its own protocol.
-This module is plain Python on purpose: a face imports it at start-up.
+The host never speaks a protocol: whatever it needs from the person or the editor it asks
+of a face through small roles, each a part of the host taking only the ones it uses:
+``Face`` (what the face is and can show), ``SettingsSource`` (the raw settings),
+``Person`` (asking the person), ``Documents`` (reading the editor's text, applying an edit,
+running a command) and ``Progress`` (a turn's events). A face implements all of them as
+one ``Frontend``. This module is plain Python on purpose: a face imports it at start-up.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..agent.insight import NO_INSIGHT, Insight
 from ..agent.textfile import Replacement
 from ..agent.workspace import ProcessResult
 
@@ -69,11 +72,6 @@ class RestoredFile:
     text: str | None
 
 
-# Seconds streamed text may wait to go out with the text after it, in every face: a message per
-# token would cost the client more than the text, and 50 ms still reads as live.
-TEXT_BATCH_SECONDS = 0.05
-
-
 class ProgressSink(ABC):
     """Where one turn's events go; ``token`` names the turn for cancellation (or None)."""
 
@@ -88,9 +86,9 @@ class ProgressSink(ABC):
         """The turn is over: ``done``, ``cancelled`` or the error. Nothing follows."""
 
 
-class Frontend(ABC):
-    """What a face offers the host. Properties are read when needed, so they may change
-    after the session starts (e.g. what the editor announced at initialize)."""
+class Face(ABC):
+    """What the face is, and what it can show the person. Properties are read when needed, so
+    they may change after the session starts (e.g. what the editor announced at initialize)."""
 
     @property
     @abstractmethod
@@ -112,20 +110,6 @@ class Frontend(ABC):
         """How the person stops a running turn in this front end, in its own words."""
         return "cancel it"
 
-    @property
-    def can_edit(self) -> bool:
-        """True when edits go through the editor (``apply_edit``); False writes to disk."""
-        return False
-
-    @property
-    def keeps_settings(self) -> bool:
-        """True when settings once fetched stay right until the host is told they changed."""
-        return False
-
-    @abstractmethod
-    async def settings(self, folder_uri: str) -> Any:
-        """The raw ``elelem`` settings for a folder (None when there are none)."""
-
     @abstractmethod
     def show_message(self, level: Level, text: str) -> None:
         """A short message for the person."""
@@ -138,17 +122,39 @@ class Frontend(ABC):
     def show_file(self, path: Path) -> None:  # noqa: B027 - optional: a face that cannot show files leaves it
         """Open a file for the person without waiting."""
 
+
+class SettingsSource(ABC):
+    """Where a folder's raw ``elelem`` settings come from."""
+
+    @property
+    def keeps_settings(self) -> bool:
+        """True when settings once fetched stay right until the host is told they changed."""
+        return False
+
     @abstractmethod
-    async def open_progress(self, token: Any, title: str, message: str) -> ProgressSink:
-        """A sink for one turn's events (``token`` is the client's, if it sent one)."""
+    async def settings(self, folder_uri: str) -> Any:
+        """The raw ``elelem`` settings for a folder (None when there are none)."""
+
+
+class Person(ABC):
+    """Asking the person something and waiting for the answer."""
 
     @abstractmethod
     async def ask_permission(self, question: str, options: list[str]) -> str | None:
         """The option the person chose, None if dismissed; Unanswered if they cannot be asked."""
 
-    @abstractmethod
     async def ask_text(self, prompt: str) -> str:
         """A line of text from the person; Unanswered when there is none."""
+        raise Unanswered("this front end cannot ask for a line of text, so the human provider cannot be used here")
+
+
+class Documents:
+    """The editor's documents and commands: reading its text, applying an edit, running a command."""
+
+    @property
+    def can_edit(self) -> bool:
+        """True when edits go through the editor (``apply_edit``); False writes to disk."""
+        return False
 
     def open_document(self, path: Path) -> OpenDocument | None:
         """The open document at ``path`` (resolved), if the editor has one."""
@@ -163,16 +169,6 @@ class Frontend(ABC):
         ``fs/read_text_file``); None leaves the file to the disk."""
         return self.open_document(path)
 
-    async def run_command(
-        self, command: str, cwd: Path, *, timeout: float, output_cap: int, run_here: Callable[[], Awaitable[ProcessResult]]
-    ) -> ProcessResult:
-        """Run a command a tool asked for (already allowed): by default ``run_here()``, our own
-        subprocess; a front end with terminals of its own may run it there instead."""
-        return await run_here()
-
-    def tool_starting(self, call_id: str, name: str) -> None:  # noqa: B027 - optional, for faces that track tool calls
-        """A tool call of the running turn starts now (the ones before it are finished)."""
-
     async def apply_edit(self, edit: FileEdit) -> tuple[bool, str | None]:
         """Propose the edit; whether it was applied and, if not, the editor's reason."""
         raise NotImplementedError("this front end does not edit through the editor")
@@ -181,3 +177,38 @@ class Frontend(ABC):
         """Put files back as one edit the person can undo in the editor: whether it was applied
         and, if not, the editor's reason; None when the editor cannot (the host writes the disk)."""
         return None
+
+    @property
+    def insight(self) -> Insight:
+        """What the editor's language servers know, where the face can ask them."""
+        return NO_INSIGHT
+
+    async def run_command(
+        self,
+        command: str,
+        cwd: Path,
+        *,
+        argv: list[str],
+        timeout: float,
+        output_cap: int,
+        run_here: Callable[[], Awaitable[ProcessResult]],
+    ) -> ProcessResult:
+        """Run a command a tool asked for (already allowed): by default ``run_here()``, our own
+        subprocess; a front end with terminals of its own may run ``argv`` (the shell running
+        ``command``, in the sandbox when there is one) there instead."""
+        return await run_here()
+
+
+class Progress(ABC):
+    """Where a turn's progress goes."""
+
+    @abstractmethod
+    async def open_progress(self, token: Any, title: str, message: str) -> ProgressSink:
+        """A sink for one turn's events (``token`` is the client's, if it sent one)."""
+
+    def tool_starting(self, call_id: str, name: str) -> None:  # noqa: B027 - optional, for faces that track tool calls
+        """A tool call of the running turn starts now (the ones before it are finished)."""
+
+
+class Frontend(Face, SettingsSource, Person, Documents, Progress):
+    """Every role, as a face implements them; the host hands each of its parts the roles it uses."""

@@ -8,9 +8,12 @@ reported by name, with the value used instead.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, ValidationError
+
+from ..agent.sandbox import SandboxPolicy
 
 
 class DeclaredProvider(BaseModel):
@@ -25,6 +28,13 @@ class DeclaredProvider(BaseModel):
     api_key_env: str | None = Field(default=None, alias="apiKeyEnv")
     temperature: float | None = None
     max_tokens: int | None = Field(default=None, alias="maxTokens", gt=0)
+
+
+class ModelPrice(BaseModel):
+    """A model's price in USD per million tokens, over the table of providers/prices.py."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
 
 
 SERVER_NAME = r"^[A-Za-z0-9_-]+$"
@@ -50,6 +60,7 @@ class StdioServer(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     start_timeout: float = Field(default=30, alias="startTimeout", gt=0, le=600)
     call_timeout: float = Field(default=120, alias="callTimeout", gt=0, le=3600)
+    sandbox: bool = False  # run it in the command sandbox, with the folder's sandboxNetwork and sandboxWritable
 
 
 class HttpServer(BaseModel):
@@ -94,9 +105,32 @@ class Settings(BaseModel):
     mcp_servers: dict[ServerName, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
     allow_mcp_tools: list[str] = Field(default_factory=list, alias="allowMcpTools")
     mcp: Literal["ask", "allow", "deny"] = "ask"
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    check_after_edits: bool = Field(default=True, alias="checkAfterEdits")
+    check_wait_ms: int = Field(default=1500, alias="checkWaitMs", ge=0, le=10000)
+    check_command: str | None = Field(default=None, alias="checkCommand", min_length=1)
+    sandbox: Literal["auto", "required", "off"] = "auto"  # commands in the OS sandbox (agent/sandbox.py)
+    sandbox_network: bool = Field(default=False, alias="sandboxNetwork")
+    sandbox_writable: list[str] = Field(default_factory=list, alias="sandboxWritable")
+
+    def sandbox_policy(self, root: Path) -> SandboxPolicy:
+        """The command sandbox these settings ask for in the folder ``root`` (writable folders from it or ``~``)."""
+        writable = tuple((root / Path(folder).expanduser()).resolve() for folder in self.sandbox_writable)
+        return SandboxPolicy(self.sandbox, self.sandbox_network, writable)
 
     def provider_options(self) -> dict[str, Any]:
         return {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens}
+
+
+def settings_secrets(settings: Settings) -> set[str]:
+    """The secrets the settings bring, for ``agent/redaction.py``: the keys their declared providers
+    read from the environment, and the MCP servers' headers (with and without a scheme such as
+    ``Bearer``) and environment values."""
+    found = {os.environ.get(declared.api_key_env, "") for declared in settings.providers if declared.api_key_env}
+    for server in settings.mcp_servers.values():
+        values = server.headers.values() if isinstance(server, HttpServer) else server.env.values()
+        found |= {part for value in values for part in (value, value.partition(" ")[2])}
+    return {value.strip() for value in found if value.strip()}
 
 
 def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
@@ -156,10 +190,11 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
 
     Settings can come from files in the project, so in a folder the editor does not trust
     nothing in them may loosen anything: no workspace plugins, commands asked about at
-    least (``allow`` becomes ``ask``, ``allowCommands`` is ignored), and no declared
+    least (``allow`` becomes ``ask``, ``allowCommands`` and ``checkCommand`` are ignored), and no declared
     providers (one could send the key its ``apiKeyEnv`` names to any endpoint), no MCP servers
     (each is a command to run or an address to send headers to) and MCP tools asked about at
-    least, as commands are. ``provider``
+    least, as commands are; the command sandbox neither off nor widened (no network, no writable
+    folders beyond the workspace). ``provider``
     stays: without those it can only name a built-in, a user plugin or an installed package.
     """
     if settings.trusted:
@@ -172,6 +207,9 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
             ("providers", settings.providers),
             ("mcpServers", settings.mcp_servers),
             ("allowMcpTools", settings.allow_mcp_tools),
+            ("checkCommand", settings.check_command),
+            ("sandboxNetwork", settings.sandbox_network),
+            ("sandboxWritable", settings.sandbox_writable),
         )
         if value
     ]
@@ -179,6 +217,8 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
         ignored.insert(0, "execute 'allow' (using 'ask')")
     if settings.mcp == "allow":
         ignored.append("mcp 'allow' (using 'ask')")
+    if settings.sandbox == "off":
+        ignored.append("sandbox 'off' (using 'auto')")
     limited = settings.model_copy(
         update={
             "workspace_plugins": False,
@@ -187,7 +227,11 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
             "providers": [],
             "mcp_servers": {},
             "allow_mcp_tools": [],
+            "check_command": None,
             "mcp": "ask" if settings.mcp == "allow" else settings.mcp,
+            "sandbox": "auto" if settings.sandbox == "off" else settings.sandbox,
+            "sandbox_network": False,
+            "sandbox_writable": [],
         }
     )
     return limited, ignored

@@ -13,17 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_state_dir
-
-from ..agent.toolbox import brief
+from ..agent.private_files import create_private, private_folder, state_dir
+from ..agent.wording import shorten
 
 PREVIEW_LENGTH = 240
 
 
 def preview(reply: str, length: int = PREVIEW_LENGTH) -> str:
     """The start of the reply on one line, for a notification."""
-    text = " ".join(reply.split())
-    return text if len(text) <= length else text[: length - 1] + "…"
+    return shorten(reply, length)
 
 
 @dataclass
@@ -32,7 +30,6 @@ class TurnRecord:
 
     prompt: str
     parts: list[str] = field(default_factory=list)
-    calls: dict[str, str] = field(default_factory=dict)  # call id -> its brief, until its result
     last_kind: str = ""
 
     def add(self, event: dict[str, Any]) -> None:
@@ -40,12 +37,10 @@ class TurnRecord:
         if kind in ("saying", "thinking"):
             self._text(kind, event["text"])
         elif kind == "doing":
-            self.calls[event["id"]] = brief(event["name"], event["arguments"])
             self.last_kind = kind
         elif kind == "result":
-            call = self.calls.pop(event["id"], event["name"])
             outcome = event.get("summary", "done") if event.get("ok") else f"failed: {event.get('error', '')}"
-            self.parts.append(f"\n\n- `{call}` → {outcome}\n\n")
+            self.parts.append(f"\n\n- `{event['title']}` → {outcome}\n\n")
             self.last_kind = kind
 
     def _text(self, kind: str, text: str) -> None:
@@ -67,18 +62,16 @@ class TurnRecord:
 
 
 def transcript_dir() -> Path:
-    return Path(user_state_dir("elelem-lsp", appauthor=False)) / "transcripts"
+    return state_dir() / "transcripts"
 
 
 def write_transcript(folder: str, markdown: str) -> Path:
-    """A new file for the turn, named by folder and time, outside the workspace."""
-    directory = transcript_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    """A new private file for the turn, named by folder and time, outside the workspace."""
+    directory = private_folder(transcript_dir())
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = directory / f"{folder}-{stamp}.md"
-    number = 1
-    while path.exists():
+    content = markdown.encode("utf-8", "backslashreplace")  # a model may send lone surrogates
+    path, number = directory / f"{folder}-{stamp}.md", 1
+    while not create_private(path, content):
         number += 1
         path = directory / f"{folder}-{stamp}-{number}.md"
-    path.write_text(markdown, encoding="utf-8", errors="backslashreplace")  # a model may send lone surrogates
     return path

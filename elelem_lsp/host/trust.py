@@ -16,12 +16,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
+from ..agent.private_files import private_folder, state_dir, write_private
 
 PLUGIN_FOLDER = Path(".agents") / "plugins"
 
@@ -58,7 +56,7 @@ class PluginSet:
 
 
 def default_trust_file() -> Path:
-    return Path(platformdirs.user_state_dir("elelem-lsp")) / "trusted-plugins.json"
+    return state_dir() / "trusted-plugins.json"
 
 
 class TrustStore:
@@ -91,13 +89,5 @@ class TrustStore:
         """Trust this folder with exactly these files; written whole, readable by its owner only."""
         folders = self._read()
         folders[str(plugins.root)] = dict(plugins.files)
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        descriptor, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".trusted-", suffix=".json")
-        try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as stream:  # mkstemp makes it 0600
-                json.dump({"folders": folders}, stream, indent=2, sort_keys=True)
-            os.replace(temporary, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        private_folder(self.path.parent)
+        write_private(self.path, json.dumps({"folders": folders}, indent=2, sort_keys=True).encode("utf-8"))

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_config_dir
+from ..agent.private_files import config_dir
 
 
 class SettingsFileError(Exception):
@@ -22,7 +22,7 @@ class SettingsFileError(Exception):
 
 
 def settings_path() -> Path:
-    return Path(user_config_dir("elelem-lsp", appauthor=False)) / "settings.json"
+    return config_dir() / "settings.json"
 
 
 def read_user_settings(path: Path | None = None) -> dict[str, Any]:

@@ -65,11 +65,13 @@ def build_declared(
     api_key: str | None,
     temperature: float | None = None,
     max_tokens: int | None = None,
+    images: bool = False,
 ) -> Any:
     """A provider declared in settings, built from its ``type`` (today ``openai-chat``); Eklesia's
     ``getProviderByType``, also importable under its name, ``provider_by_type``.
 
-    ``temperature``/``max_tokens`` of None take the type's defaults. An unknown type or a
+    ``temperature``/``max_tokens`` of None take the type's defaults; ``images`` declares that its
+    model reads images (see providers/images.py). An unknown type or a
     missing model or endpoint raises ``ProviderTypeError`` (a ProviderError and a ValueError)
     saying which.
     """
@@ -78,7 +80,7 @@ def build_declared(
     if type not in DECLARED_TYPES:
         raise ProviderTypeError(f'unknown provider type: "{type}". Supported: {", ".join(sorted(DECLARED_TYPES))}')
     module, name = DECLARED_TYPES[type]
-    return getattr(import_module(f"{__name__}.{module}"), name)(model, endpoint, api_key, temperature, max_tokens)
+    return getattr(import_module(f"{__name__}.{module}"), name)(model, endpoint, api_key, temperature, max_tokens, images=images)
 
 
 provider_by_type = build_declared

@@ -1,8 +1,9 @@
-"""The ``elelem.*`` commands: argument models, and each command as a call to the host.
+"""The ``elelem.*`` commands: argument models, and each command as a call to a folder agent
+(or, for what concerns every folder, the host), reached through ``router.LspRouter``.
 
 Each command takes one object argument, validated here with pydantic; a bad
 argument is a JSON-RPC InvalidParams naming the field, and what the host refuses
-is RequestFailed. A turn's result is ``{reply, provider, model, steps, cancelled, error, checkpoint}``.
+is RequestFailed. A turn's result is ``{reply, provider, model, steps, cancelled, error, stopReason, checkpoint}``.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from ..agent.toolbox import describe
+from ..host import rewinding, stored
 from ..host.conversations import ID_PATTERN
 from ..host.frontend import BadRequest, Refused
-from .documents import describe_location
-from .editor import LspFrontend
+from .documents import describe_location, editor_context
+from .router import LspRouter
 
 UINTEGER_MAX = 2**31 - 1  # LSP's uinteger, the type of a position's line and character
 
@@ -114,21 +116,22 @@ def parse(model: type[Arguments], arguments: tuple[Any, ...]) -> Any:
 # -- what each command asks of the host -------------------------------------------
 
 
-async def ask(face: LspFrontend, args: AskArguments) -> dict[str, Any]:
-    folder = face.folder_for(args.uri)
-    location = describe_location(face.server.workspace, folder.root, args.uri, args.range) if args.uri is not None else ""
-    return await face.host.turn(
-        folder, args.prompt, context=location, token=args.progress_token, request=face.server.protocol.msg_id
+async def ask(router: LspRouter, args: AskArguments) -> dict[str, Any]:
+    agent = router.agent_for(args.uri)
+    trusted = agent.settings.trusted  # as last taken (the host takes the settings at start): whether git may run
+    context = await editor_context(router.server.workspace, agent.root, args.uri, args.range, trusted=trusted)
+    return await router.turn(
+        agent, args.prompt, context=context, token=args.progress_token, request=router.server.protocol.msg_id
     )
 
 
-async def fix(face: LspFrontend, args: FixArguments) -> dict[str, Any]:
-    folder = face.folder_for(args.uri)
+async def fix(router: LspRouter, args: FixArguments) -> dict[str, Any]:
+    agent = router.agent_for(args.uri)
     prompt = fix_request(args.diagnostics)
     context = "Change the file with the edit tool; keep the change as small as the fix allows.\n\n" + describe_location(
-        face.server.workspace, folder.root, args.uri, args.range, context_lines=5
+        router.server.workspace, agent.root, args.uri, args.range, context_lines=5
     )
-    return await face.host.turn(folder, prompt, context=context, token=args.progress_token, request=face.server.protocol.msg_id)
+    return await router.turn(agent, prompt, context=context, token=args.progress_token, request=router.server.protocol.msg_id)
 
 
 def fix_request(diagnostics: list[DiagnosticArgument]) -> str:
@@ -143,69 +146,69 @@ def _origin(diagnostic: DiagnosticArgument) -> str:
     return f" [{' '.join(named)}]" if named else ""
 
 
-async def providers(face: LspFrontend, args: FolderArguments) -> dict[str, Any]:
-    return await face.host.providers(face.folder_for(args.uri))
+async def providers(router: LspRouter, args: FolderArguments) -> dict[str, Any]:
+    return await router.agent_for(args.uri).providers()
 
 
-async def select_provider(face: LspFrontend, args: SelectProviderArguments) -> dict[str, Any]:
-    return await face.host.select_provider(face.folder_for(args.uri), args.name, args.model)
+async def select_provider(router: LspRouter, args: SelectProviderArguments) -> dict[str, Any]:
+    return await router.agent_for(args.uri).select_provider(args.name, args.model)
 
 
-async def cancel(face: LspFrontend, args: FolderArguments) -> dict[str, Any]:
-    return {"cancelled": face.folder_for(args.uri).cancel()}
+async def cancel(router: LspRouter, args: FolderArguments) -> dict[str, Any]:
+    return {"cancelled": router.agent_for(args.uri).cancel()}
 
 
-async def reset(face: LspFrontend, args: FolderArguments) -> dict[str, Any]:
-    return await face.host.new_conversation(face.folder_for(args.uri))
+async def reset(router: LspRouter, args: FolderArguments) -> dict[str, Any]:
+    return await stored.new_conversation(router.agent_for(args.uri))
 
 
-async def conversations(face: LspFrontend, args: FolderArguments) -> list[dict[str, Any]]:
-    return await face.host.conversations(face.folder_for(args.uri))
+async def conversations(router: LspRouter, args: FolderArguments) -> list[dict[str, Any]]:
+    return await stored.conversations(router.agent_for(args.uri))
 
 
-async def resume(face: LspFrontend, args: ConversationArguments) -> dict[str, Any]:
-    return await face.host.resume(face.folder_for(args.uri), args.id)
+async def resume(router: LspRouter, args: ConversationArguments) -> dict[str, Any]:
+    return await stored.resume(router.agent_for(args.uri), args.id)
 
 
-async def transcript(face: LspFrontend, args: TranscriptArguments) -> dict[str, Any]:
-    return await face.host.transcript(face.folder_for(args.uri), args.id)
+async def transcript(router: LspRouter, args: TranscriptArguments) -> dict[str, Any]:
+    return await stored.transcript(router.agent_for(args.uri), args.id)
 
 
-async def delete_conversation(face: LspFrontend, args: ConversationArguments) -> dict[str, Any]:
-    return await face.host.delete_conversation(face.folder_for(args.uri), args.id)
+async def delete_conversation(router: LspRouter, args: ConversationArguments) -> dict[str, Any]:
+    return await stored.delete_conversation(router.agent_for(args.uri), args.id)
 
 
-async def compact(face: LspFrontend, args: FolderArguments) -> dict[str, Any]:
-    return await face.host.compact(face.folder_for(args.uri))
+async def compact(router: LspRouter, args: FolderArguments) -> dict[str, Any]:
+    return await router.agent_for(args.uri).compact()
 
 
-async def context(face: LspFrontend, args: FolderArguments) -> dict[str, Any]:
-    return await face.host.context(face.folder_for(args.uri))
+async def context(router: LspRouter, args: FolderArguments) -> dict[str, Any]:
+    return await router.agent_for(args.uri).context()
 
 
-async def tools(face: LspFrontend, args: NoArguments) -> dict[str, Any]:
-    return face.host.tools()
+async def tools(router: LspRouter, args: NoArguments) -> dict[str, Any]:
+    return router.host.tools()
 
 
-async def reload(face: LspFrontend, args: NoArguments) -> dict[str, Any]:
-    return face.host.reload()
+async def reload(router: LspRouter, args: NoArguments) -> dict[str, Any]:
+    return router.host.reload()
 
 
-async def mcp(face: LspFrontend, args: FolderArguments) -> dict[str, Any]:
-    return await face.host.mcp(face.folder_for(args.uri))
+async def mcp(router: LspRouter, args: FolderArguments) -> dict[str, Any]:
+    return await router.agent_for(args.uri).mcp_status()
 
 
-async def checkpoints(face: LspFrontend, args: FolderArguments) -> list[dict[str, Any]]:
-    return await face.host.checkpoints(face.folder_for(args.uri))
+async def checkpoints(router: LspRouter, args: FolderArguments) -> list[dict[str, Any]]:
+    return await rewinding.checkpoints(router.agent_for(args.uri))
 
 
-async def rewind(face: LspFrontend, args: RewindArguments) -> dict[str, Any]:
-    return await face.host.rewind(
-        face.folder_for(args.uri), args.turn, args.files, conversation=args.conversation, force=args.force
+async def rewind(router: LspRouter, args: RewindArguments) -> dict[str, Any]:
+    return await rewinding.rewind(
+        router.agent_for(args.uri), args.turn, args.files, conversation=args.conversation, force=args.force
     )
 
 
-Handler = Callable[[LspFrontend, Any], Awaitable[Any]]
+Handler = Callable[[LspRouter, Any], Awaitable[Any]]
 COMMANDS: dict[str, tuple[type[Arguments], Handler]] = {
     "elelem.ask": (AskArguments, ask),
     "elelem.fix": (FixArguments, fix),
@@ -227,11 +230,11 @@ COMMANDS: dict[str, tuple[type[Arguments], Handler]] = {
 }
 
 
-async def run(face: LspFrontend, name: str, arguments: tuple[Any, ...]) -> Any:
+async def run(router: LspRouter, name: str, arguments: tuple[Any, ...]) -> Any:
     """One command, parsed and done; what names nothing is InvalidParams, what the host refuses RequestFailed."""
     model, handler = COMMANDS[name]
     try:
-        return await handler(face, parse(model, arguments))
+        return await handler(router, parse(model, arguments))
     except BadRequest as error:
         raise JsonRpcInvalidParams(str(error)) from None
     except Refused as error:

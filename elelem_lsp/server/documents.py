@@ -1,5 +1,6 @@
-"""Documents and folders named by LSP URIs: the local path of a URI, and the text of a
-place in a document (the open buffer's, in the negotiated position encoding) for a prompt."""
+"""Documents and folders named by LSP URIs: the local path of a URI, the text of a place in a
+document (the open buffer's, in the negotiated position encoding) for a prompt, and the editor's
+context of an ask (the documents pygls keeps from didOpen/didChange)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 from pygls.workspace import Workspace
 
+from ..agent.editor_context import ActiveDocument, EditorContext, describe_active, render
 from ..agent.textfile import for_model
 
 URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
@@ -46,8 +48,9 @@ def folder_path(uri: str) -> Path:
     return Path(path).resolve()
 
 
-def describe_location(workspace: Workspace, root: Path, uri: str, range_: Any, context_lines: int = 0) -> str:
-    """The file and the selected lines, for a prompt about a place in the code.
+def active_document(workspace: Workspace, root: Path, uri: str, range_: Any, context_lines: int = 0) -> ActiveDocument | None:
+    """The document asked from and the selected lines (``context_lines`` more on each side), for a
+    prompt about a place in the code; None for a folder.
 
     A document that is not a file is described from the text the editor sent
     (if it sent any), under its URI; no path is made up for it.
@@ -56,18 +59,17 @@ def describe_location(workspace: Workspace, root: Path, uri: str, range_: Any, c
     if path is None:
         label, name, document = "Buffer", uri, workspace.text_documents.get(unquote(uri))
         if document is None:
-            return f"Buffer: {uri} (the editor has not sent its text)"
+            return ActiveDocument(uri, label, note="the editor has not sent its text")
     elif path.is_dir():
-        return ""
+        return None
     else:
-        name = path.relative_to(root).as_posix() if root in path.parents else str(path)
-        label, document = "File", workspace.get_text_document(uri)
+        label, name, document = "File", document_name(path, root), workspace.get_text_document(uri)
     try:
         lines = document.lines
     except OSError:
-        return f"{label}: {name} (not readable)"
+        return ActiveDocument(name, label, note="not readable")
     if range_ is None:
-        return f"{label}: {name}"
+        return ActiveDocument(name, label, document.language_id)
     start = document.position_codec.position_from_client_units(
         lines, lsp.Position(line=range_.start.line, character=range_.start.character)
     )
@@ -76,5 +78,37 @@ def describe_location(workspace: Workspace, root: Path, uri: str, range_: Any, c
     )
     first, last = max(0, start.line - context_lines), min(len(lines), end.line + 1 + context_lines)
     selected = for_model("".join(lines[first:last]))  # the model sees "\n" breaks, as read gives them
-    where = f"lines {first + 1}-{last}" if last > first + 1 else f"line {first + 1}"
-    return f"{label}: {name} ({where})\n```\n{selected.rstrip()}\n```"
+    return ActiveDocument(name, label, document.language_id, (first + 1, max(last, first + 1)), selected)
+
+
+def describe_location(workspace: Workspace, root: Path, uri: str, range_: Any, context_lines: int = 0) -> str:
+    """The file and the selected lines, for a prompt about a place in the code."""
+    active = active_document(workspace, root, uri, range_, context_lines)
+    return describe_active(active) if active else ""
+
+
+def document_name(path: Path, root: Path) -> str:
+    """A file as the model names it: relative to the folder's root when it is inside."""
+    return path.relative_to(root).as_posix() if root in path.parents else str(path)
+
+
+def open_documents(workspace: Workspace, root: Path, active: str | None = None) -> list[str]:
+    """The documents open in the editor (didOpen, not yet didClose) but the ``active`` one's URI,
+    named as the model names them."""
+    names = []
+    for uri in workspace.text_documents:
+        if active is not None and uri in (active, unquote(active)):  # pygls keeps a URI unquoted
+            continue
+        try:
+            path = document_path(uri)
+        except JsonRpcInvalidParams:
+            path = None  # a URI the editor made up is still the name it knows the document by
+        names.append(uri if path is None else document_name(path, root))
+    return names
+
+
+async def editor_context(workspace: Workspace, root: Path, uri: str | None, range_: Any, *, trusted: bool) -> str:
+    """The editor's context of an ask (``agent.editor_context``): the document and selection it
+    came from, the other open documents, and git's state of the folder."""
+    active = active_document(workspace, root, uri, range_) if uri is not None else None
+    return await render(EditorContext(root, active, open_documents(workspace, root, uri), trusted))

@@ -1,4 +1,4 @@
-"""LspFrontend: the host's front-end port, answered over LSP by the editor.
+"""LspFrontend: the host's ports, answered over LSP by the editor.
 
 Settings come from ``workspace/configuration`` (or ``initializationOptions``), messages
 go out as ``window/showMessage``, a turn's events as coalesced ``$/progress`` (or the log),
@@ -6,31 +6,31 @@ permission is asked with ``window/showMessageRequest``, text input with ``elelem
 open buffers are pygls' text documents, and an edit becomes one ``workspace/applyEdit``
 (a ``TextDocumentEdit`` with the open document's version, positions in the negotiated
 encoding, a change annotation naming the tool). It also holds what the client negotiated.
+Requests go the other way, to the host, through ``router``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import uuid
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcMethodNotFound
+from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 from pygls.lsp.server import LanguageServer
 
 from ..agent.textfile import Replacement
-from ..host.frontend import BadRequest, FileEdit, Frontend, Level, OpenDocument, ProgressSink, RestoredFile, Unanswered
+from ..host.frontend import FileEdit, Frontend, Level, OpenDocument, ProgressSink, RestoredFile, Unanswered
+from ..our_clients import OUR_CLIENT_PREFIX, TERMINAL_CLIENT
 from ..textedits import Change as TextChange
 from ..textedits import Position, change_at
-from .documents import document_path, folder_path
+from .insight import LspInsight
 from .progress import ProgressStream
 
 log = logging.getLogger(__name__)
-TERMINAL_CLIENT = "elelem-terminal"  # what `elelem-lsp ask|chat|providers` announce in initializationOptions
-OUR_CLIENT_PREFIX = "elelem-"
 LEVELS = {"info": lsp.MessageType.Info, "warning": lsp.MessageType.Warning, "error": lsp.MessageType.Error}
 
 
@@ -51,25 +51,7 @@ class LspFrontend(Frontend):
         # then a folder's settings are kept until the next workspace/didChangeConfiguration.
         self.settings_pushed = False
         self.showing: set[asyncio.Task[Any]] = set()
-        self._host: Any = None
-
-    @property
-    def host(self) -> Any:
-        """The agent host, imported on first use (after initialize, off the start-up path)."""
-        if self._host is None:
-            from ..host.host import Host
-
-            self._host = Host(self)
-        return self._host
-
-    @property
-    def host_loaded(self) -> bool:
-        return self._host is not None
-
-    async def stop_host(self) -> None:
-        """Stop what the host runs outside this process (MCP servers) before the server exits."""
-        if self.host_loaded:
-            await self.host.shutdown()
+        self._insight = LspInsight(server)
 
     # -- what the client negotiated -------------------------------------------
     @property
@@ -119,26 +101,17 @@ class LspFrontend(Frontend):
     def position_encoding(self) -> str:
         return str(self.server.workspace.position_encoding or "utf-16")
 
-    # -- folders and settings --------------------------------------------------
-    def folder_for(self, uri: str | None) -> Any:
-        """The host's folder for a document URI (the first folder for none); InvalidParams naming uri."""
-        self.sync_folders()
-        try:
-            return self.host.folder_for(document_path(uri) if uri is not None else None, uri or "")
-        except BadRequest as error:
-            raise JsonRpcInvalidParams(str(error)) from None
-
-    def sync_folders(self) -> None:
-        workspace = self.server.workspace
-        uris = list(workspace.folders) or [workspace.root_uri or Path.cwd().as_uri()]
-        self.host.sync_folders({uri: folder_path(uri) for uri in uris})
-
+    # -- settings --------------------------------------------------------------
     async def settings(self, folder_uri: str) -> Any:
         if not self._pulls_settings:
             return self.initialization_options
-        answer = await self.server.workspace_configuration_async(
-            lsp.ConfigurationParams(items=[lsp.ConfigurationItem(scope_uri=folder_uri, section="elelem")])
-        )
+        try:
+            answer = await self.server.workspace_configuration_async(
+                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(scope_uri=folder_uri, section="elelem")])
+            )
+        except JsonRpcException as error:
+            log.warning("no settings from the editor (%s): the defaults are used", error.message)
+            return None
         return answer[0] if answer else None
 
     async def register_for_settings(self) -> None:
@@ -158,22 +131,6 @@ class LspFrontend(Frontend):
             return  # the client cannot register: settings are pulled before every command
         self.settings_pushed = True
 
-    async def settings_changed(self) -> None:
-        self.settings_pushed = True
-        if self.host_loaded:
-            await self.host.settings_changed()
-
-    async def prepare_first_turn(self) -> None:
-        """After initialize: import the agent and ready each folder's provider, off the event loop,
-        so the first turn costs what a warm one does."""
-        try:
-            await self.register_for_settings()
-            await asyncio.to_thread(importlib.import_module, f"{__package__}.commands")
-            self.sync_folders()
-            await self.host.prepare()
-        except Exception:  # whatever failed here fails again, and is reported, in the turn
-            log.info("preparing the first turn failed", exc_info=True)
-
     # -- the person ------------------------------------------------------------
     def show_message(self, level: Level, text: str) -> None:
         self.server.window_show_message(lsp.ShowMessageParams(type=LEVELS[level], message=text))
@@ -189,14 +146,23 @@ class LspFrontend(Frontend):
             self.server.window_show_document_async(lsp.ShowDocumentParams(uri=path.as_uri(), take_focus=False))
         )
         self.showing.add(task)
-        task.add_done_callback(self.showing.discard)
+        task.add_done_callback(self._shown)
+
+    def _shown(self, task: asyncio.Future[Any]) -> None:
+        self.showing.discard(task)
+        if not task.cancelled() and isinstance(task.exception(), JsonRpcException):
+            log.warning("the transcript was not shown: %s", task.exception())
 
     async def open_progress(self, token: Any, title: str, message: str) -> ProgressSink:
         if token is None:
             window = self._capabilities.window
             if window and window.work_done_progress:
                 token = f"elelem-{uuid.uuid4()}"
-                await self.server.work_done_progress.create_async(token)
+                try:
+                    await self.server.work_done_progress.create_async(token)
+                except JsonRpcException as error:  # no token: the turn is told as to a client without progress
+                    log.warning("no progress token from the editor: %s", error.message)
+                    token = None
         sink = _LoggedProgress(self.server) if token is None else _WorkDoneProgress(self.server, token)
         sink.stream.begin(title, message)
         return sink
@@ -225,6 +191,10 @@ class LspFrontend(Frontend):
         if text is None:
             raise Unanswered("the input was dismissed")
         return str(text)
+
+    @property
+    def insight(self) -> LspInsight:
+        return self._insight
 
     # -- documents and edits -----------------------------------------------------
     def open_documents(self) -> list[OpenDocument]:
@@ -258,7 +228,12 @@ class LspFrontend(Frontend):
             if annotation
             else None,
         )
-        result = await self.server.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=workspace_edit, label=edit.label))
+        try:
+            result = await self.server.workspace_apply_edit_async(
+                lsp.ApplyWorkspaceEditParams(edit=workspace_edit, label=edit.label)
+            )
+        except JsonRpcException as error:  # an edit the editor did not confirm is refused
+            return False, error.message
         return bool(result and result.applied), (result.failure_reason if result else None)
 
     async def restore_files(self, files: list[RestoredFile], label: str) -> tuple[bool, str | None] | None:
@@ -282,9 +257,12 @@ class LspFrontend(Frontend):
             else:
                 whole = change_at(current, Replacement(0, len(current), file.text), self.position_encoding)
             changes.append(_document_edit(uri, document.version if document else None, whole, None))
-        result = await self.server.workspace_apply_edit_async(
-            lsp.ApplyWorkspaceEditParams(edit=lsp.WorkspaceEdit(document_changes=changes), label=label)
-        )
+        try:
+            result = await self.server.workspace_apply_edit_async(
+                lsp.ApplyWorkspaceEditParams(edit=lsp.WorkspaceEdit(document_changes=changes), label=label)
+            )
+        except JsonRpcException as error:  # a rewind the editor did not confirm is refused
+            return False, error.message
         return bool(result and result.applied), (result.failure_reason if result else None)
 
     def _text_change(self, edit: FileEdit) -> TextChange:
@@ -311,7 +289,8 @@ class _WorkDoneProgress(ProgressSink):
     def __init__(self, server: LanguageServer, token: Any) -> None:
         self.server, self.token = server, token
         self.stream = ProgressStream(self._send)
-        server.work_done_progress.tokens.setdefault(token, _NoFuture())
+        # pygls cancels the future it keeps per token (as its own begin() makes one); the router stops the turn.
+        server.work_done_progress.tokens.setdefault(token, Future())
 
     def _send(self, value: dict[str, Any]) -> None:
         self.server.protocol.notify(lsp.PROGRESS, lsp.ProgressParams(token=self.token, value=value))
@@ -340,13 +319,6 @@ class _LoggedProgress(ProgressSink):
 
     def end(self, message: str) -> None:
         self.stream.end(message)
-
-
-class _NoFuture:
-    """pygls cancels the future it keeps per token; we cancel the turn ourselves."""
-
-    def cancel(self) -> bool:
-        return True
 
 
 def _document_edit(uri: str, version: int | None, edit: TextChange, annotation: str | None) -> lsp.TextDocumentEdit:

@@ -3,12 +3,18 @@
 What is not JSON, not JSON-RPC, too early (before ``initialize``), too late (after
 ``shutdown``) or has params that do not fit the method is answered with the JSON-RPC
 error that says so, without a traceback; a cancelled request stops its turn too.
+
+An answer to one of the server's own requests is never answered back: one whose result does
+not fit what the request asked for (checked strictly, where cattrs would make ``"no"`` true)
+is logged, and the request fails with ``InvalidAnswer`` so that its caller goes on as it does
+when the editor cannot do the thing (an edit not confirmed is refused).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +22,7 @@ import cattrs
 from lsprotocol import types as lsp
 from pygls.exceptions import (
     JsonRpcException,
+    JsonRpcInternalError,
     JsonRpcInvalidParams,
     JsonRpcInvalidRequest,
     JsonRpcParseError,
@@ -31,6 +38,11 @@ class ElelemProtocol(LanguageServerProtocol):
     really stops a turn."""
 
     initialized = False  # an initialize request has been received
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.asked: dict[Any, str] = {}  # our requests awaiting an answer: id -> method
+
     on_cancel: Callable[[Any], None] = staticmethod(lambda msg_id: None)  # the request's turn is stopped
 
     def receive(self, body: bytes) -> None:
@@ -43,6 +55,8 @@ class ElelemProtocol(LanguageServerProtocol):
             return self._refuse(None, JsonRpcParseError(f"Parse error: {error}"))
         if not isinstance(data, dict):
             return self._refuse(None, JsonRpcInvalidRequest("Invalid request: a message must be a JSON object"))
+        if "id" in data and "method" not in data:
+            return self._take_answer(data)
         msg_id, method = data.get("id"), data.get("method")
         if "id" in data and (isinstance(msg_id, bool) or not isinstance(msg_id, (str, int))):
             return self._refuse(None, JsonRpcInvalidRequest("Invalid request: id must be a string or an integer"))
@@ -70,6 +84,38 @@ class ElelemProtocol(LanguageServerProtocol):
         if method == lsp.INITIALIZE:
             self.initialized = True
         self.handle_message(message)
+
+    def send_request(self, method: str, params: Any | None = None, callback: Any = None, msg_id: Any = None) -> Any:
+        msg_id = msg_id if msg_id is not None else str(uuid.uuid4())
+        self.asked[msg_id] = method  # what the answer is checked against
+        return super().send_request(method, params, callback, msg_id)
+
+    def _take_answer(self, data: dict[str, Any]) -> None:
+        """An answer to one of our requests: handed to its waiter, or its request failed; never answered."""
+        msg_id = data["id"]
+        if isinstance(msg_id, bool) or not isinstance(msg_id, (str, int)):
+            log.warning("ignored an answer from the editor whose id is %s", type(msg_id).__name__)
+            return
+        method = self.asked.pop(msg_id, None)
+        check = ANSWER_CHECKS.get(method) if "error" not in data else None
+        problem = 'not JSON-RPC 2.0 ("jsonrpc": "2.0")' if data.get("jsonrpc") != self.VERSION else None
+        problem = problem or (check(data.get("result")) if check else None)
+        if problem is None:
+            try:
+                message = self.structure_message(data)
+            except JsonRpcException as error:
+                problem = invalid_params(error).removeprefix("Invalid params: ") if error.__cause__ else error.message
+        if problem is not None:
+            return self._fail_request(msg_id, method, problem)
+        self.handle_message(message)
+
+    def _fail_request(self, msg_id: Any, method: str | None, problem: str) -> None:
+        what = method or f"request {msg_id}"
+        log.warning("the editor's answer to %s is invalid (%s): taken as failed", what, problem)
+        self._result_types.pop(msg_id, None)
+        future = self._request_futures.pop(msg_id, None)
+        if future is not None and not future.done():
+            future.set_exception(InvalidAnswer(f"the editor's answer to {what} is invalid: {problem}"))
 
     def _out_of_order(self, method: str | None, *, is_request: bool) -> JsonRpcException | None:
         """The error for a message the protocol's state does not allow now (a notification gets none)."""
@@ -106,6 +152,46 @@ class ElelemProtocol(LanguageServerProtocol):
             self._result_types.pop(msg_id, None)
             return
         super()._handle_response(msg_id, result, error)
+
+
+class InvalidAnswer(JsonRpcInternalError):
+    """The editor answered one of our requests with a result that does not fit it."""
+
+
+def json_type(value: Any) -> str:
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array", dict: "an object"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def object_with(value: Any, **fields: tuple[type, ...]) -> str | None:
+    """What is wrong with ``value`` as an object whose ``fields`` are of those types (by exact
+    type: ``true`` is no integer); a field that may not be null must be there."""
+    if not isinstance(value, dict):
+        return f"must be an object, not {json_type(value)}"
+    for name, types in fields.items():
+        if name not in value:
+            if type(None) not in types:
+                return f"{name}: missing"
+        elif type(value[name]) not in types:
+            expected = " or ".join(EXPECTED[t] for t in types)
+            return f"{name}: must be {expected}, not {json_type(value[name])}"
+    return None
+
+
+EXPECTED = {bool: "a boolean", int: "an integer", str: "a string", type(None): "null"}
+OPTIONAL_STRING, OPTIONAL_INTEGER = (str, type(None)), (int, type(None))
+# The answers the server's requests take, checked on the JSON as it came.
+ANSWER_CHECKS: dict[str | None, Callable[[Any], str | None]] = {
+    lsp.WORKSPACE_APPLY_EDIT: lambda r: object_with(
+        r, applied=(bool,), failureReason=OPTIONAL_STRING, failedChange=OPTIONAL_INTEGER
+    ),
+    lsp.WINDOW_SHOW_DOCUMENT: lambda r: object_with(r, success=(bool,)),
+    lsp.WINDOW_SHOW_MESSAGE_REQUEST: lambda r: None if r is None else object_with(r, title=(str,)),
+    lsp.WORKSPACE_CONFIGURATION: lambda r: None if isinstance(r, list) else f"must be an array, not {json_type(r)}",
+    lsp.WINDOW_WORK_DONE_PROGRESS_CREATE: lambda r: None if r is None else f"must be null, not {json_type(r)}",
+    lsp.CLIENT_REGISTER_CAPABILITY: lambda r: None if r is None else f"must be null, not {json_type(r)}",
+    "elelem/input": lambda r: None if r is None else object_with(r, text=OPTIONAL_STRING),
+}
 
 
 def invalid_params(error: JsonRpcInvalidParams) -> str:

@@ -1,8 +1,9 @@
 """The language server: pygls wiring of the commands, code actions, settings and cancellation.
 
 Each feature is done elsewhere: messages are checked by ``protocol``, framed by ``framing``,
-commands parsed by ``commands`` into calls to the agent host, which reaches the editor
-through ``editor.LspFrontend``; code actions are ``actions``. This file connects them.
+commands parsed by ``commands`` into calls to the folder agents, reached through
+``router.LspRouter``; the agents reach the editor through ``editor.LspFrontend``; code actions
+are ``actions``. This file connects them.
 
 Start-up imports only pygls and this face: the agent (pydantic models, tools, providers) is
 imported after ``initialize`` has been answered, on a worker thread, together with everything
@@ -12,10 +13,11 @@ the first turn's provider needs, so neither start-up nor the first turn pays for
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import sys
 import threading
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types as lsp
 from pygls.io_ import StdoutWriter
@@ -26,6 +28,7 @@ from ..stop_signals import StopSignals
 from . import actions, framing
 from .editor import LspFrontend
 from .protocol import AnsweredErrors, ElelemProtocol
+from .router import LspRouter
 
 # The commands, named before the agent is imported: commands.COMMANDS maps each to its argument
 # model and handler (a test keeps the two in step).
@@ -53,20 +56,19 @@ log = logging.getLogger(__name__)
 
 
 class ElelemServer(LanguageServer):
+    protocol: ElelemProtocol
+
     def __init__(self) -> None:
         super().__init__("elelem-lsp", __version__, protocol_cls=ElelemProtocol)
-        self.face = LspFrontend(self)
-        self.protocol.on_cancel = self._cancel_request
+        self.frontend = LspFrontend(self)
+        self.router = LspRouter(self, self.frontend)
+        self.protocol.on_cancel = self.router.cancel_request
         self.preparing: asyncio.Task[None] | None = None
-
-    def _cancel_request(self, msg_id: Any) -> None:
-        if self.face.host_loaded:
-            self.face.host.cancel_request(msg_id)
 
     # -- the connection: our framing, not pygls' reader ------------------------
     def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
         """Serve over stdin/stdout until the editor exits or closes the stream."""
-        source = stdin or sys.stdin.buffer
+        source = stdin or cast(io.BufferedReader, sys.stdin.buffer)  # what Python opens stdin as
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
 
@@ -98,7 +100,7 @@ class ElelemServer(LanguageServer):
             try:
                 await stop_signals.serve(main)
             finally:  # the editor left without a shutdown request, or signalled: stop what the host runs all the same
-                await self.face.stop_host()
+                await self.router.stop_host()
 
         try:
             asyncio.run(serve_then_stop())
@@ -124,16 +126,16 @@ def create_server() -> ElelemServer:
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: ElelemServer, params: lsp.InitializeParams) -> None:
         if params.client_info:
-            ls.face.client_name = f"{params.client_info.name} {params.client_info.version or ''}".strip()
-        ls.face.initialization_options = params.initialization_options
+            ls.frontend.client_name = f"{params.client_info.name} {params.client_info.version or ''}".strip()
+        ls.frontend.initialization_options = params.initialization_options
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: ElelemServer, params: None) -> None:
-        await ls.face.stop_host()
+        await ls.router.stop_host()
 
     @server.feature(lsp.INITIALIZED)
     def initialized(ls: ElelemServer, params: lsp.InitializedParams) -> None:
-        ls.preparing = asyncio.ensure_future(ls.face.prepare_first_turn())
+        ls.preparing = asyncio.ensure_future(ls.router.prepare_first_turn())
 
     # Registering the document handlers makes pygls advertise open/close sync and
     # keep the editor's unsaved text, which ``read`` and the edits rely on.
@@ -147,17 +149,16 @@ def create_server() -> ElelemServer:
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def folders_changed(ls: ElelemServer, params: lsp.DidChangeWorkspaceFoldersParams) -> None:
-        if ls.face.host_loaded:
-            ls.face.sync_folders()
+        if ls.router.host_loaded:
+            ls.router.sync_folders()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def configuration_changed(ls: ElelemServer, params: lsp.DidChangeConfigurationParams) -> None:
-        await ls.face.settings_changed()
+        await ls.router.settings_changed()
 
     @server.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def progress_cancelled(ls: ElelemServer, params: lsp.WorkDoneProgressCancelParams) -> None:
-        if ls.face.host_loaded:
-            ls.face.host.cancel_progress(params.token)
+        ls.router.cancel_progress(params.token)
 
     @server.feature(
         lsp.TEXT_DOCUMENT_CODE_ACTION,
@@ -173,6 +174,6 @@ def _command(name: str):
     async def run(ls: ElelemServer, *arguments: Any) -> Any:
         from . import commands  # imported after initialize by prepare_first_turn; here if a command came first
 
-        return await commands.run(ls.face, name, arguments)
+        return await commands.run(ls.router, name, arguments)
 
     return run

@@ -161,6 +161,7 @@ class RunningAgent:
     session_id: str = ""
     init: Any = None
     new: Any = None
+    wire: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (sender, message), every one both ways
 
     async def prompt(self, text: str | list[Any], session_id: str | None = None) -> Any:
         blocks = [text_block(text)] if isinstance(text, str) else text
@@ -199,6 +200,9 @@ async def running_agent(
             transport_kwargs={"stderr": stderr},
         ) as (conn, process):
             agent = RunningAgent(conn, process, client, root, stderr_path)
+            conn._conn.add_observer(  # the messages as written on the pipe, for the schema check
+                lambda event: agent.wire.append(("client" if event.direction.value == "outgoing" else "agent", event.message))
+            )
             agent.init = await asyncio.wait_for(
                 conn.initialize(
                     protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities(fs, terminal),

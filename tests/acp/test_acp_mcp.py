@@ -35,7 +35,7 @@ async def test_a_clients_mcp_server_is_attached_and_its_tool_called(scripted_pro
     agent.client.permission_answers = ["allow_once"]  # mcp: ask, the default
     assert (await agent.prompt("echo", session_id=session.session_id)).stop_reason == "end_turn"
     start, *_, done = agent.client.tool_updates("m1")
-    assert start.title.startswith("tools__echo") and start.kind == "other"
+    assert start.title == 'tools: echo text="hi there"' and start.kind == "other"
     assert done.status == "completed"
     assert "hi there" in agent.client.text()
     [(call, _options)] = agent.client.permission_requests
@@ -60,7 +60,8 @@ async def test_mcp_denied_by_settings_is_a_failed_call_and_sse_is_refused(script
 
 async def test_an_agent_ended_by_sigterm_leaves_no_process(scripted_project: Path, home: Path, tmp_path: Path, start_agent):
     log, command_pid = tmp_path / "calls.log", tmp_path / "command.pid"
-    write_user_settings(home, {"provider": "scripted", "mcp": "allow", "execute": "allow"})
+    # Without the sandbox: the pid is the host's, its file outside the workspace.
+    write_user_settings(home, {"provider": "scripted", "mcp": "allow", "execute": "allow", "sandbox": "off"})
     command = f"echo $$ > {command_pid}; exec sleep 100"
     write_script(scripted_project, [[{"type": "doing", "id": "x1", "name": "execute", "arguments": {"command": command}}]])
     agent = await start_agent(scripted_project, terminal=False, new_session=False)  # the agent runs the command
@@ -74,3 +75,17 @@ async def test_an_agent_ended_by_sigterm_leaves_no_process(scripted_project: Pat
     assert not alive(int(command_pid.read_text())) and not alive(mcp_pid)
     with pytest.raises(ConnectionError):  # the prompt ends with the agent
         await prompt
+
+
+async def test_session_close_stops_the_sessions_mcp_server(scripted_project: Path, home: Path, tmp_path: Path, start_agent):
+    log = tmp_path / "calls.log"
+    write_user_settings(home, {"provider": "scripted", "mcp": "allow"})
+    write_script(scripted_project, [[{"type": "doing", "id": "m1", "name": "tools__echo", "arguments": {"text": "hi"}}]])
+    agent = await start_agent(scripted_project, new_session=False)
+    session = await agent.conn.new_session(cwd=str(scripted_project), mcp_servers=[stdio_server(log)])
+    await agent.prompt("echo", session_id=session.session_id)
+    [mcp_pid] = [int(line.split()[1]) for line in log.read_text().splitlines() if line.startswith("started ")]
+    assert alive(mcp_pid)
+    await agent.conn.close_session(session_id=session.session_id)
+    await wait_until(lambda: not alive(mcp_pid), "the MCP server to stop")
+    assert agent.process.returncode is None  # the agent goes on serving

@@ -6,20 +6,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from elelem_lsp.acp.agent import attached, file_path, slash_command
-from elelem_lsp.acp.updates import Outbox, ToolCalls, context_line, locations_of, replayed, title_of
+from elelem_lsp.acp.prompts import attached, file_path
+from elelem_lsp.acp.slash_commands import slash_command
+from elelem_lsp.acp.updates import Outbox, ToolCalls, locations_of, replayed
 from scaffold import wait_until
-
-
-def test_titles_read_as_a_person_says_them():
-    assert title_of("read", {"path": "src/app.py"}) == "Read src/app.py"
-    assert title_of("execute", {"command": "pytest -q"}) == "Run pytest -q"
-    assert title_of("bash", {"command": "ls"}) == "Run ls"
-    assert title_of("grep", {"pattern": "todo", "path": "src"}) == "Search 'todo' in src"
-    assert title_of("grep", {"pattern": "x"}) == "Search 'x' in ."
-    assert title_of("list", {}) == "List ."
-    assert title_of("read", {"path": 5}) == "Read"  # a malformed argument is not shown as if it were a path
-    assert title_of("fs__read_text_file", {"path": "notes.md"}) == "fs__read_text_file notes.md"  # MCP and others
 
 
 def test_locations_only_for_paths_that_can_be_paths(tmp_path: Path):
@@ -27,11 +17,6 @@ def test_locations_only_for_paths_that_can_be_paths(tmp_path: Path):
     assert locations_of("execute", {"command": "ls", "path": "x"}, tmp_path) is None
     assert locations_of("read", {"path": "bad\0path"}, tmp_path) is None
     assert locations_of("read", {"path": ""}, tmp_path) is None
-
-
-def test_context_lines():
-    assert context_line({"leftOut": 3, "shortened": 0, "budget": 32000}) == "3 earlier turns left out to fit 32,000 tokens\n"
-    assert context_line({"leftOut": 0, "shortened": 2, "budget": 8000}) == "2 tool results shortened to fit 8,000 tokens\n"
 
 
 def test_attachments_are_fenced_past_any_backticks_inside():

@@ -43,7 +43,8 @@ async def test_cancel_ends_the_turn_cancelled_within_50ms_median(scripted_projec
 
 @pytest.mark.parametrize("terminal", [True, False], ids=["client-terminal", "own-subprocess"])
 async def test_cancel_kills_the_command_it_started(scripted_project: Path, home: Path, start_agent, terminal):
-    write_user_settings(home, {"provider": "scripted", "execute": "allow"})
+    # Without the sandbox: the pid is the host's (in the sandbox, its PID namespace has its own numbers).
+    write_user_settings(home, {"provider": "scripted", "execute": "allow", "sandbox": "off"})
     write_script(scripted_project, [[{"type": "doing", "id": "x1", "name": "execute",
                                       "arguments": {"command": "echo $$ > pid; sleep 30; touch finished"}}]])
     agent = await start_agent(scripted_project, terminal=terminal)
@@ -171,7 +172,7 @@ async def test_provider_and_model_are_config_options_and_slash_commands(scripted
     assert update.config_options[1].current_value == "tiny-2"
     seen = len(agent.client.updates)
     await agent.prompt("/tools")
-    assert agent.client.text(since=seen) == "tools: read, write, edit, execute, list, grep"
+    assert agent.client.text(since=seen) == "tools: read, write, edit, execute, list, grep, plan"
     seen = len(agent.client.updates)
     await agent.prompt("/provider")
     assert "* scripted" in agent.client.text(since=seen)

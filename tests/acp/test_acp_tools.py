@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import write_user_settings
+from elelem_lsp.agent.sandbox import probe
 from scaffold import write_script
 
 
@@ -116,7 +117,8 @@ async def test_a_command_runs_in_a_client_terminal(scripted_project: Path, home:
     agent = await start_agent(scripted_project, terminal=True)
     await agent.prompt("run")
     [terminal] = agent.client.terminals.values()
-    assert terminal.command == ["/bin/sh", "-c", "echo made here; pwd"]
+    assert terminal.command[-3:] == ["/bin/sh", "-c", "echo made here; pwd"]
+    assert (Path(terminal.command[0]).name == "bwrap") == (probe().kind == "bubblewrap")  # in the sandbox when there is one
     assert terminal.cwd == str(scripted_project) and terminal.released
     start, *middle, done = agent.client.tool_updates("x1")
     assert (start.title, start.kind) == ("Run echo made here; pwd", "execute")

@@ -17,7 +17,7 @@ async def test_initialize_says_what_the_agent_supports(scripted_project: Path, s
     assert capabilities.prompt_capabilities.embedded_context is True
     assert capabilities.prompt_capabilities.image is False
     assert agent.init.agent_info.name == "elelem-lsp"
-    assert agent.init.auth_methods == []
+    assert [method.id for method in agent.init.auth_methods] == ["environment"]  # keys from the environment
     newer = await agent.conn.initialize(protocol_version=PROTOCOL_VERSION + 6)
     assert newer.protocol_version == PROTOCOL_VERSION  # ours, for the client to judge
 

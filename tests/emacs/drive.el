@@ -5,7 +5,8 @@
 ;; Opens a.txt and plays the scenario, recording what the buffer and transcript show after each
 ;; step: "edits" asks, switches provider, creates a file, undoes, fixes a flymake diagnostic;
 ;; "conversations" asks in three conversations, lists, resumes, continues, reopens the transcript,
-;; is refused mid-turn, deletes one; "rewind" asks, types in the buffer, and rewinds the turn.
+;; is refused mid-turn, deletes one; "checked" has the agent break a.txt, which a Flymake
+;; backend then reports; "rewind" asks, types in the buffer, and rewinds the turn.
 
 (require 'json)
 (add-to-list 'load-path drive-client)
@@ -92,6 +93,28 @@
     (drive-wait-turns 4)
     (push (cons "fixed" (drive-snapshot buffer)) seen)
     seen))
+
+;; Reports an error for each line holding "BAD", as a checker of the buffer would.
+(defun drive-bad-lint (report-fn &rest _)
+  (let (found)
+    (save-excursion
+      (goto-char (point-min))
+      (while (search-forward "BAD" nil t)
+        (push (flymake-make-diagnostic (current-buffer) (line-beginning-position) (line-end-position)
+                                       :error "bad line")
+              found)))
+    (funcall report-fn found)))
+
+(defun drive-checked (buffer)
+  "The agent breaks a.txt; Flymake's new error is what the model reads after the change."
+  (setq elelem-settings '(:provider "scripted" :workspacePlugins t :checkWaitMs 8000))
+  (elelem--server)  ; eglot sets the buffer's Flymake backends as it starts managing it: the lint comes after
+  (add-hook 'flymake-diagnostic-functions #'drive-bad-lint nil t)
+  (flymake-mode 1)
+  (flymake-start)
+  (elelem-ask "break a.txt")
+  (drive-wait-turns 1)
+  (list (cons "checked" (drive-snapshot buffer))))
 
 (defun drive-pick (command wanted)
   "Call COMMAND interactively, picking the candidate containing WANTED.

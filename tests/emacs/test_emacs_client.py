@@ -60,8 +60,8 @@ def test_emacs_asks_edits_switches_creates_and_fixes(emacs: str, tmp_path: Path,
         "> change x to y",
         "planning",
         "I will edit.",
-        '+ edit(path="a.txt", old="x", new="y")',
-        "  ok: edit — edited",
+        "+ Edit a.txt",
+        "  ok: Edited a.txt — edited",
         "edited.",
         "-- scripted · 2 steps",
     ]
@@ -77,12 +77,13 @@ def test_emacs_asks_edits_switches_creates_and_fixes(emacs: str, tmp_path: Path,
 
     fixed = seen["fixed"]
     assert fixed["text"] == "y\n"
-    assert fixed["transcript"].splitlines()[-7:] == [
+    assert fixed["transcript"].splitlines()[-8:] == [
         "> Fix: x should be y",
         "planning",
         "I will edit.",
-        '+ edit(path="a.txt", old="x", new="y")',
-        "  ok: edit — edited",
+        "+ Edit a.txt",
+        "  ok: Edited a.txt — edited",
+        "✓ checked a.txt: no new problems",  # the buffer's Flymake checked the change
         "edited.",
         "-- scripted · 2 steps",
     ]

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
-                                ODD, ODD_LINES, SHORT, SHORT_LINES, check_conversation_labels)
+                                ODD, ODD_LINES, SHORT, SHORT_LINES, WORDED_EVENTS, WORDED_LINES, WORDED_NOTES,
+                                check_conversation_labels)
 from test_emacs_client import CLIENT, drive, elisp_string
 
 pytestmark = pytest.mark.slow
@@ -66,17 +67,20 @@ def test_odd_or_newer_entries_are_skipped_not_fatal(emacs: str) -> None:
     assert render(emacs, "(elelem-show-conversation (drive-json c))", c={"id": "c3", "entries": []})["text"] == ""
 
 
-def test_context_and_compacted_events_are_one_dim_line(emacs: str) -> None:
+@pytest.mark.parametrize(("events", "lines", "notes"), [(EVENTS, EVENTS_LINES, NOTES),
+                                                      (WORDED_EVENTS, WORDED_LINES, WORDED_NOTES)],
+                         ids=["an older server's, worded here", "the server's words, as they are"])
+def test_a_turns_events_and_its_context_and_compacted_notes_are_drawn(emacs: str, events, lines, notes) -> None:
     seen = render(
         emacs,
         """(elelem--start-turn "k" "long one")
            (elelem--render-events "k" (drive-json events))
            (elelem--finish-turn "k" (drive-json result))""",
-        events=EVENTS,
+        events=events,
         result=EVENTS_RESULT,
     )
-    assert seen["text"].splitlines() == EVENTS_LINES
-    assert seen["noted"] == NOTES
+    assert seen["text"].splitlines() == lines
+    assert seen["noted"] == notes
 
 
 def test_conversations_are_listed_resumed_continued_and_refused_mid_turn(

@@ -1,25 +1,35 @@
-"""FrontendWorkspace through an in-memory front end: reads see unsaved buffers, writes become
+"""FrontendWorkspace through in-memory documents and person (the ports it uses): reads see unsaved buffers, writes become
 one proposed edit each (the span that changes), a refused or stale edit leaves the file as it
 was, a hard-linked file is refused, and a front end that cannot edit leaves writes to the disk."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from elelem_lsp.agent.sandbox import probe
 from elelem_lsp.agent.textfile import Replacement
 from elelem_lsp.agent.workspace import WorkspaceError
 from elelem_lsp.host.frontend import Unanswered
+from elelem_lsp.host.permission import run_question
 from elelem_lsp.host.settings import Settings
 from elelem_lsp.host.workspace import STALE, FrontendWorkspace
 
-from .memory_frontend import MemoryFrontend
+from .memory_frontend import MemoryDocuments, MemoryFace, MemoryPerson, MemoryProgress
 
 
-def workspace(root: Path, frontend: MemoryFrontend, settings: Settings | None = None) -> FrontendWorkspace:
-    return FrontendWorkspace(frontend, root, lambda: settings or Settings())
+@dataclass
+class Editor(MemoryDocuments, MemoryPerson):
+    """The documents and the person in one, as an editor is."""
+
+
+def workspace(root: Path, editor: Editor, settings: Settings | None = None) -> FrontendWorkspace:
+    return FrontendWorkspace(
+        root, lambda: settings or Settings(), documents=editor, person=editor, progress=MemoryProgress(), face=MemoryFace(), client="memory"
+    )
 
 
 def replace(old: str, new: str):
@@ -29,7 +39,7 @@ def replace(old: str, new: str):
 async def test_read_sees_the_unsaved_buffer_not_the_disk(tmp_path):
     path = tmp_path / "a.py"
     path.write_text("on disk\n")
-    frontend = MemoryFrontend()
+    frontend = Editor()
     ws = workspace(tmp_path, frontend)
     assert await ws.read_text(path) == "on disk\n"
     frontend.open(path, "unsaved\r\nbuffer\r\n")
@@ -43,7 +53,7 @@ async def test_unsaved_buffers_are_those_that_differ_from_disk_inside_the_folder
     outside = tmp_path.parent / f"{tmp_path.name}-outside.py"
     for path in (same, changed, skipped, outside):
         path.write_text("disk\n")
-    frontend = MemoryFrontend()
+    frontend = Editor()
     frontend.open(same, "disk\n")
     frontend.open(changed, "typed\n")
     frontend.open(skipped, "typed\n")
@@ -55,7 +65,7 @@ async def test_unsaved_buffers_are_those_that_differ_from_disk_inside_the_folder
 async def test_an_edit_is_the_span_that_changes_named_by_the_tool(tmp_path):
     path = tmp_path / "a.txt"
     path.write_text("one\ntwo\nthree\n")
-    frontend = MemoryFrontend()
+    frontend = Editor()
     await workspace(tmp_path, frontend, Settings(confirmEdits=True)).update(path, replace("two", "TWO"), tool="edit")
     [edit] = frontend.edits
     assert edit.replacement == Replacement(4, 7, "TWO") and edit.before == "one\ntwo\nthree\n"
@@ -67,14 +77,14 @@ async def test_an_edit_is_the_span_that_changes_named_by_the_tool(tmp_path):
 async def test_the_edit_keeps_the_files_line_endings(tmp_path):
     path = tmp_path / "a.txt"
     path.write_bytes(b"one\r\ntwo\r\n")
-    frontend = MemoryFrontend()
+    frontend = Editor()
     await workspace(tmp_path, frontend).update(path, replace("one\n", "one\nnew\n"), tool="edit")
     [edit] = frontend.edits
     assert "\r\n" in edit.replacement.text and "\n" not in edit.replacement.text.replace("\r\n", "")
 
 
 async def test_a_new_file_is_a_whole_text_with_no_before(tmp_path):
-    frontend = MemoryFrontend()
+    frontend = Editor()
     await workspace(tmp_path, frontend).update(tmp_path / "new.txt", lambda text: "hello\n", tool="write")
     [edit] = frontend.edits
     assert edit.before is None and edit.replacement == Replacement(0, 0, "hello\n")
@@ -83,7 +93,7 @@ async def test_a_new_file_is_a_whole_text_with_no_before(tmp_path):
 async def test_no_change_proposes_nothing(tmp_path):
     path = tmp_path / "a.txt"
     path.write_text("same\n")
-    frontend = MemoryFrontend()
+    frontend = Editor()
     await workspace(tmp_path, frontend).update(path, lambda text: text, tool="edit")
     assert frontend.edits == []
 
@@ -91,7 +101,7 @@ async def test_no_change_proposes_nothing(tmp_path):
 async def test_an_open_document_is_edited_with_its_version(tmp_path):
     path = tmp_path / "a.txt"
     path.write_text("disk\n")
-    frontend = MemoryFrontend()
+    frontend = Editor()
     frontend.open(path, "buffer\n", version=7)
     await workspace(tmp_path, frontend).update(path, replace("buffer", "changed"), tool="edit")
     [edit] = frontend.edits
@@ -103,7 +113,7 @@ async def test_an_open_document_is_edited_with_its_version(tmp_path):
 async def test_a_refused_edit_is_an_error_and_leaves_the_file(tmp_path, reason):
     path = tmp_path / "a.txt"
     path.write_text("keep\n")
-    frontend = MemoryFrontend(refuse_edits=reason)
+    frontend = Editor(refuse_edits=reason)
     with pytest.raises(WorkspaceError) as refused:
         await workspace(tmp_path, frontend).update(path, replace("keep", "lose"), tool="edit")
     assert str(refused.value) == "the editor refused the edit to a.txt" + (f": {reason}" if reason else "")
@@ -113,7 +123,7 @@ async def test_a_refused_edit_is_an_error_and_leaves_the_file(tmp_path, reason):
 async def test_when_the_person_typed_the_change_is_made_again_on_the_new_text(tmp_path):
     path = tmp_path / "a.txt"
     path.write_text("x\n")
-    frontend = MemoryFrontend(type_before_edit="typed first\nold line\n")
+    frontend = Editor(type_before_edit="typed first\nold line\n")
     frontend.open(path, "old line\n", version=1)
     await workspace(tmp_path, frontend).update(path, replace("old line", "new line"), tool="edit")
     assert [e.before for e in frontend.edits] == ["old line\n", "typed first\nold line\n"]
@@ -124,7 +134,7 @@ async def test_typing_again_during_the_retry_gives_up_with_the_file_unchanged(tm
     path = tmp_path / "a.txt"
     path.write_text("x\n")
 
-    class Typist(MemoryFrontend):
+    class Typist(Editor):
         async def apply_edit(self, edit):
             self.edits.append(edit)
             self.open(path, f"typed {len(self.edits)}\n", len(self.edits) + 1)
@@ -143,7 +153,7 @@ async def test_a_hard_linked_file_is_refused(tmp_path, open_in_editor):
     outside.write_text("secret\n")
     path = tmp_path / "link.txt"
     os.link(outside, path)
-    frontend = MemoryFrontend()
+    frontend = Editor()
     if open_in_editor:
         frontend.open(path, "secret\n")
     with pytest.raises(WorkspaceError, match="hard link"):
@@ -154,19 +164,21 @@ async def test_a_hard_linked_file_is_refused(tmp_path, open_in_editor):
 async def test_a_front_end_that_cannot_edit_writes_to_the_disk(tmp_path):
     path = tmp_path / "a.txt"
     path.write_text("one\n")
-    frontend = MemoryFrontend(editing=False)
+    frontend = Editor(editing=False)
     await workspace(tmp_path, frontend).update(path, replace("one", "two"), tool="edit")
     assert frontend.edits == [] and path.read_text() == "two\n"
 
 
 async def test_execute_goes_through_the_folders_current_settings(tmp_path):
     settings = {"now": Settings(execute="deny")}
-    frontend = MemoryFrontend(answers=["Allow once"])
-    ws = FrontendWorkspace(frontend, tmp_path, lambda: settings["now"])
+    frontend = Editor(answers=["Allow once"])
+    ws = FrontendWorkspace(
+        tmp_path, lambda: settings["now"], documents=frontend, person=frontend, progress=MemoryProgress(), face=MemoryFace(), client="memory"
+    )
     assert await ws.allow_command("ls") == (False, "denied by the elelem.execute setting (and not allowed by elelem.allowCommands)")
     settings["now"] = Settings()
     assert await ws.allow_command("ls") == (True, "")
-    assert frontend.questions == ["elelem wants to run: ls"]
+    assert frontend.questions == [run_question("ls", probe().kind is not None)]
 
 
 @pytest.mark.parametrize(
@@ -174,7 +186,7 @@ async def test_execute_goes_through_the_folders_current_settings(tmp_path):
     [("42", "42"), (Unanswered("the input was dismissed"), None)],
 )
 async def test_the_human_provider_asks_through_the_front_end(tmp_path, answer, expected):
-    ws = workspace(tmp_path, MemoryFrontend(answers=[answer]))
+    ws = workspace(tmp_path, Editor(answers=[answer]))
     if expected is None:
         with pytest.raises(WorkspaceError, match="the input was dismissed"):
             await ws.ask_user("number?")

@@ -11,6 +11,7 @@ import pytest
 
 from scaffold import add_plugin, make_tree, wait_until, write_script
 
+from elelem_lsp.host import rewinding
 from elelem_lsp.host.checkpoints import CheckpointStore
 from elelem_lsp.host.conversations import ConversationStore
 from elelem_lsp.host.frontend import BadRequest, Refused
@@ -62,43 +63,43 @@ def files_of(root: Path) -> dict[str, bytes]:
 
 async def test_a_turn_s_changes_are_listed_and_rewound_with_the_conversation(workspace):
     host, _ = host_for(workspace)
-    folder = host.folders[workspace.as_uri()]
-    await host.turn(folder, "first, no change")
+    agent = host.agents[workspace.as_uri()]
+    await agent.turn("first, no change")
     before = files_of(workspace)
     write_script(workspace, CHANGING_TURN)
-    answer = await host.turn(folder, "change things")
+    answer = await agent.turn("change things")
     assert answer["reply"] == "Changed." and answer["checkpoint"] == 1
     changed = {("app.py", "modified"), ("new.md", "added"), ("old.txt", "deleted"),
                ("renamed.txt", "added"), ("gone.txt", "deleted"), ("data.bin", "modified")}
-    [listed] = await host.checkpoints(folder)
+    [listed] = await rewinding.checkpoints(agent)
     assert listed["turn"] == 1 and listed["prompt"] == "change things"
     assert {(f["path"], f["change"]) for f in listed["files"]} == changed
-    stored = ConversationStore(workspace).entries(folder.conversation)[-1]
+    stored = ConversationStore(workspace).entries(agent.conversation)[-1]
     assert {(f["path"], f["change"]) for f in stored["checkpoint"]["files"]} == changed
 
-    result = await host.rewind(folder, 1, conversation=True)
+    result = await rewinding.rewind(agent, 1, conversation=True)
     assert result["rewound"] is True and result["conversation"] is True and result["conflicts"] == []
     assert files_of(workspace) == before
-    assert [m["content"] for m in folder.session.history if m["role"] == "user"] == ["first, no change"]
-    assert ConversationStore(workspace).entries(folder.conversation)[-1]["kind"] == "rewind"
+    assert [m["content"] for m in agent.session.history if m["role"] == "user"] == ["first, no change"]
+    assert ConversationStore(workspace).entries(agent.conversation)[-1]["kind"] == "rewind"
 
     restarted, _ = host_for(workspace)  # a new server continues the rewound conversation
-    again = restarted.folders[workspace.as_uri()]
-    restarted.open_conversation(again)
+    again = restarted.agents[workspace.as_uri()]
+    again.open_conversation()
     assert [m["content"] for m in again.history if m["role"] == "user"] == ["first, no change"]
-    undone = await restarted.rewind(again, result["undo"])  # the rewind, rewound
+    undone = await rewinding.rewind(again, result["undo"])  # the rewind, rewound
     assert undone["rewound"] is True and (workspace / "renamed.txt").read_text() == "old\n"
 
 
 async def test_a_change_the_person_made_since_is_refused_then_forced(workspace):
     host, frontend = host_for(workspace)
-    folder = host.folders[workspace.as_uri()]
+    agent = host.agents[workspace.as_uri()]
     write_script(workspace, CHANGING_TURN)
-    await host.turn(folder, "change things")
+    await agent.turn("change things")
     frontend.open(workspace / "app.py", "x = 2\ny = 'typed, unsaved'\n")
     (workspace / "new.md").write_text("# the person's own words\n")
 
-    refused = await host.rewind(folder, 1)
+    refused = await rewinding.rewind(agent, 1)
     assert refused["rewound"] is False and refused["undo"] is None
     assert refused["conflicts"] == [
         {"path": "app.py", "reason": "has unsaved changes in the editor"},
@@ -107,9 +108,9 @@ async def test_a_change_the_person_made_since_is_refused_then_forced(workspace):
     assert (workspace / "new.md").read_text() == "# the person's own words\n"
     assert (workspace / "renamed.txt").exists(), "nothing is rewound while anything conflicts"
 
-    chosen = await host.rewind(folder, 1, ["renamed.txt", "old.txt"])  # a per-file choice
+    chosen = await rewinding.rewind(agent, 1, ["renamed.txt", "old.txt"])  # a per-file choice
     assert chosen["rewound"] is True and (workspace / "old.txt").exists() and not (workspace / "renamed.txt").exists()
-    forced = await host.rewind(folder, 1, force=True)
+    forced = await rewinding.rewind(agent, 1, force=True)
     assert forced["rewound"] is True
     assert frontend.documents[workspace / "app.py"].text == "x = 1\n", "the open buffer is what goes back"
     assert not (workspace / "new.md").exists()
@@ -118,31 +119,31 @@ async def test_a_change_the_person_made_since_is_refused_then_forced(workspace):
 async def test_a_turn_that_only_reads_keeps_no_checkpoint(workspace):
     write_script(workspace, [[call("read", path="app.py")], [{"type": "saying", "text": "Read."}]])
     host, _ = host_for(workspace)
-    folder = host.folders[workspace.as_uri()]
+    agent = host.agents[workspace.as_uri()]
     (workspace / "app.py").write_text("x = 'the person typed this'\n")
-    assert (await host.turn(folder, "look"))["checkpoint"] is None
-    assert await host.checkpoints(folder) == []
+    assert (await agent.turn("look"))["checkpoint"] is None
+    assert await rewinding.checkpoints(agent) == []
 
 
 async def test_bad_rewinds_name_what_is_wrong(workspace):
     host, _ = host_for(workspace)
-    folder = host.folders[workspace.as_uri()]
+    agent = host.agents[workspace.as_uri()]
     write_script(workspace, CHANGING_TURN)
-    await host.turn(folder, "change things")
+    await agent.turn("change things")
     with pytest.raises(BadRequest, match=r"^turn: no checkpoint of turn 7 in project \(kept: 1\)$"):
-        await host.rewind(folder, 7)
+        await rewinding.rewind(agent, 7)
     with pytest.raises(BadRequest, match="^files: README.md not changed by turn 1 or a later one$"):
-        await host.rewind(folder, 1, ["README.md"])
+        await rewinding.rewind(agent, 1, ["README.md"])
 
 
 async def test_checkpoints_false_keeps_none(workspace):
     host, _ = host_for(workspace, {**SETTINGS, "checkpoints": False})
-    folder = host.folders[workspace.as_uri()]
+    agent = host.agents[workspace.as_uri()]
     write_script(workspace, CHANGING_TURN)
-    assert (await host.turn(folder, "change things"))["checkpoint"] is None
-    assert await host.checkpoints(folder) == []
+    assert (await agent.turn("change things"))["checkpoint"] is None
+    assert await rewinding.checkpoints(agent) == []
     with pytest.raises(Refused, match=r"checkpoints are off in project \(the checkpoints setting\)"):
-        await host.rewind(folder, 1)
+        await rewinding.rewind(agent, 1)
 
 
 async def test_on_a_20000_file_tree_the_model_is_asked_before_the_snapshot_ends(workspace):
@@ -153,31 +154,31 @@ async def test_on_a_20000_file_tree_the_model_is_asked_before_the_snapshot_ends(
         [{"type": "saying", "text": "Rewrote it."}],
     ])
     host, _ = host_for(workspace)
-    folder = host.folders[workspace.as_uri()]
-    turn = asyncio.ensure_future(host.turn(folder, "rewrite one file"))
+    agent = host.agents[workspace.as_uri()]
+    turn = asyncio.ensure_future(agent.turn("rewrite one file"))
     await wait_until(lambda: (workspace / ".agents" / "fetches.jsonl").exists(), "the first model request", timeout=60)
-    snapshot = folder.workspace.checkpoint_ready.__self__.before
+    snapshot = agent.workspace.checkpoint_ready.__self__.before
     assert not snapshot.done(), "the first model request waited for the snapshot of 20,000 files"
     answer = await asyncio.wait_for(turn, 300)
-    [listed] = await host.checkpoints(folder)
+    [listed] = await rewinding.checkpoints(agent)
     assert answer["checkpoint"] == 1 and listed["files"] == [{"path": "src/pkg000/mod000.py", "change": "modified"}]
     assert files[0].read_bytes() == b"rewritten\n"
-    assert (await host.rewind(folder, 1))["rewound"] is True
+    assert (await rewinding.rewind(agent, 1))["rewound"] is True
     assert files[0].read_bytes() == original
 
 
 async def test_the_snapshot_ahead_of_the_first_turn_leaves_the_person_s_later_changes_out_of_it(workspace):
     host, _ = host_for(workspace)
-    folder = host.folders[workspace.as_uri()]
+    agent = host.agents[workspace.as_uri()]
     await host.prepare()
     index = CheckpointStore(workspace).git_dir / "index"
     await wait_until(index.exists, "the snapshot taken ahead of the first turn", timeout=30)
     (workspace / "gone.txt").write_text("the person's change, before the turn\n")
     write_script(workspace, CHANGING_TURN)
-    await host.turn(folder, "change things")
-    [listed] = await host.checkpoints(folder)
+    await agent.turn("change things")
+    [listed] = await rewinding.checkpoints(agent)
     assert "gone.txt" in {f["path"] for f in listed["files"]}  # the turn's command removed it
-    await host.rewind(folder, 1)
+    await rewinding.rewind(agent, 1)
     assert (workspace / "gone.txt").read_text() == "the person's change, before the turn\n"
 
 
@@ -185,18 +186,18 @@ async def test_the_snapshot_ahead_of_the_first_turn_leaves_the_person_s_later_ch
 async def test_an_edit_left_unsaved_in_the_editor_is_checkpointed_and_rewound_in_the_buffer(workspace, in_one_edit):
     host, frontend = host_for(workspace)
     frontend.restores_in_editor = in_one_edit
-    folder = host.folders[workspace.as_uri()]
+    agent = host.agents[workspace.as_uri()]
     frontend.open(workspace / "app.py", "x = 1\n")
     write_script(workspace, [[call("edit", path="app.py", old="x = 1", new="x = 2")], [{"type": "saying", "text": "Edited."}]])
-    answer = await host.turn(folder, "edit it")
+    answer = await agent.turn("edit it")
     assert frontend.documents[workspace / "app.py"].text == "x = 2\n" and (workspace / "app.py").read_text() == "x = 1\n"
     assert answer["checkpoint"] == 1
-    assert (await host.checkpoints(folder))[0]["files"] == [{"path": "app.py", "change": "modified"}]
+    assert (await rewinding.checkpoints(agent))[0]["files"] == [{"path": "app.py", "change": "modified"}]
 
     frontend.open(workspace / "app.py", "x = 2\n# typed after the turn\n")
-    assert (await host.rewind(folder, 1))["conflicts"] == [{"path": "app.py", "reason": "has unsaved changes in the editor"}]
+    assert (await rewinding.rewind(agent, 1))["conflicts"] == [{"path": "app.py", "reason": "has unsaved changes in the editor"}]
     frontend.open(workspace / "app.py", "x = 2\n")
-    result = await host.rewind(folder, 1)
+    result = await rewinding.rewind(agent, 1)
     assert result["rewound"] is True and result["undo"] is None
     if in_one_edit:
         [(label, [restored])] = frontend.restores

@@ -9,7 +9,7 @@ from elelem_lsp.host.frontend import Unanswered
 from elelem_lsp.host.permission import ALLOW_ONCE, ALLOW_SESSION, DENY, allow_command
 from elelem_lsp.host.settings import Settings
 
-from .memory_frontend import MemoryFrontend
+from .memory_frontend import MemoryPerson
 
 
 @pytest.mark.parametrize(
@@ -24,16 +24,16 @@ from .memory_frontend import MemoryFrontend
     ],
 )
 async def test_allow_commands_lets_a_simple_command_run_without_asking(command, entries, execute, allowed):
-    frontend = MemoryFrontend(answers=[DENY])
-    decision = await allow_command(command, Settings(execute=execute, allowCommands=entries), set(), frontend)
+    frontend = MemoryPerson(answers=[DENY])
+    decision = await allow_command(command, Settings(execute=execute, allowCommands=entries), set(), frontend, sandboxed=False)
     assert decision[0] is allowed
-    assert frontend.questions == ([] if allowed or execute == "deny" else [f"elelem wants to run: {command}"])
+    assert frontend.questions == ([] if allowed or execute == "deny" else [f"elelem wants to run: {command} (no sandbox)"])
 
 
 async def test_allow_and_deny_settings_decide_without_asking():
-    frontend = MemoryFrontend(answers=[DENY])
-    assert await allow_command("ls", Settings(execute="allow"), set(), frontend) == (True, "")
-    assert await allow_command("ls", Settings(execute="deny"), set(), frontend) == (
+    frontend = MemoryPerson(answers=[DENY])
+    assert await allow_command("ls", Settings(execute="allow"), set(), frontend, sandboxed=False) == (True, "")
+    assert await allow_command("ls", Settings(execute="deny"), set(), frontend, sandboxed=False) == (
         False, "denied by the elelem.execute setting (and not allowed by elelem.allowCommands)")
     assert frontend.questions == []
 
@@ -50,23 +50,23 @@ async def test_allow_and_deny_settings_decide_without_asking():
     ],
 )
 async def test_under_ask_the_person_decides(answer, outcome):
-    frontend = MemoryFrontend(answers=[answer])
-    assert await allow_command("make", Settings(), set(), frontend) == outcome
-    assert frontend.questions == ["elelem wants to run: make"]
+    frontend = MemoryPerson(answers=[answer])
+    assert await allow_command("make", Settings(), set(), frontend, sandboxed=False) == outcome
+    assert frontend.questions == ["elelem wants to run: make (no sandbox)"]
 
 
 async def test_allow_for_this_session_is_remembered_for_that_command_only():
-    frontend = MemoryFrontend(answers=[ALLOW_SESSION, DENY])
+    frontend = MemoryPerson(answers=[ALLOW_SESSION, DENY])
     session: set[str] = set()
-    assert (await allow_command("make", Settings(), session, frontend))[0]
-    assert (await allow_command("make", Settings(), session, frontend))[0]  # not asked again
-    assert not (await allow_command("make install", Settings(), session, frontend))[0]
-    assert frontend.questions == ["elelem wants to run: make", "elelem wants to run: make install"]
+    assert (await allow_command("make", Settings(), session, frontend, sandboxed=False))[0]
+    assert (await allow_command("make", Settings(), session, frontend, sandboxed=False))[0]  # not asked again
+    assert not (await allow_command("make install", Settings(), session, frontend, sandboxed=False))[0]
+    assert frontend.questions == ["elelem wants to run: make (no sandbox)", "elelem wants to run: make install (no sandbox)"]
 
 
 async def test_allow_once_is_not_remembered():
-    frontend = MemoryFrontend(answers=[ALLOW_ONCE, DENY])
+    frontend = MemoryPerson(answers=[ALLOW_ONCE, DENY])
     session: set[str] = set()
-    assert (await allow_command("make", Settings(), session, frontend))[0]
-    assert not (await allow_command("make", Settings(), session, frontend))[0]
+    assert (await allow_command("make", Settings(), session, frontend, sandboxed=False))[0]
+    assert not (await allow_command("make", Settings(), session, frontend, sandboxed=False))[0]
     assert session == set()

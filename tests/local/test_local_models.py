@@ -180,8 +180,8 @@ def test_the_cache_of_a_shared_prompt_prefix_is_reused(numpy_model):
     loads = []
     generator = Generator(lambda: loads.append(1) or counting)
     never = threading.Event()
-    first = generator.generate(PROMPT, lambda text: False, never, temperature=0, max_tokens=5)
-    prompt_length = len(numpy_model.encode(PROMPT))
+    prompt_length, first = generator.generate(PROMPT, lambda text: False, never, temperature=0, max_tokens=5)
+    assert prompt_length == len(numpy_model.encode(PROMPT))
     assert counting.evaluated[0] == prompt_length and len(counting.evaluated) == 5  # prompt, then 4 tokens
 
     counting.evaluated.clear()
@@ -191,7 +191,7 @@ def test_the_cache_of_a_shared_prompt_prefix_is_reused(numpy_model):
     assert loads == [1]  # loaded once, kept warm
 
     counting.evaluated.clear()
-    again = generator.generate(PROMPT, lambda text: False, never, temperature=0, max_tokens=5)
+    _, again = generator.generate(PROMPT, lambda text: False, never, temperature=0, max_tokens=5)
     assert again == first  # greedy: same tokens, whatever the cache held before
 
 
@@ -204,12 +204,12 @@ def test_the_generator_stops_when_the_text_stream_says_so(numpy_model):
 
 
 def test_the_generator_stops_at_an_end_token(numpy_model):
-    free = Generator(lambda: numpy_model).generate(PROMPT, lambda text: False, threading.Event(),
-                                                   temperature=0, max_tokens=6)
+    _, free = Generator(lambda: numpy_model).generate(PROMPT, lambda text: False, threading.Event(),
+                                                      temperature=0, max_tokens=6)
     ending = CountingModel(numpy_model)
     ending.stop_ids = frozenset([free[3]])  # as if the fourth token were EOS
-    stopped = Generator(lambda: ending).generate(PROMPT, lambda text: False, threading.Event(),
-                                                 temperature=0, max_tokens=6)
+    _, stopped = Generator(lambda: ending).generate(PROMPT, lambda text: False, threading.Event(),
+                                                    temperature=0, max_tokens=6)
     assert stopped == free[:3]
 
 
@@ -253,6 +253,8 @@ async def test_a_tool_call_written_token_by_token_becomes_a_doing_event(numpy_mo
     await provider.fetch([{"role": "user", "content": "what is in the readme?"}],
                          [{"type": "function", "function": {"name": "read", "description": "Read file",
                                                             "parameters": {"type": "object"}}}], events.append)
+    assert [e["type"] for e in events][-1] == "usage"  # the token counts come last
+    events.pop()
     assert [e["type"] for e in events][-1] == "doing"
     assert "".join(e["text"] for e in events if e["type"] == "saying") == "Let me look… "
     assert events[-1]["name"] == "read" and events[-1]["arguments"] == {"path": "README.md"}

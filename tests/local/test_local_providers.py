@@ -26,9 +26,10 @@ def build(name: str, **options: Any) -> Any:
 
 
 async def fetch(provider: Any, messages: list[dict] = HELLO, tools: list[dict] | None = None) -> list[dict]:
+    """The events of one fetch but its token counts (``usage``, tested on its own)."""
     events: list[dict] = []
     await provider.fetch(messages, tools or [], events.append)
-    return events
+    return [event for event in events if event["type"] != "usage"]
 
 
 def said(events: list[dict]) -> str:
@@ -166,8 +167,8 @@ def test_a_missing_model_setting_names_the_variable(name, variable, local_env, m
 @pytest.mark.parametrize("name", PROVIDERS)
 async def test_a_prompt_longer_than_the_context_is_a_clear_error(name, local_env):
     provider = build(name, temperature=0, max_tokens=4)
-    huge = [{"role": "user", "content": "word " * 5000}]
-    with pytest.raises(Exception, match="(more than the model's context|exceed context window) of 4096"):
+    huge = [{"role": "user", "content": "word " * 20000}]
+    with pytest.raises(Exception, match="(more than the model's context|exceed context window) of 16384"):
         await fetch(provider, huge)
 
 
@@ -229,3 +230,26 @@ async def test_a_local_provider_reports_its_context_and_counts_with_its_tokenize
     assert provider.context_tokens == context - 8  # room kept for the reply
     counted = provider.count_tokens(text)
     assert counted > 0 and counted != estimate_tokens(text)  # the tiny byte-level vocabulary: about one a byte
+
+
+@pytest.mark.parametrize("name", ["ggml", "candle", "llama2"])
+async def test_usage_counts_the_prompt_and_the_reply_in_the_models_tokens(name, local_env):
+    provider = build(name, temperature=0, max_tokens=6)
+    events: list[dict] = []
+    await provider.fetch(HELLO, [], events.append)
+    [usage] = [e for e in events if e["type"] == "usage"]
+    assert events[-1] is usage  # once, after the reply
+    assert usage["inputTokens"] == len(provider.generator.model.encode(provider.template.render(HELLO, [])))
+    assert 1 <= usage["outputTokens"] <= 6
+    # what the model evaluated: the prompt and the reply, the last token sampled but not yet fed back
+    assert usage["inputTokens"] + usage["outputTokens"] - tokens_evaluated(provider) in (0, 1)
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_images_are_refused_by_name_before_the_model_loads(name, local_env):
+    provider = build(name)
+    looking = [{"role": "user", "content": "look", "images": [{"mimeType": "image/png", "data": "iVBORw0KGgo="}]}]
+    with pytest.raises(ProviderError, match=f'^provider "{name}" cannot take images; use one that can'):
+        await provider.fetch(looking, [], lambda event: None)
+    generator = getattr(provider, "generator", None)
+    assert (generator.loaded_model if generator else provider._llm) is None

@@ -59,7 +59,7 @@ def test_the_terminal_takes_servers_from_the_settings_file_and_shows_their_calls
     write_user_settings(home, {"mcpServers": {"t": tool_server()}, "allowMcpTools": ["t"]})
     run = run_ask(project, "-p", "scripted", "go")
     assert run.returncode == 0, run.stderr
-    assert '+ t__echo {"text": "from the terminal"} → 1 line\n+ t__pid → 1 line\n' in run.stderr
+    assert '+ t: echo text="from the terminal" → 1 line\n+ t: pid → 1 line\n' in run.stderr
     pid = int(json.loads(run.stdout)["content"])
     assert not alive(pid)  # the terminal's server stopped it before exiting
 
@@ -72,4 +72,4 @@ def test_the_terminal_cannot_be_asked_so_an_unlisted_mcp_tool_is_refused(project
     write_user_settings(home, {"mcpServers": {"t": tool_server()}})
     run = run_ask(project, "-p", "scripted", *yes, "go")
     assert json.loads(run.stdout) == {"ok": False, "error": "not allowed to call t__echo: the prompt was dismissed"}
-    assert '+ t__echo {"text": "x"} → failed: not allowed to call t__echo: the prompt was dismissed' in run.stderr
+    assert '+ t: echo text="x" → failed: not allowed to call t__echo: the prompt was dismissed' in run.stderr

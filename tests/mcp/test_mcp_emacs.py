@@ -51,8 +51,8 @@ def test_emacs_names_an_mcp_server_in_its_settings_and_shows_its_calls(project: 
     assert run.returncode == 0, run.stderr[-3000:]
     assert out.read_text().splitlines() == [
         "> call them",
-        '+ t__echo(text="from emacs")',
-        "  ok: t__echo — 1 line",
+        '+ t: echo text="from emacs"',
+        '  ok: t: echo text="from emacs" — 1 line',
         "called.",
         "-- scripted · 2 steps",
     ]

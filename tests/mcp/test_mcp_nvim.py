@@ -24,10 +24,10 @@ def test_neovim_shows_an_mcp_call_like_a_built_in_one(project: Path, start_nvim)
     nvim.wait_turns(1, timeout=60)
     assert nvim.transcript() == [
         "> call them",
-        '+ t__echo(text="from nvim")',
-        "  ok: t__echo — 1 line",
-        '+ t__fail(message="x")',
-        "  failed: t__fail: Error executing tool fail",
+        '+ t: echo text="from nvim"',
+        '  ok: t: echo text="from nvim" — 1 line',
+        '+ t: fail message="x"',
+        '  failed: t: fail message="x": Error executing tool fail',
         "both called.",
         "-- scripted · 3 steps",
     ]

@@ -41,8 +41,8 @@ async def test_ask_calls_an_mcp_tool_once_the_person_allows_it(project, start_ed
     assert questions == ['elelem wants to call echo {"text": "over LSP"} (MCP server t)']
     calls = [e for e in editor.events() if e["type"] in ("doing", "result")]
     assert calls == [
-        {"type": "doing", "id": "1", "name": "t__echo", "arguments": {"text": "over LSP"}},
-        {"type": "result", "id": "1", "name": "t__echo", "ok": True, "summary": "1 line"},
+        {"type": "doing", "id": "1", "name": "t__echo", "arguments": {"text": "over LSP"}, "title": 't: echo text="over LSP"'},
+        {"type": "result", "id": "1", "name": "t__echo", "ok": True, "title": 't: echo text="over LSP"', "summary": "1 line"},
     ]
     tools = {t["name"]: t for t in (await editor.command("elelem.tools", {}))["tools"]}
     assert tools["t__echo"] == {
@@ -112,8 +112,9 @@ async def test_a_server_ended_by_a_signal_leaves_no_process(project, start_edito
     log, command_pid = tmp_path / "calls.log", tmp_path / "command.pid"
     add_plugin(project, "scripted")
     write_script(project, [call("execute", command=f"echo $$ > {command_pid}; exec sleep 100")])
+    # Without the sandbox: the pid is the host's, its file outside the workspace (test_sandbox.py has the sandbox's).
     editor = await start_editor(project, settings={
-        "provider": "scripted", "mcpServers": {"t": tool_server(log)}, "mcp": "allow", "execute": "allow"})
+        "provider": "scripted", "mcpServers": {"t": tool_server(log)}, "mcp": "allow", "execute": "allow", "sandbox": "off"})
     turn = asyncio.ensure_future(editor.ask("run"))
     await wait_until(lambda: command_pid.exists() and command_pid.read_text().strip(), "the command to start", timeout=30)
     [mcp_pid] = [int(line.split()[1]) for line in read_log(log) if line.startswith("started ")]
@@ -157,7 +158,9 @@ async def test_a_streamable_http_server_on_loopback_works_like_a_stdio_one(proje
 async def test_an_http_server_that_is_not_there_fails_with_a_message(project, start_editor):
     add_plugin(project, "scripted")
     write_script(project, [call("web__add", a=1, b=2), SAY_RESULT])
-    servers = {"web": {"url": "http://127.0.0.1:9/mcp", "startTimeout": 10}}  # the discard port: nothing listens
+    # The discard port: nothing listens, so the refusal comes at once; a generous start timeout
+    # keeps a busy machine's slow start from being taken for it.
+    servers = {"web": {"url": "http://127.0.0.1:9/mcp", "startTimeout": 120}}
     editor = await start_editor(project, settings={"provider": "scripted", "mcpServers": servers, "mcp": "allow"})
     result = await editor.ask("add")
     error = json.loads(result["reply"])["error"]

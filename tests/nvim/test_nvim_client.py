@@ -46,13 +46,13 @@ def test_ask_streams_the_turn_and_edits_the_open_buffer(workspace: Path, start_n
         "> change x to y",
         "planning",
         "I will edit.",
-        '+ edit(new="y", old="x", path="a.txt")',
-        "  ok: edit — edited",
+        "+ Edit a.txt",
+        "  ok: Edited a.txt — edited",
         "edited.",
         "-- scripted · 2 steps",
     ]
     assert highlighted(nvim, "ElelemThinking") == ["planning"]
-    assert highlighted(nvim, "ElelemTool") == ['+ edit(new="y", old="x", path="a.txt")']
+    assert highlighted(nvim, "ElelemTool") == ["+ Edit a.txt"]
     assert highlighted(nvim, "ElelemPrompt") == ["> change x to y"]
     # the transcript opened in a window of its own, and the cursor stayed in the file
     assert nvim.lua("return vim.fn.bufwinnr('elelem://transcript') ~= -1") is True
@@ -201,7 +201,7 @@ def test_write_creates_a_new_file_as_a_buffer(workspace: Path, start_nvim) -> No
     nvim = start_nvim(workspace, "a.txt")
     nvim.command("ElelemAsk create b")
     nvim.wait_turns(1)
-    assert nvim.transcript()[-3:] == ["  ok: write — wrote 4 bytes", "edited.", "-- scripted · 2 steps"]
+    assert nvim.transcript()[-3:] == ["  ok: Wrote b.txt — wrote 4 bytes", "edited.", "-- scripted · 2 steps"]
     assert (workspace / "b.txt").exists()
     nvim.command(f"buffer {workspace / 'b.txt'}")
     nvim.command("write")

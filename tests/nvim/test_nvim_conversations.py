@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
-                                ODD, ODD_LINES, SHORT, SHORT_LINES, check_conversation_labels)
+                                ODD, ODD_LINES, SHORT, SHORT_LINES, WORDED_EVENTS, WORDED_LINES, WORDED_NOTES,
+                                check_conversation_labels)
 from test_nvim_client import highlighted, messages
 
 pytestmark = pytest.mark.slow
@@ -41,7 +42,11 @@ def test_odd_or_newer_entries_are_skipped_not_fatal(workspace: Path, start_nvim)
     assert show(nvim, {"id": "c4"}) == [""]
 
 
-def test_context_and_compacted_events_are_one_dim_line(workspace: Path, start_nvim) -> None:
+@pytest.mark.parametrize(("events", "lines", "notes"), [(EVENTS, EVENTS_LINES, NOTES),
+                                                      (WORDED_EVENTS, WORDED_LINES, WORDED_NOTES)],
+                         ids=["an older server's, worded here", "the server's words, as they are"])
+def test_a_turns_events_and_its_context_and_compacted_notes_are_drawn(workspace: Path, start_nvim, events, lines,
+                                                                       notes) -> None:
     nvim = start_nvim(workspace)
     nvim.lua(
         """
@@ -51,11 +56,11 @@ def test_context_and_compacted_events_are_one_dim_line(workspace: Path, start_nv
         t.render_events('k', events)
         t.finish_turn('k', nil, result)
         """,
-        EVENTS,
+        events,
         EVENTS_RESULT,
     )
-    assert nvim.transcript() == EVENTS_LINES
-    assert highlighted(nvim, "ElelemNote") == NOTES
+    assert nvim.transcript() == lines
+    assert highlighted(nvim, "ElelemNote") == notes
 
 
 # -- against the real server ---------------------------------------------------------------------
@@ -222,10 +227,10 @@ def test_mcp_style_tool_names_render_like_built_in_ones(workspace: Path, start_n
     nvim = start_nvim(workspace, "a.txt", settings={"provider": "mcpish"})
     ask(nvim, "search", 1)
     transcript = nvim.transcript()
-    assert transcript[:2] == ["> search", '+ github__search_issues(limit=5, query="bug")']
-    assert transcript[2].startswith("  failed: github__search_issues: ")  # no such server here
+    assert transcript[:2] == ["> search", '+ github: search_issues query="bug", limit=5']
+    assert transcript[2].startswith('  failed: github: search_issues query="bug", limit=5: ')  # no such server here
     assert transcript[-2:] == ["after the call.", "-- mcpish · 2 steps"]
-    assert highlighted(nvim, "ElelemTool") == ['+ github__search_issues(limit=5, query="bug")']
+    assert highlighted(nvim, "ElelemTool") == ['+ github: search_issues query="bug", limit=5']
 
 
 def test_turns_left_out_to_fit_the_budget_show_as_one_dim_line(workspace: Path, start_nvim) -> None:

@@ -5,7 +5,7 @@ An event {"type": "sleep", "seconds": S} waits (cancellably) before the next one
 {"type": "say_tool_result"} says the content of the last message (the tool result it was handed);
 {"type": "record"} appends the messages and tools it was handed, as one JSON line, to `.agents/fetches.jsonl`.
 When the script runs out, the provider says "done."; a changed script starts again. SCRIPTED_MODE=thread makes
-fetch a plain function (run on a worker thread by the agent).
+fetch a plain function (run on a worker thread by the agent); SCRIPTED_IMAGES=1 makes it a provider that takes images.
 """
 
 import asyncio
@@ -20,6 +20,7 @@ from elelem_lsp.agent.workspace import current_workspace
 class ScriptedProvider:
     def __init__(self, model=None):
         self.model = model
+        self.images = os.environ.get("SCRIPTED_IMAGES") == "1"
         self.fetches = 0
         self.script = None
 

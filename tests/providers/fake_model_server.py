@@ -66,10 +66,11 @@ def openai_chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any)
     }
 
 
-def openai_usage_chunk() -> dict[str, Any]:
+def openai_usage_chunk(usage: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The last chunk when ``stream_options.include_usage`` was asked: no choices, the usage."""
     chunk = openai_chunk({})
     chunk["choices"] = []
-    chunk["usage"] = {"prompt_tokens": 80, "completion_tokens": 17, "total_tokens": 97}
+    chunk["usage"] = usage or {"prompt_tokens": 80, "completion_tokens": 17, "total_tokens": 97}
     return chunk
 
 
@@ -112,9 +113,17 @@ def anthropic_event(payload: dict[str, Any]) -> bytes:
     return sse(payload, event=payload["type"])
 
 
-def anthropic_message(blocks: list[dict[str, Any]], *, stop_reason: str = "end_turn", stop: bool = True) -> list[bytes]:
+def anthropic_message(
+    blocks: list[dict[str, Any]],
+    *,
+    stop_reason: str = "end_turn",
+    stop: bool = True,
+    start_usage: dict[str, Any] | None = None,
+    delta_usage: dict[str, Any] | None = None,
+) -> list[bytes]:
     """A streamed message. Each block: ``{"text": [..]}``, ``{"thinking": [..], "signature": [..]}``
-    or ``{"tool_use": (id, name, [json fragments])}``; a ping follows the first block's start."""
+    or ``{"tool_use": (id, name, [json fragments])}``; a ping follows the first block's start.
+    ``start_usage``/``delta_usage``: the counts of message_start and message_delta."""
     events = [
         {
             "type": "message_start",
@@ -126,7 +135,7 @@ def anthropic_message(blocks: list[dict[str, Any]], *, stop_reason: str = "end_t
                 "model": "claude-sonnet-4-5-20250929",
                 "stop_reason": None,
                 "stop_sequence": None,
-                "usage": {"input_tokens": 472, "output_tokens": 2},
+                "usage": start_usage or {"input_tokens": 472, "output_tokens": 2},
             },
         }
     ]
@@ -148,7 +157,11 @@ def anthropic_message(blocks: list[dict[str, Any]], *, stop_reason: str = "end_t
         events += [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
         events.append({"type": "content_block_stop", "index": index})
     events.append(
-        {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None}, "usage": {"output_tokens": 89}}
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+            "usage": delta_usage or {"output_tokens": 89},
+        }
     )
     if stop:
         events.append({"type": "message_stop"})

@@ -40,7 +40,10 @@ async def test_openai_chat_streams_a_tool_round_trip_from_the_fake_server(fake_s
     tools = [{"type": "function", "function": {"name": "read", "description": "Read", "parameters": {"type": "object"}}}]
     first: list[dict] = []
     await provider.fetch(ASK, tools, first.append)
-    assert first == [{"type": "doing", "id": "call_Hx4Ej0", "name": "read", "arguments": {"path": "README.md"}}]
+    assert first == [
+        {"type": "usage", "inputTokens": 80, "outputTokens": 17},
+        {"type": "doing", "id": "call_Hx4Ej0", "name": "read", "arguments": {"path": "README.md"}},
+    ]
     assert fake_server.requests[0].json["temperature"] == 0.7
 
 

@@ -12,7 +12,7 @@ import pexpect
 
 from .fake_model_server import Reply, openai_chunk, sse
 
-READ_RESULT = '{"content":"# hello\\n","path":"README.md","ok":true}'
+READ_RESULT = '{"path":"README.md","total_lines":1,"lines":[1,1],"content":"1\\t# hello","ok":true}'
 
 
 def test_human_answers_on_the_terminal(project):
@@ -131,7 +131,7 @@ async def test_declared_openai_chat_provider_round_trip(project, start_editor, f
     assert (first.json["model"], first.json["temperature"], first.json["max_tokens"]) == ("deepseek-llm-7b-chat", 0.7, 512)
     assert second.json["messages"][-1] == {"role": "tool", "tool_call_id": "call_Hx4Ej0", "content": READ_RESULT}
     doing = [e for e in editor.events() if e["type"] == "doing"]
-    assert doing == [{"type": "doing", "id": "call_Hx4Ej0", "name": "read", "arguments": {"path": "README.md"}}]
+    assert doing == [{"type": "doing", "id": "call_Hx4Ej0", "name": "read", "arguments": {"path": "README.md"}, "title": "Read README.md"}]
 
 
 async def test_declared_provider_of_unknown_type_names_the_supported_ones(project, start_editor):

@@ -95,7 +95,7 @@ async def test_openai_sends_the_chat_completions_body():
     assert request.headers["accept"] == "text/event-stream"
     expected = (
         '{"model":"gpt-test","messages":' + OPENAI_MESSAGES + ',"tools":' + OPENAI_TOOLS
-        + ',"stream":true,"temperature":0.2,"max_tokens":64}'
+        + ',"stream":true,"stream_options":{"include_usage":true},"temperature":0.2,"max_tokens":64}'
     )
     assert request.content == expected.encode()
 
@@ -104,7 +104,7 @@ async def test_openai_leaves_out_what_is_not_set():
     capture = Capture(OPENAI_DONE)
     provider = OpenAIProvider("m", base_url="http://127.0.0.1:9/v1", transport=capture.transport)
     await provider.fetch([{"role": "user", "content": "hi"}], [], lambda e: None)
-    assert capture.last.content == b'{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true}'
+    assert capture.last.content == b'{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true}}'
     assert "authorization" not in capture.last.headers
 
 
@@ -119,7 +119,8 @@ async def test_preset_uses_its_url_key_and_model(monkeypatch):
     assert str(capture.last.url) == "https://api.groq.com/openai/v1/chat/completions"
     assert capture.last.headers["authorization"] == "Bearer gsk-secret"
     assert capture.last.content == (
-        b'{"model":"llama-3.3-70b-versatile","messages":[{"role":"user","content":"hi"}],"stream":true}'
+        b'{"model":"llama-3.3-70b-versatile","messages":[{"role":"user","content":"hi"}],"stream":true,'
+        b'"stream_options":{"include_usage":true}}'
     )
 
 
@@ -148,7 +149,7 @@ async def test_openai_chat_posts_to_the_full_endpoint_with_the_types_defaults():
     assert capture.last.headers["authorization"] == "Bearer not-needed"
     assert capture.last.content == (
         b'{"model":"deepseek-llm-7b-chat","messages":[{"role":"user","content":"hi"}],'
-        b'"stream":true,"temperature":0.7,"max_tokens":300}'
+        b'"stream":true,"stream_options":{"include_usage":true},"temperature":0.7,"max_tokens":300}'
     )
 
 
@@ -159,7 +160,7 @@ async def test_openai_chat_sends_its_own_temperature_and_max_tokens_with_the_sys
     await provider.fetch([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}], [], lambda e: None)
     assert capture.last.content == (
         b'{"model":"gpt-4","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}],'
-        b'"stream":true,"temperature":0.1,"max_tokens":50}'
+        b'"stream":true,"stream_options":{"include_usage":true},"temperature":0.1,"max_tokens":50}'
     )
 
 

@@ -65,6 +65,7 @@ async def test_openai_text_and_reasoning_arrive_as_deltas_even_cut_mid_utf8(fake
         {"type": "saying", "text": "Hé"},
         {"type": "saying", "text": "llo 🙂"},
         {"type": "saying", "text": " wörld"},
+        {"type": "usage", "inputTokens": 80, "outputTokens": 17},
     ]
 
 
@@ -80,6 +81,7 @@ async def test_openai_tool_calls_interleaved_by_index_are_gathered_and_parsed_on
     fake_server.queue(Reply(openai_tool_calls(calls, interleave=True), cut="utf8"))
     await openai(fake_server).fetch(ASK, READ, events.append)
     assert events == [
+        {"type": "usage", "inputTokens": 80, "outputTokens": 17},
         {"type": "doing", "id": "call_a", "name": "read", "arguments": {"path": PATH}},
         {"type": "doing", "id": "call_b", "name": "list", "arguments": {"path": "."}},
     ]
@@ -125,7 +127,7 @@ async def test_openai_error_inside_the_stream_raises_its_message(fake_server, ev
 async def test_openai_malformed_tool_arguments_are_emitted_as_the_model_sent_them(fake_server, events):
     fake_server.queue(Reply(openai_tool_calls([("c", "read", ['{"path": '])])))
     await openai(fake_server).fetch(ASK, READ, events.append)  # the session answers them ok: false
-    assert events == [{"type": "doing", "id": "c", "name": "read", "arguments": '{"path": '}]
+    assert events == [{"type": "usage", "inputTokens": 80, "outputTokens": 17}, {"type": "doing", "id": "c", "name": "read", "arguments": '{"path": '}]
 
 
 async def test_a_json_answer_to_a_stream_request_is_a_clear_error(fake_server):
@@ -223,6 +225,7 @@ async def test_anthropic_thinking_text_and_tool_use_with_ping_and_signature(fake
         {"type": "thinking", "text": "the file 🙂."},
         {"type": "saying", "text": "Reading "},
         {"type": "saying", "text": "it."},
+        {"type": "usage", "inputTokens": 472, "outputTokens": 89},
         {"type": "doing", "id": "toolu_01", "name": "read", "arguments": {"path": PATH}},
     ]
     assert provider.signed_thinking["toolu_01"] == [
@@ -233,7 +236,7 @@ async def test_anthropic_thinking_text_and_tool_use_with_ping_and_signature(fake
 async def test_anthropic_tool_use_without_arguments_is_an_empty_object(fake_server, events):
     fake_server.queue(Reply(anthropic_message([{"tool_use": ("toolu_02", "list", [])}], stop_reason="tool_use")))
     await anthropic(fake_server).fetch(ASK, READ, events.append)
-    assert events == [{"type": "doing", "id": "toolu_02", "name": "list", "arguments": {}}]
+    assert events == [{"type": "usage", "inputTokens": 472, "outputTokens": 89}, {"type": "doing", "id": "toolu_02", "name": "list", "arguments": {}}]
 
 
 async def test_anthropic_error_event_mid_stream_raises_its_message(fake_server, events):
@@ -272,6 +275,7 @@ async def test_ollama_thinking_text_and_tool_calls_in_the_final_line(fake_server
         {"type": "thinking", "text": "m"},
         {"type": "saying", "text": "Let me "},
         {"type": "saying", "text": "look 🙂"},
+        {"type": "usage", "inputTokens": 26, "outputTokens": 282},
         {"type": "doing", "id": "ollama-2-1", "name": "read", "arguments": {"path": PATH}},
         {"type": "doing", "id": "ollama-2-2", "name": "list", "arguments": {}},
     ]

@@ -31,6 +31,10 @@ CASES = {
     '(:allowMcpTools ["fs"])': False,
     '(:mcp "allow")': False,
     '(:mcp "deny" :provider "x")': True,
+    '(:sandbox "off")': False,
+    "(:sandboxNetwork t)": False,
+    '(:sandboxWritable ["~"])': False,
+    '(:sandbox "required")': True,
 }
 
 

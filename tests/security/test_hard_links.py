@@ -70,7 +70,7 @@ async def test_reading_a_hard_linked_file_still_works(tmp_path, outside):
     root.mkdir()
     link_into(root, outside)
     result = await Toolbox().call("read", {"path": "linked.txt"}, Workspace(root))
-    assert result["content"] == "token = s3cr3t\n"
+    assert result["content"] == "1\ttoken = s3cr3t"
 
 
 def test_terminal_client_refuses_to_apply_an_edit_to_a_hard_linked_file(tmp_path, outside):

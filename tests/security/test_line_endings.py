@@ -147,10 +147,10 @@ async def test_disk_workspace_keeps_the_bytes(tmp_path, case, stored, tool, argu
 
 
 @pytest.mark.parametrize("data, seen", [
-    (b"one\r\ntwo\r\n", "one\ntwo\n"),
-    (b"one\rtwo\r", "one\ntwo\n"),
-    (BOM + b"one\r\ntwo\n", "one\ntwo\n"),
-    (codecs.BOM_UTF16_LE + "one\r\ntwo 😀\r\n".encode("utf-16-le"), "one\ntwo 😀\n"),
+    (b"one\r\ntwo\r\n", "1\tone\n2\ttwo"),
+    (b"one\rtwo\r", "1\tone\n2\ttwo"),
+    (BOM + b"one\r\ntwo\n", "1\tone\n2\ttwo"),
+    (codecs.BOM_UTF16_LE + "one\r\ntwo 😀\r\n".encode("utf-16-le"), "1\tone\n2\ttwo 😀"),
 ])
 async def test_read_gives_the_model_decoded_text_with_lf(tmp_path, data, seen):
     (tmp_path / "f.txt").write_bytes(data)

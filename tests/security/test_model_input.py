@@ -28,7 +28,7 @@ from providers.fake_model_server import (
 
 from .model_server import fake_server, provider_env  # noqa: F401 (fixture)
 
-READ_RESULT = {"content": "# hello\n", "path": "README.md", "ok": True}
+READ_RESULT = {"path": "README.md", "total_lines": 1, "lines": [1, 1], "content": "1\t# hello", "ok": True}
 GOOD = '{"path": "README.md"}'
 CONTROL = "a raw control character (U+000A) inside a string at character 14; escape it (\\n for a newline, \\t for a tab)"
 MALFORMED = {

@@ -165,6 +165,12 @@ const SERVER_SETTING_KEYS = [
   "mcpServers",
   "allowMcpTools",
   "mcp",
+  "checkAfterEdits",
+  "checkWaitMs",
+  "checkCommand",
+  "sandbox",
+  "sandboxNetwork",
+  "sandboxWritable",
 ] as const;
 
 /**

@@ -25,6 +25,7 @@ import {
 } from "vscode-languageclient/node";
 
 import { parseServerCommand, serverSettings } from "./args";
+import { answerInsight, DiagnosticsWatch } from "./insight";
 
 /** The server commands that run a turn; the extension runs them itself to follow the stream. */
 export const TURN_COMMANDS = new Set(["elelem.ask", "elelem.fix"]);
@@ -44,6 +45,7 @@ export class ServerConnection implements vscode.Disposable {
   client: LanguageClient | undefined;
   private readonly subscriptions: vscode.Disposable[] = [];
   private readonly started = new vscode.EventEmitter<void>();
+  private readonly diagnostics = new DiagnosticsWatch();
   private readonly failed = new vscode.EventEmitter<string>();
   /** Fires each time the server has started (again). */
   readonly onDidStart = this.started.event;
@@ -109,6 +111,7 @@ export class ServerConnection implements vscode.Disposable {
     );
     client.onRequest(ShowMessageRequest.type, (params, token) => this.hooks.askChoice(params, token));
     client.onRequest(ApplyWorkspaceEditRequest.type, (params) => this.hooks.applyEdit(client, params));
+    answerInsight(client, this.diagnostics); // elelem/diagnostics, definition, references, symbols
     this.client = client;
     try {
       await client.start();
@@ -169,6 +172,7 @@ export class ServerConnection implements vscode.Disposable {
     void this.stop();
     this.started.dispose();
     this.failed.dispose();
+    this.diagnostics.dispose();
     for (const subscription of this.subscriptions) {
       subscription.dispose();
     }

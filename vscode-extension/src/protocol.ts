@@ -4,18 +4,21 @@
  * turn untrusted JSON into those shapes. Pure: no vscode import, so unit tests can load it.
  */
 
+import { CheckedEvent, toCheckedEvent } from "./checked";
+
 /** A piece of text the model said (`saying`) or thought (`thinking`). */
 export interface TextEvent {
   type: "saying" | "thinking";
   text: string;
 }
 
-/** A tool call the model asked for. */
+/** A tool call the model asked for; `title` is the call as the server words it ("Run npm test"). */
 export interface DoingEvent {
   type: "doing";
   id: string;
   name: string;
   arguments: Record<string, unknown>;
+  title?: string;
 }
 
 /**
@@ -27,6 +30,8 @@ export interface ResultEvent {
   id: string;
   name: string;
   ok: boolean;
+  /** The call as the server words it once it ran ("Ran npm test"); absent from an older server. */
+  title?: string;
   summary?: string;
   error?: string;
   output?: string;
@@ -39,6 +44,8 @@ export interface ContextEvent {
   budget: number;
   leftOut: number;
   shortened: number;
+  /** The line to show ("3 earlier turns left out to fit 32,000 tokens"); absent from an older server. */
+  text?: string;
 }
 
 /** Sent when older turns were replaced by a summary. */
@@ -47,9 +54,11 @@ export interface CompactedEvent {
   turns: number;
   tokensBefore: number;
   tokensAfter: number;
+  /** The line to show ("12 turns compacted into a summary (…)"); absent from an older server. */
+  text?: string;
 }
 
-export type AgentEvent = TextEvent | DoingEvent | ResultEvent | ContextEvent | CompactedEvent;
+export type AgentEvent = TextEvent | DoingEvent | ResultEvent | ContextEvent | CompactedEvent | CheckedEvent;
 
 /** The result of `elelem.ask` and `elelem.fix`. */
 export interface TurnResult {
@@ -133,6 +142,12 @@ function count(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) ? value : 0;
 }
 
+/** `event` with the words the server gave it (`title` or `text`), when it gave them. */
+function withWords<T extends AgentEvent>(event: T, key: "title" | "text", value: Record<string, unknown>): T {
+  const words = text(value[key]);
+  return words ? { ...event, [key]: words } : event;
+}
+
 /** The agent event in `value`, or undefined for anything this extension does not render. */
 export function toAgentEvent(value: unknown): AgentEvent | undefined {
   if (!isObject(value)) {
@@ -143,12 +158,16 @@ export function toAgentEvent(value: unknown): AgentEvent | undefined {
     case "thinking":
       return typeof value.text === "string" ? { type: value.type, text: value.text } : undefined;
     case "doing":
-      return {
-        type: "doing",
-        id: String(value.id ?? ""),
-        name: String(value.name ?? "?"),
-        arguments: isObject(value.arguments) ? value.arguments : {},
-      };
+      return withWords<DoingEvent>(
+        {
+          type: "doing",
+          id: String(value.id ?? ""),
+          name: String(value.name ?? "?"),
+          arguments: isObject(value.arguments) ? value.arguments : {},
+        },
+        "title",
+        value,
+      );
     case "result": {
       const result: ResultEvent = {
         type: "result",
@@ -156,6 +175,10 @@ export function toAgentEvent(value: unknown): AgentEvent | undefined {
         name: String(value.name ?? "?"),
         ok: value.ok === true,
       };
+      const title = text(value.title);
+      if (title) {
+        result.title = title;
+      }
       const summary = text(value.summary);
       const error = text(value.error);
       const output = text(value.output);
@@ -171,20 +194,30 @@ export function toAgentEvent(value: unknown): AgentEvent | undefined {
       return result;
     }
     case "context":
-      return {
-        type: "context",
-        tokens: count(value.tokens),
-        budget: count(value.budget),
-        leftOut: count(value.leftOut),
-        shortened: count(value.shortened),
-      };
+      return withWords<ContextEvent>(
+        {
+          type: "context",
+          tokens: count(value.tokens),
+          budget: count(value.budget),
+          leftOut: count(value.leftOut),
+          shortened: count(value.shortened),
+        },
+        "text",
+        value,
+      );
     case "compacted":
-      return {
-        type: "compacted",
-        turns: count(value.turns),
-        tokensBefore: count(value.tokensBefore),
-        tokensAfter: count(value.tokensAfter),
-      };
+      return withWords<CompactedEvent>(
+        {
+          type: "compacted",
+          turns: count(value.turns),
+          tokensBefore: count(value.tokensBefore),
+          tokensAfter: count(value.tokensAfter),
+        },
+        "text",
+        value,
+      );
+    case "checked":
+      return toCheckedEvent(value);
     default:
       return undefined;
   }

@@ -10,6 +10,7 @@
 import hljs from "highlight.js/lib/common";
 import MarkdownIt from "markdown-it";
 
+import { renderChecked } from "./checked";
 import { FileChange, ToolOutcome, Turn, TurnItem } from "./transcript";
 
 /** A fenced block: highlighted when its language is known, with its actions above the code. */
@@ -140,7 +141,8 @@ function renderItem(turn: Turn, item: TurnItem, index: number): string {
         stopped: "codicon-circle-slash",
       }[state];
       const outcome = state === "stopped" ? "did not finish" : describeOutcome(item.outcome);
-      const label = describeTool(item.name, item.arguments, item.outcome);
+      // The server's words for the call (as it ran, once it ran); an older server's calls are worded here.
+      const label = (item.outcome ? item.outcome.title : item.title) ?? describeTool(item.name, item.arguments, item.outcome);
       // What a screen reader says on the (focusable) row: the call, how it ended, and that it opens.
       const spoken = `${label}${outcome ? ` — ${outcome}` : ""}, ${{ ok: "done", failed: "failed", running: "running", stopped: "stopped" }[state]}; details`;
       const details = item.outcome
@@ -160,6 +162,8 @@ function renderItem(turn: Turn, item: TurnItem, index: number): string {
       return `<div class="error">${escapeHtml(item.text)}</div>`;
     case "note":
       return `<div class="note">${escapeHtml(item.text)}</div>`;
+    case "checked":
+      return renderChecked(item, key, escapeHtml);
   }
 }
 

@@ -6,16 +6,20 @@
  * with the same id; `context`/`compacted` events become a dim note. Pure: no vscode import.
  */
 
+import { CheckedItem } from "./checked";
 import { AgentEvent, ContextUsage, ProgressValue, TranscriptResult, TurnResult } from "./protocol";
 
 export type TurnItem =
   | { kind: "saying" | "thinking"; text: string }
-  | { kind: "tool"; id: string; name: string; arguments: Record<string, unknown>; outcome?: ToolOutcome }
+  | { kind: "tool"; id: string; name: string; arguments: Record<string, unknown>; title?: string; outcome?: ToolOutcome }
   | { kind: "error"; text: string }
-  | { kind: "note"; text: string };
+  | { kind: "note"; text: string }
+  | CheckedItem;
 
 export interface ToolOutcome {
   ok: boolean;
+  /** The call as the server words it once it ran. */
+  title?: string;
   summary?: string;
   error?: string;
   /** The end of what a command printed (live turns only: stored ones keep no output). */
@@ -67,8 +71,12 @@ export function describeUsage(usage: ContextUsage | undefined): string {
   return usage ? `≈${figure(usage.tokens)} of ${figure(usage.budget)} tokens` : "";
 }
 
-/** The dim line for a `context` or `compacted` event. */
+/** The dim line for a `context` or `compacted` event: the server's text, or (an older server's
+ * event) the same words made here. */
 export function describeContext(event: AgentEvent): string | undefined {
+  if ((event.type === "compacted" || event.type === "context") && event.text) {
+    return event.text;
+  }
   if (event.type === "compacted") {
     return `${plural(event.turns, "turn")} compacted into a summary`;
   }
@@ -100,11 +108,20 @@ export function applyEvents(turn: Turn, events: readonly AgentEvent[]): void {
         }
         break;
       case "doing":
-        turn.items.push({ kind: "tool", id: event.id, name: event.name, arguments: event.arguments });
+        turn.items.push({
+          kind: "tool",
+          id: event.id,
+          name: event.name,
+          arguments: event.arguments,
+          ...(event.title ? { title: event.title } : {}),
+        });
         break;
       case "result": {
         const call = findOpenCall(turn, event.id, event.name);
         const outcome: ToolOutcome = { ok: event.ok };
+        if (event.title) {
+          outcome.title = event.title;
+        }
         if (event.summary) {
           outcome.summary = event.summary;
         }
@@ -121,6 +138,9 @@ export function applyEvents(turn: Turn, events: readonly AgentEvent[]): void {
         }
         break;
       }
+      case "checked":
+        turn.items.push(event.item);
+        break;
       case "context":
       case "compacted": {
         const note = describeContext(event);

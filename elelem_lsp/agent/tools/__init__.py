@@ -8,10 +8,11 @@ from .edit import EDIT
 from .execute import EXECUTE
 from .grep import GREP
 from .listing import LIST
+from .plan import PLAN
 from .read import READ
 from .write import WRITE
 
-BUILTIN_TOOLS: tuple[Tool, ...] = (READ, WRITE, EDIT, EXECUTE, LIST, GREP)
+BUILTIN_TOOLS: tuple[Tool, ...] = (READ, WRITE, EDIT, EXECUTE, LIST, GREP, PLAN)
 
 
 def aliases_of(tools: Iterable[Tool]) -> dict[str, str]:

@@ -28,7 +28,16 @@ async def execute(args: ExecuteArguments, workspace: Workspace) -> dict:
     result = await workspace.run(args.command, timeout=args.timeout, output_cap=OUTPUT_CAP)
     if result.timed_out:
         raise ToolFailure(f"timed out after {args.timeout:g}s; output so far:\n{result.output}")
-    return {"exit_code": result.exit_code, "output": result.output, "truncated": result.truncated}
+    shown = {"sandbox": result.sandbox} if result.sandbox else {}  # why a write or a connection may fail
+    return {"exit_code": result.exit_code, "output": result.output, "truncated": result.truncated, **shown}
 
 
-EXECUTE = Tool("execute", "Run a shell command in the workspace root", ExecuteArguments, execute, aliases=("bash", "sh", "exec"))
+DESCRIPTION = (
+    "Run a shell command in the workspace root: tests, linters, type checkers, builds, git. Use it to check "
+    "your changes. The person may be asked to approve it first, and may refuse. It runs without a terminal "
+    "(nothing can be typed into it) and is killed after `timeout` seconds with everything it started; "
+    f"output (stdout and stderr together) is kept up to {OUTPUT_CAP // 1024} KiB. Prefer read, grep and list "
+    "for looking at files."
+)
+
+EXECUTE = Tool("execute", DESCRIPTION, ExecuteArguments, execute, aliases=("bash", "sh", "exec"))

@@ -19,10 +19,10 @@ async def list_files(args: ListArguments, workspace: Workspace) -> dict:
     return await workspace.list_files(top, limit=LIMIT)
 
 
-LIST = Tool(
-    "list",
-    f"List the files under a folder (.gitignore'd files and .git skipped; at most {LIMIT} shown, with the total)",
-    ListArguments,
-    list_files,
-    changes_files=False,
+DESCRIPTION = (
+    "List the files under a folder, every level down, as paths relative to the workspace root: use it to find "
+    f"your way in a project. .gitignore'd files and .git are skipped; at most {LIMIT} files are shown, with the "
+    "total: list a subfolder, or grep with a glob, when the list is truncated."
 )
+
+LIST = Tool("list", DESCRIPTION, ListArguments, list_files, changes_files=False)

@@ -17,4 +17,10 @@ async def write(args: WriteArguments, workspace: Workspace) -> dict:
     return {"path": workspace.relative(path), "bytes": len(args.content.encode("utf-8"))}
 
 
-WRITE = Tool("write", "Write a file (creates it, or replaces all of its text)", WriteArguments, write)
+DESCRIPTION = (
+    "Create a file, or replace all of its text: for new files and complete rewrites. To change part of an "
+    "existing file use edit instead, which sends only the change. Missing folders are created. The content "
+    "is written as given: no line numbers."
+)
+
+WRITE = Tool("write", DESCRIPTION, WriteArguments, write)

@@ -176,4 +176,4 @@ def factory(temperature: float | None = None, max_tokens: int | None = None, **_
     require_module("candle", "candle")
     path = env_path("ELELEM_CANDLE_MODEL", "a GGUF file of a llama model")
     template = os.environ.get("ELELEM_CANDLE_TEMPLATE")  # chatml (default) or llama2
-    return LocalProvider(lambda: load(path), temperature, max_tokens, template)
+    return LocalProvider(lambda: load(path), temperature, max_tokens, template, name="candle")

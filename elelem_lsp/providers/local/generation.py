@@ -8,7 +8,9 @@ elelem drives itself: the model stays loaded, the cache of the prompt prefix
 shared with the previous fetch is reused, the next token is sampled (greedy at temperature 0), bytes
 become text with a split character held back, and generation stops at the
 model's end tokens, at the ChatML end marker, at ``max_tokens`` or on cancel.
-``LocalProvider`` puts these together with the ``tool_text`` protocol.
+``LocalProvider`` puts these together with the ``tool_text`` protocol, and emits
+the prompt's and the reply's token counts as the ``usage`` event. These models
+read text only: a conversation with images is refused before any work.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import numpy as np
 from ...agent.bridge import run_in_thread
 from ...agent.budget import estimate_tokens
 from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
+from ..images import refuse_images
+from ..shaping import Usage
 from .tool_text import ToolCallStream, template_named
 
 DEFAULT_TEMPERATURE = 0.7
@@ -101,10 +105,10 @@ class Generator:
         cancelled: threading.Event,
         temperature: float = DEFAULT_TEMPERATURE,
         max_tokens: int = DEFAULT_MAX_TOKENS,
-    ) -> list[int]:
+    ) -> tuple[int, list[int]]:
         """Generate after ``prompt``, passing text to ``on_text`` until it returns True.
 
-        Returns the tokens generated (an end token is not included).
+        Returns the prompt's length in tokens and the tokens generated (an end token is not included).
         """
         with self._lock:
             model = self._loaded()
@@ -131,7 +135,7 @@ class Generator:
             tail = decoder.decode(b"", final=True)
             if tail:
                 on_text(tail)
-            return generated
+            return len(ids), generated
 
     def _prefill(self, model: TokenModel, ids: list[int], cancelled: threading.Event) -> np.ndarray | None:
         """Evaluate what the cache lacks of ``ids`` (at least the last id, for its logits)."""
@@ -169,7 +173,9 @@ class LocalProvider:
         temperature: float | None = None,
         max_tokens: int | None = None,
         template: str | None = None,
+        name: str = "local",
     ) -> None:
+        self.name = name  # the provider's -p name, for the refusal of images
         self.generator = Generator(load)
         self.temperature = checked_temperature(temperature)
         self.max_tokens = checked_max_tokens(max_tokens)
@@ -188,13 +194,18 @@ class LocalProvider:
         return len(model.encode(text)) if model else estimate_tokens(text)
 
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
+        refuse_images(self.name, messages)
         prompt = self.template.render(messages, tools)
         await run_in_thread(lambda send, cancelled: self._generate(prompt, send, cancelled), emit)
 
     def _generate(self, prompt: str, send: Emit, cancelled: threading.Event) -> None:
         stream = ToolCallStream(send, self.template.stops)
-        self.generator.generate(prompt, stream.feed, cancelled, self.temperature, self.max_tokens)
+        prompt_tokens, generated = self.generator.generate(prompt, stream.feed, cancelled, self.temperature, self.max_tokens)
         stream.close()
+        if not cancelled.is_set():  # a cancelled fetch has nobody to tell
+            usage = Usage()
+            usage.report(inputTokens=prompt_tokens, outputTokens=len(generated))
+            usage.emit(send)
 
 
 def checked_temperature(value: float | None) -> float:

@@ -84,4 +84,4 @@ def factory(temperature: float | None = None, max_tokens: int | None = None, **_
     require_module("ctransformers", "ggml")
     chosen = settings()
     template = os.environ.get("ELELEM_GGML_TEMPLATE")  # chatml (default) or llama2
-    return LocalProvider(lambda: GgmlModel(**chosen), temperature, max_tokens, template)
+    return LocalProvider(lambda: GgmlModel(**chosen), temperature, max_tokens, template, name="ggml")

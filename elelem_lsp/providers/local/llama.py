@@ -27,6 +27,7 @@ import numpy as np
 from ...agent.bridge import run_in_thread
 from ...agent.budget import estimate_tokens
 from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
+from ..images import refuse_images
 from ..shaping import ToolCalls, chat_message
 from .generation import checked_max_tokens, checked_temperature, env_int, env_path, require_module
 from .tool_text import ToolCallStream, with_tools_described, write_arguments
@@ -94,6 +95,7 @@ class LlamaCppProvider:
         return len(self._llm.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=False))
 
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
+        refuse_images("llama", messages)
         await run_in_thread(lambda send, cancelled: self._complete(messages, tools, send, cancelled), emit)
 
     def _template_writes_tools(self, llm: Any) -> bool:

@@ -171,4 +171,4 @@ def factory(temperature: float | None = None, max_tokens: int | None = None, **_
     checkpoint = env_path("ELELEM_LLAMA2_MODEL", "a llama2.c checkpoint (.bin)")
     tokenizer = env_path("ELELEM_LLAMA2_TOKENIZER", "a llama2.c tokenizer.bin")
     template = os.environ.get("ELELEM_LLAMA2_TEMPLATE")  # chatml (default) or llama2
-    return LocalProvider(lambda: load(checkpoint, tokenizer), temperature, max_tokens, template)
+    return LocalProvider(lambda: load(checkpoint, tokenizer), temperature, max_tokens, template, name="llama2")

@@ -8,7 +8,9 @@ the stream, ``text_delta`` is ``saying``, ``thinking_delta`` is ``thinking``,
 ``input_json_delta`` fragments are gathered per content block; ``ping`` is
 ignored and an ``error`` event (or a typeless ``{"error": ...}``) raises. With extended thinking on, the signed
 thinking blocks of an answer that called tools are sent back with those calls,
-as the API requires.
+as the API requires. Images of a user message or tool result go as base64
+``image`` blocks before its text. The counts of ``message_start`` and ``message_delta`` become one
+``usage`` event (prompt tokens read from or written to the cache counted in).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Any
 import httpx
 
 from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
-from ..shaping import ToolCalls
+from ..images import image_data
+from ..shaping import ToolCalls, Usage
 from .http import Transport, env, open_response, origin, parse_json, sse_events, stream_failure
 from .warm import PreparesHTTP
 
@@ -39,8 +42,24 @@ def convert_tools(tools: list[ToolDefinition]) -> list[dict[str, Any]]:
     ]
 
 
+def with_images(message: Message) -> str | list[dict[str, Any]]:
+    """A user message's or tool result's content: its text, or image blocks then the text."""
+    text = message.get("content", "")
+    if not message.get("images"):
+        return text
+    blocks: list[dict[str, Any]] = []
+    for image in message["images"]:
+        media_type, data = image_data(image)
+        blocks.append({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
+    if text:
+        blocks.append({"type": "text", "text": text})
+    return blocks
+
+
 class AnthropicProvider(PreparesHTTP):
     """Claude through the Messages API at ``base_url``."""
+
+    images = True
 
     def __init__(
         self,
@@ -99,7 +118,7 @@ class AnthropicProvider(PreparesHTTP):
         for message in messages:
             role, content = message["role"], message.get("content", "")
             if role == "tool":
-                block = {"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""), "content": content}
+                block = {"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""), "content": with_images(message)}
                 if results is None:
                     results = []
                     out.append({"role": "user", "content": results})
@@ -121,7 +140,7 @@ class AnthropicProvider(PreparesHTTP):
                 if content:  # the API refuses an empty assistant message before the last
                     out.append({"role": "assistant", "content": content})
             else:
-                out.append({"role": "user", "content": content})
+                out.append({"role": "user", "content": with_images(message)})
         return "\n\n".join(system), out
 
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
@@ -133,6 +152,7 @@ class AnthropicProvider(PreparesHTTP):
     async def read_stream(self, response: httpx.Response, emit: Emit, *, id_prefix: str) -> None:
         """Events from a Messages SSE body; ``doing`` events once ``message_stop`` arrived."""
         calls = ToolCalls(id_prefix)
+        counts: dict[str, Any] = {}  # the usage of message_start, updated by message_delta's
         thinking: dict[int, dict[str, Any]] = {}  # content block index -> thinking block being gathered
         finished = False
         async for _, data in sse_events(response):
@@ -162,6 +182,10 @@ class AnthropicProvider(PreparesHTTP):
                     thinking[index] = dict(block)
                 elif block.get("type") == "text" and block.get("text"):
                     emit({"type": "saying", "text": block["text"]})
+            elif kind == "message_start":
+                add_counts(counts, (event.get("message") or {}).get("usage"))
+            elif kind == "message_delta":
+                add_counts(counts, event.get("usage"))
             elif kind == "message_stop":
                 finished = True
                 break
@@ -174,7 +198,24 @@ class AnthropicProvider(PreparesHTTP):
         if calls and thinking:
             first = next(iter(calls.calls.values()))["id"]
             self.signed_thinking[first] = [finish_block(thinking[i]) for i in sorted(thinking)]
+        usage_of(counts).emit(emit)
         calls.emit(emit)
+
+
+def add_counts(counts: dict[str, Any], usage: Any) -> None:
+    if isinstance(usage, dict):
+        counts.update((name, value) for name, value in usage.items() if value is not None)
+
+
+def usage_of(counts: dict[str, Any]) -> Usage:
+    """``input_tokens`` leaves out the prompt tokens read from and written to the cache: they are
+    added back, so that ``inputTokens`` is the whole prompt as on the other wires."""
+    usage = Usage()
+    usage.report(outputTokens=counts.get("output_tokens"), cachedInputTokens=counts.get("cache_read_input_tokens"))
+    if isinstance(counts.get("input_tokens"), int):
+        parts = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        usage.report(inputTokens=sum(counts.get(part) or 0 for part in parts))
+    return usage
 
 
 def gathering(thinking: dict[int, dict[str, Any]], index: int) -> dict[str, Any]:

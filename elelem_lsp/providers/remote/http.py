@@ -8,8 +8,9 @@ The gathering of tool-call fragments is shared with the local providers: ``..sha
 
 Every failure of a request, from sending it to the last byte of its answer,
 leaves ``open_response`` as a ProviderError whose message has been scrubbed of
-the credentials that request carried (headers and key-like URL parameters):
-that is the one place secrets are redacted, whatever the provider.
+the credentials that request carried (headers and key-like URL parameters),
+short ones included; ``agent/redaction.py`` then scrubs every provider's error of
+the secrets in the environment and the settings.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import os
 import re
 import ssl
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
@@ -29,6 +30,8 @@ import httpx
 from httpx_sse import EventSource, SSEError
 
 from ...agent.messages import ProviderError
+from ...agent.redaction import redact
+from ...agent.wording import shorten
 from ..shaping import compact_json
 
 CONNECT_TIMEOUT = 10.0
@@ -37,9 +40,6 @@ READ_TIMEOUT_ENV = "ELELEM_READ_TIMEOUT"
 ERROR_LENGTH = 300
 CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key")
 CREDENTIAL_PARAMETER = re.compile(r"key|token|secret|signature|sig|password|auth", re.IGNORECASE)
-REDACTED = "***"
-# A cut message ("…") may end inside a secret: a run this long of a secret's start is redacted too.
-SECRET_PREFIX = 8
 
 Transport = httpx.AsyncBaseTransport
 
@@ -146,32 +146,6 @@ def credentials(url: str, headers: dict[str, str]) -> list[str]:
     return sorted(secrets, key=len, reverse=True)
 
 
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret, and every long enough run of a secret's start, as ``***``."""
-    for secret in secrets:
-        text = text.replace(secret, REDACTED)
-        if len(secret) > SECRET_PREFIX:
-            text = _redact_starts(text, secret)
-    return text
-
-
-def _redact_starts(text: str, secret: str) -> str:
-    head = secret[:SECRET_PREFIX]
-    out, position = [], 0
-    while (found := text.find(head, position)) >= 0:
-        end = found + SECRET_PREFIX
-        while end < len(text) and end - found < len(secret) and text[end] == secret[end - found]:
-            end += 1
-        out += [text[position:found], REDACTED]
-        position = end
-    return "".join(out) + text[position:]
-
-
-def shorten(text: str, limit: int = ERROR_LENGTH) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def error_message(data: Any) -> str | None:
     """The human part of an API's error value, whatever its dialect.
 
@@ -202,7 +176,7 @@ def api_message(body: bytes) -> str:
 def stream_failure(data: Any) -> ProviderError:
     """An error the server reported inside a stream that had started well."""
     message = error_message(data) or json.dumps(data)
-    return ProviderError(f"the model server reported an error mid-answer: {shorten(message)}")
+    return ProviderError(f"the model server reported an error mid-answer: {shorten(message, ERROR_LENGTH)}")
 
 
 # Self-hosted model servers refuse tool calls until started with these flags; the hint says which.
@@ -214,7 +188,7 @@ TOOL_FLAG_HINTS = (
 
 def http_error(response: httpx.Response) -> ProviderError:
     """``HTTP <code>: <message>`` for a failed answer whose body has been read."""
-    message = shorten(api_message(response.content)) or response.reason_phrase
+    message = shorten(api_message(response.content), ERROR_LENGTH) or response.reason_phrase
     retry = response.headers.get("retry-after")
     if response.status_code == 429 and retry and retry.strip().isdigit():
         message += f" (retry after {retry.strip()} s)"

@@ -5,7 +5,9 @@ object per line, ``message.content`` as ``saying``, ``message.thinking`` as
 ``thinking`` (``OLLAMA_THINK`` turns it on or off), tool calls as whole
 objects (on any line, often the final one) with no id, so one is made from the
 conversation's length and the call's position. Tool results go back with
-``tool_name`` instead of ``tool_call_id``.
+``tool_name`` instead of ``tool_call_id``. Images of a user message or tool
+result go as ``images`` (base64) on it; the final line's ``prompt_eval_count`` and
+``eval_count`` are the ``usage`` event.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Any
 import httpx
 
 from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
-from ..shaping import ToolCalls
+from ..images import image_data
+from ..shaping import ToolCalls, Usage
 from .http import Transport, env, ndjson_lines, open_response, origin, stream_failure
 from .warm import PreparesHTTP
 
@@ -42,7 +45,7 @@ def convert_messages(messages: list[Message]) -> list[dict[str, Any]]:
         role, content = message["role"], message.get("content", "")
         if role == "tool":
             call_id = message.get("tool_call_id", "")
-            out.append({"role": "tool", "content": content, "tool_name": names.get(call_id, call_id)})
+            out.append({"role": "tool", "content": content, "tool_name": names.get(call_id, call_id), **images_of(message)})
         elif message.get("tool_calls"):
             calls = message["tool_calls"]
             names.update((call["id"], call["name"]) for call in calls)
@@ -54,12 +57,21 @@ def convert_messages(messages: list[Message]) -> list[dict[str, Any]]:
                 }
             )
         else:
-            out.append({"role": role, "content": content})
+            out.append({"role": role, "content": content, **images_of(message)})
     return out
+
+
+def images_of(message: Message) -> dict[str, list[str]]:
+    """The ``images`` field of a message that has images (base64 without a ``data:`` prefix)."""
+    if not message.get("images"):
+        return {}
+    return {"images": [image_data(image)[1] for image in message["images"]]}
 
 
 class OllamaProvider(PreparesHTTP):
     """A model served by Ollama at ``host``."""
+
+    images = True  # Ollama itself refuses them for a model that has no vision
 
     def __init__(
         self,
@@ -105,6 +117,7 @@ class OllamaProvider(PreparesHTTP):
 async def read_chat_lines(response: httpx.Response, emit: Emit, *, id_prefix: str) -> None:
     """Events from an ``/api/chat`` NDJSON body; ``doing`` events once ``done`` arrived."""
     calls = ToolCalls(id_prefix)
+    usage = Usage()
     finished = False
     async for line in ndjson_lines(response):
         if not isinstance(line, dict):
@@ -120,10 +133,12 @@ async def read_chat_lines(response: httpx.Response, emit: Emit, *, id_prefix: st
             function = call.get("function") or {}
             calls.add(len(calls.calls), id=call.get("id"), name=function.get("name"), arguments=function.get("arguments"))
         if line.get("done"):
+            usage.report(inputTokens=line.get("prompt_eval_count"), outputTokens=line.get("eval_count"))
             finished = True
             break
     if not finished:
         raise ProviderError(f"the stream from {origin(response.url)} ended before the model finished")
+    usage.emit(emit)
     calls.emit(emit)
 
 

@@ -4,7 +4,12 @@ Bridges the provider contract to ``POST <base>/chat/completions`` with
 ``stream: true``: messages in the chat shape of ``..shaping.chat_message`` (tool
 calls with ``type: "function"`` and string arguments), ``content`` deltas as
 ``saying``, ``reasoning_content``/``reasoning`` deltas (DeepSeek, vLLM,
-llama-server, OpenRouter) as ``thinking``, tool-call fragments gathered by index.
+llama-server, OpenRouter) as ``thinking``, tool-call fragments gathered by index,
+the ``usage`` of the last chunk (asked for with ``stream_options.include_usage``
+where the server takes it) as one ``usage`` event. Images of user messages go as
+``image_url`` content parts with ``data:`` URLs when the server is declared to take
+them (``images``), else the fetch is refused before any request; those of tool
+results in a user message after them.
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ from typing import Any
 import httpx
 
 from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
-from ..shaping import ToolCalls, chat_message
+from ..images import refuse_images
+from ..shaping import ToolCalls, Usage, chat_message, tool_images_after_results
 from .http import (
     EncodedMessages,
     Transport,
@@ -47,8 +53,16 @@ class OpenAIProvider(PreparesHTTP):
         model_env: str = "OPENAI_MODEL",
         temperature: float | None = None,
         max_tokens: int | None = None,
+        name: str = "openai",
+        images: bool = True,
+        images_hint: str = "set OPENAI_IMAGES=true if its model reads them",
+        stream_usage: bool = True,
         transport: Transport | None = None,
     ) -> None:
+        self.name = name  # as the person chose it (-p), for the refusal of images
+        self.images = images  # whether the server reads image content parts
+        self.images_hint = images_hint  # how to declare that it does
+        self.stream_usage = stream_usage  # whether the server takes stream_options.include_usage
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.url = endpoint or f"{self.base_url}/chat/completions"
@@ -71,6 +85,8 @@ class OpenAIProvider(PreparesHTTP):
         if tools:
             body["tools"] = tools
         body["stream"] = True
+        if self.stream_usage:
+            body["stream_options"] = {"include_usage": True}
         if self.temperature is not None:
             body["temperature"] = self.temperature
         if self.max_tokens is not None:
@@ -90,6 +106,9 @@ class OpenAIProvider(PreparesHTTP):
         return self.model
 
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
+        if not self.images:
+            refuse_images(self.name, messages, self.images_hint)
+        messages = tool_images_after_results(messages)
         body = self.encoded.body(self.request_body(await self.served_model(), [], tools), "messages", messages)
         headers = {**self.headers(), "accept": "text/event-stream"}
         async with open_response("POST", self.url, body=body, headers=headers, transport=self.transport) as response:
@@ -99,6 +118,7 @@ class OpenAIProvider(PreparesHTTP):
 async def read_chat_stream(response: httpx.Response, emit: Emit, *, id_prefix: str) -> None:
     """Events from a chat-completions SSE body; ``doing`` events once it is complete."""
     calls = ToolCalls(id_prefix)
+    usage = Usage()
     finished = False
     async for _, data in sse_events(response):
         if data == "[DONE]":
@@ -109,6 +129,7 @@ async def read_chat_stream(response: httpx.Response, emit: Emit, *, id_prefix: s
             raise ProviderError(f"malformed chunk in the model's stream: {data[:120]!r}")
         if "error" in chunk:
             raise stream_failure(chunk)
+        read_usage(usage, chunk.get("usage") or (chunk.get("x_groq") or {}).get("usage"))
         for choice in chunk.get("choices") or ():
             if choice.get("index", 0) != 0:
                 continue
@@ -125,7 +146,20 @@ async def read_chat_stream(response: httpx.Response, emit: Emit, *, id_prefix: s
                 finished = True
     if not finished:
         raise ProviderError(f"the stream from {origin(response.url)} ended before the model finished")
+    usage.emit(emit)
     calls.emit(emit)
+
+
+def read_usage(usage: Usage, counts: Any) -> None:
+    """A chunk's ``usage`` (Groq's older servers put it in ``x_groq``); cached prompt tokens are in
+    ``prompt_tokens_details``."""
+    if isinstance(counts, dict):
+        details = counts.get("prompt_tokens_details") or {}
+        usage.report(
+            inputTokens=counts.get("prompt_tokens"),
+            outputTokens=counts.get("completion_tokens"),
+            cachedInputTokens=details.get("cached_tokens") if isinstance(details, dict) else None,
+        )
 
 
 def add_fragment(calls: ToolCalls, part: dict[str, Any]) -> None:
@@ -137,6 +171,16 @@ def add_fragment(calls: ToolCalls, part: dict[str, Any]) -> None:
     calls.add(key, id=part.get("id"), name=function.get("name"), arguments=function.get("arguments"))
 
 
+def flag(name: str, default: bool) -> bool:
+    """A true/false environment variable, ``default`` when unset."""
+    raw = (env(name) or "").lower()
+    if not raw:
+        return default
+    if raw not in ("true", "false"):
+        raise ProviderError(f"{name} must be true or false, got {raw!r}")
+    return raw == "true"
+
+
 def factory(model: str | None = None, temperature: float | None = None, max_tokens: int | None = None, **_: Any):
     base_url = env("OPENAI_BASE_URL", DEFAULT_BASE_URL)
     return OpenAIProvider(
@@ -146,4 +190,5 @@ def factory(model: str | None = None, temperature: float | None = None, max_toke
         key_required=base_url.rstrip("/") == DEFAULT_BASE_URL,
         temperature=temperature,
         max_tokens=max_tokens,
+        images=flag("OPENAI_IMAGES", True),
     )

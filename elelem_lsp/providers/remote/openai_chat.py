@@ -4,6 +4,8 @@ A provider declared in settings (type, model, endpoint, key, temperature, max
 tokens; see docs/contract.md) is built by ``providers.build_declared``; this is
 the class it builds for ``openai-chat``, Eklesia's ``OpenAIGenericProvider(model,
 endpoint_url, api_key, temperature=0.7, max_tokens=300)``, streamed, with tools.
+It takes images only when declared to (``images``; ``OPENAI_CHAT_IMAGES`` for
+``-p openai-chat``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 
 from ...agent.messages import ProviderError
 from .http import Transport, env
-from .openai import DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAIProvider
+from .openai import DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAIProvider, flag
 
 DEFAULT_TEMPERATURE = 0.7
 DEFAULT_MAX_TOKENS = 300
@@ -35,6 +37,8 @@ class OpenAIGenericProvider(OpenAIProvider):
         temperature: float | None = None,
         max_tokens: int | None = None,
         *,
+        images: bool = False,
+        images_hint: str = "its declaration does not say that its model reads them",
         transport: Transport | None = None,
     ) -> None:
         if not model:
@@ -47,6 +51,9 @@ class OpenAIGenericProvider(OpenAIProvider):
             api_key=api_key,
             temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
             max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
+            name="openai-chat",
+            images=images,
+            images_hint=images_hint,
             transport=transport,
         )
 
@@ -56,5 +63,11 @@ def factory(model: str | None = None, temperature: float | None = None, max_toke
     ``OPENAI_API_KEY``, ``OPENAI_MODEL``."""
     endpoint = env("OPENAI_CHAT_ENDPOINT") or env("OPENAI_BASE_URL", DEFAULT_BASE_URL).rstrip("/") + CHAT_PATH
     return OpenAIGenericProvider(
-        model or env("OPENAI_MODEL", DEFAULT_MODEL), endpoint, env("OPENAI_API_KEY"), temperature, max_tokens
+        model or env("OPENAI_MODEL", DEFAULT_MODEL),
+        endpoint,
+        env("OPENAI_API_KEY"),
+        temperature,
+        max_tokens,
+        images=flag("OPENAI_CHAT_IMAGES", False),
+        images_hint="set OPENAI_CHAT_IMAGES=true if its model reads them",
     )

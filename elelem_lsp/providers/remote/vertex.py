@@ -16,8 +16,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...agent.messages import Message, ProviderError, ToolDefinition
+from ...agent.wording import shorten
 from .anthropic import AnthropicProvider, thinking_budget_from_env
-from .http import Transport, env, shorten
+from .http import Transport, env
 
 DEFAULT_REGION = "us-east5"
 DEFAULT_MODEL = "claude-sonnet-4-5@20250929"

@@ -434,9 +434,10 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await thinking.locator("summary").click();
   await thinking.locator(".thinking-text", { hasText: "the request wants it to greet elelem" }).waitFor({ timeout: 5_000 });
   step("thinking is collapsed, and opens on a click");
-  await firstTurn.locator("details.tool summary").click();
+  await firstTurn.locator("details.tool:not(.checked) summary").click();
   await firstTurn.locator(".tool-arguments", { hasText: '"old": "Hello, world"' }).waitFor({ timeout: 5_000 });
   step("the tool row opens to its arguments");
+  assertIncludes(await firstTurn.locator("details.checked summary").innerText(), "checked hello.txt: no new problems", "the check after the edit");
   await editorLines(page, "hello.txt").getByText("Hello, elelem!").waitFor({ timeout: 10_000 });
   step("hello.txt in the editor says 'Hello, elelem!'");
 
@@ -668,6 +669,25 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   }
   step("the header's model picker set 'tiny-1' (header and .vscode/settings.json)");
 
+  // --- The editor's language servers: TypeScript's definition, and its error after the agent's edit ---
+  // TypeScript starts with the first .ts file: on a busy machine its first check takes seconds.
+  const settingsPath = path.join(folders.workspace, ".vscode", "settings.json");
+  const settingsBefore = readFile(folders, path.join(".vscode", "settings.json"));
+  fs.writeFileSync(settingsPath, JSON.stringify({ ...JSON.parse(settingsBefore), "elelem.checkWaitMs": 10000 }, null, 2));
+  await openFile(page, "app.ts");
+  await sendInChat(frame, "Break the types in app.ts");
+  const typesTurn = frame.locator("section.turn", { hasText: "Break the types in app.ts" });
+  await typesTurn.and(frame.locator(".done")).waitFor({ timeout: 90_000 });
+  const typesText = (await typesTurn.innerText()).replace(/\s+/g, " ");
+  assertIncludes(typesText, "Definition: lib.ts:1:17 export function add(a: number, b: number): number {", "the definition the model read");
+  assertIncludes(typesText, "app.ts:3:14 error: Type 'string' is not assignable to type 'number'. [ts 2322]", "TypeScript's error the model read");
+  const checkedRow = typesTurn.locator("details.checked");
+  assertIncludes(await checkedRow.locator("summary").innerText(), "checked app.ts: 1 new error", "the checked row");
+  await checkedRow.locator("summary").click();
+  await checkedRow.locator(".tool-output", { hasText: "Type 'string' is not assignable to type 'number'." }).waitFor({ timeout: 5_000 });
+  step("the checked row opens to TypeScript's new error; the model read it and the definition in lib.ts");
+  fs.writeFileSync(settingsPath, settingsBefore);
+
   // The folder asks for confirmation of edits from here on (used below, after the server has
   // had the time of the next turn to pull the changed setting).
   const settingsFile = path.join(folders.workspace, ".vscode", "settings.json");
@@ -788,7 +808,7 @@ async function untrustedScenario(page: Page, folders: Folders): Promise<void> {
     const frame = await transcriptFrame(page);
     await frame.locator("section.turn.done").first().waitFor({ timeout: 30_000 });
     const runText = await transcriptText(frame, "section.turn >> nth=0");
-    assertIncludes(runText, "Ran echo elelem-ran", "the denied command");
+    assertIncludes(runText, "Run echo elelem-ran", "the denied command"); // a failed call is titled as asked
     assertIncludes(runText, "the person denied it", "the denied command's outcome");
     assertIncludes(runText, "done — scripted", "the turn's footer");
     if (office.requests.length !== 0) {

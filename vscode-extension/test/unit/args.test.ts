@@ -117,6 +117,11 @@ test("MCP servers and their permission settings reach the server as written", ()
   assert.equal(serverSettings({ mcpServers }, false).trusted, false, "the server ignores them in an untrusted folder");
 });
 
+test("the sandbox settings reach the server as written", () => {
+  const sent = serverSettings({ sandbox: "required", sandboxNetwork: true, sandboxWritable: ["~/.cache/pip"] }, true);
+  assert.deepEqual([sent.sandbox, sent.sandboxNetwork, sent.sandboxWritable], ["required", true, ["~/.cache/pip"]]);
+});
+
 test("a trusted workspace can still turn its plugins off", () => {
   assert.equal(serverSettings({ workspacePlugins: false }, true).workspacePlugins, false);
   assert.equal(serverSettings({ workspacePlugins: true }, true).workspacePlugins, true);

@@ -63,7 +63,28 @@ test("MCP tools (server__tool) and unknown tools are rows of their name and argu
   assert.equal(describeTool("read", { file: "x" }, { ok: true }), 'read file="x"');
 });
 
-test("a tool row shows the summary that says more, and the error of a failed call", () => {
+test("a tool row shows the server's title, as the call runs and once it ran", () => {
+  const turn = newTurn(5, "Test it");
+  say(turn, { type: "doing", id: "t", name: "bash", arguments: { command: "npm test" }, title: "Run npm test" });
+  const row = () => renderTurn(turn).match(/<span class="tool-label">(.*?)<\/span>/)?.[1];
+  assert.equal(row(), "Run npm test");
+  say(turn, { type: "result", id: "t", name: "bash", ok: true, title: "Ran npm test", summary: "exit 0, 1 line of output" });
+  assert.equal(row(), "Ran npm test");
+  assert.match(renderTurn(turn), /<span class="outcome"> — exit 0, 1 line of output<\/span>/);
+});
+
+test("context and compacted events show the server's text", () => {
+  const turn = newTurn(6, "Go on");
+  say(
+    turn,
+    { type: "context", tokens: 31000, budget: 32000, leftOut: 3, shortened: 0, text: "3 earlier turns left out to fit 32,000 tokens" },
+    { type: "compacted", turns: 12, tokensBefore: 40000, tokensAfter: 3000, text: "12 turns compacted into a summary (40,000 → 3,000 tokens)" },
+  );
+  const notes = turn.items.filter((item) => item.kind === "note").map((item) => (item as { text: string }).text);
+  assert.deepEqual(notes, ["3 earlier turns left out to fit 32,000 tokens", "12 turns compacted into a summary (40,000 → 3,000 tokens)"]);
+});
+
+test("an older server's tool row (no title) shows the summary that says more, and the error of a failed call", () => {
   const turn = newTurn(3, "Test it");
   say(
     turn,
@@ -79,7 +100,7 @@ test("a tool row shows the summary that says more, and the error of a failed cal
   assert.match(renderTurn(turn), /class="tool failed" data-key="3-2" data-tool="github__get"/);
 });
 
-test("context and compacted events are one dim line; nothing left out is no line", () => {
+test("an older server's context and compacted events (no text) are one dim line; nothing left out is no line", () => {
   const turn = newTurn(4, "Go on");
   say(
     turn,

@@ -9,6 +9,7 @@
 ---   })
 
 local api = vim.api
+local insight = require('elelem.insight')
 local selection = require('elelem.selection')
 local transcript = require('elelem.transcript')
 
@@ -523,7 +524,9 @@ function M.setup(opts)
         return request(self, method, params, handler, bufnr)
       end
     end,
-    handlers = { ['elelem/input'] = on_input_request, ['workspace/applyEdit'] = on_apply_edit },
+    -- announces that it answers elelem/diagnostics, definition, references, symbols (insight.lua)
+    capabilities = insight.capabilities,
+    handlers = vim.tbl_extend('force', insight.handlers, { ['elelem/input'] = on_input_request, ['workspace/applyEdit'] = on_apply_edit }),
     commands = { ['elelem.ask'] = client_command, ['elelem.fix'] = client_command },
   })
   vim.lsp.enable(NAME)
@@ -533,6 +536,12 @@ function M.setup(opts)
     group = group,
     callback = function(ev)
       on_progress(ev.data)
+    end,
+  })
+  api.nvim_create_autocmd('DiagnosticChanged', {
+    group = group,
+    callback = function(ev)
+      insight.on_diagnostics_changed(ev.buf)
     end,
   })
   api.nvim_create_autocmd('LspAttach', {

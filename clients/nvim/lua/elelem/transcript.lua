@@ -5,8 +5,11 @@
 --- One buffer for the whole editor session; each turn starts with its prompt and ends with a
 --- footer naming the provider. Thinking is highlighted `ElelemThinking`, each tool call and each
 --- tool outcome gets a line of its own; what the server left out or compacted is one dim line.
---- Event types and entry kinds it does not know are skipped, tool names it does not know (MCP's
---- `server__tool`) render like built-in ones.
+--- The server words what it can: a call's `title` (`Read src/app.py`), a result's (`Ran npm
+--- test`), the `text` of a `context`/`compacted` note; these are shown as they are, and only what
+--- comes without them (an older server's events, stored entries) is worded here. Event types and
+--- entry kinds it does not know are skipped, tool names it does not know (MCP's `server__tool`)
+--- render like built-in ones.
 
 local api = vim.api
 
@@ -162,17 +165,22 @@ local function text_of(value)
   return type(value) == 'string' and value or nil
 end
 
---- `+ name(key=value, ...)`: a tool call, whatever the tool.
+--- `+ Read a.txt`, the server's title of a call; without one `+ name(key=value, ...)`.
+--- @param call {name: string?, arguments: any, title: string?}
 --- @return string
-local function call_line(name, arguments)
-  return ('+ %s(%s)'):format(text_of(name) or '?', format_arguments(arguments))
+local function call_line(call)
+  if text_of(call.title) and call.title ~= '' then
+    return '+ ' .. call.title
+  end
+  return ('+ %s(%s)'):format(text_of(call.name) or '?', format_arguments(call.arguments))
 end
 
---- `  ok: name — summary` or `  failed: name: error`, and its highlight.
---- @param outcome {name: string?, ok: boolean?, summary: string?, error: string?}
+--- `  ok: title — summary` or `  failed: title: error` (the tool's name when there is no
+--- title), and its highlight.
+--- @param outcome {name: string?, title: string?, ok: boolean?, summary: string?, error: string?}
 --- @return string, string
 local function outcome_line(outcome)
-  local name = text_of(outcome.name) or '?'
+  local name = (outcome.title ~= '' and text_of(outcome.title)) or text_of(outcome.name) or '?'
   if outcome.ok == true then
     local summary = text_of(outcome.summary)
     return ('  ok: %s%s'):format(name, summary and summary ~= '' and (' — ' .. summary:gsub('\n', ' ')) or ''), 'ElelemToolOk'
@@ -199,10 +207,14 @@ end
 local counted = M.counted
 
 --- The one dim line of a `context` event (turns left out, tool results shortened to fit the
---- budget) or a `compacted` event / compaction entry; nil when it says nothing.
+--- budget) or a `compacted` event / compaction entry: the server's text, else worded here;
+--- nil when it says nothing.
 --- @param event table
 --- @return string?
 function M.note_text(event)
+  if text_of(event.text) and event.text ~= '' then
+    return '-- ' .. event.text
+  end
   if event.type == 'compacted' or event.kind == 'compaction' then
     return type(event.turns) == 'number' and ('-- %s compacted into a summary'):format(counted(event.turns, 'turn')) or nil
   end
@@ -294,11 +306,16 @@ function M.render_events(token, events)
         turn.said = turn.said or kind == 'saying'
       end
     elseif kind == 'doing' then
-      write(call_line(event.name, event.arguments), 'ElelemTool', false)
+      write(call_line(event), 'ElelemTool', false)
       turn.open = nil
     elseif kind == 'result' then
       local text, hl = outcome_line(event)
       write(text, hl, false)
+      turn.open = nil
+    elseif kind == 'checked' then
+      for _, line in ipairs(require('elelem.insight').checked_lines(event)) do
+        write(line[1], line[2], false)
+      end
       turn.open = nil
     elseif kind == 'context' or kind == 'compacted' then
       local note = M.note_text(event)
@@ -340,7 +357,7 @@ local function entry_lines(entry)
   end
   local out = { { prompt_line(entry.prompt), 'ElelemPrompt' } }
   for _, tool in ipairs(type(entry.tools) == 'table' and entry.tools or {}) do
-    out[#out + 1] = { call_line(tool.name, tool.arguments), 'ElelemTool' }
+    out[#out + 1] = { call_line(tool), 'ElelemTool' }
     out[#out + 1] = { outcome_line(tool) }
   end
   vim.list_extend(out, ending_lines(entry, true))

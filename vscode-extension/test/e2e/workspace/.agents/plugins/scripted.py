@@ -8,6 +8,8 @@ reaches VS Code as a workspace/applyEdit:
 - "Run ..." asks to execute `echo elelem-ran`, for the permission prompt;
 - "Show code..." answers with a Python code block, for Copy / Insert at Cursor;
 - "Create notes..." writes a new file, notes.txt, for undoing a turn that created a file;
+- "Break the types..." writes a type error into app.ts, then asks for the definition of `add`
+  there, and says what the check after the edit and the definition gave it;
 - any other prompt changes the greeting in hello.txt.
 """
 
@@ -31,6 +33,14 @@ class ScriptedProvider:
         last = messages[-1]
         if last["role"] == "tool":
             outcome = json.loads(last["content"])
+            if "checked" in outcome and outcome.get("path") == "app.ts":
+                # after the check TypeScript has loaded the project: its definitions are whole
+                emit({"type": "doing", "id": "break-2", "name": "definition", "arguments": {"path": "app.ts", "symbol": "add"}})
+                return
+            if "definitions" in outcome:
+                checked = json.loads(messages[-3]["content"])["checked"]
+                await stream(emit, "saying", f"Definition: {outcome['definitions'][0]}. Check: {checked}")
+                return
             if not outcome.get("ok"):
                 await stream(emit, "saying", f"That failed: {outcome.get('error')}")
             elif "output" in outcome:
@@ -53,6 +63,9 @@ class ScriptedProvider:
             await stream(emit, "saying", "Writing the notes.")
             emit({"type": "doing", "id": "notes-1", "name": "write",
                   "arguments": {"path": "notes.txt", "content": "Notes from elelem\nSecond line\n"}})
+        elif prompt.startswith("Break the types"):
+            emit({"type": "doing", "id": "break-1", "name": "edit",
+                  "arguments": {"path": "app.ts", "old": "total = add(1, 2)", "new": "total: number = 'three'"}})
         elif prompt.startswith("Tell me slowly"):
             for count in range(300):
                 emit({"type": "saying", "text": f"word{count} "})

@@ -1,0 +1,164 @@
+"""The check after a step that changed files: what the model reads of its own changes.
+
+Before the step's tool calls run, the editor's problems of the files they name are taken;
+after, once the editor's diagnostics of the changed files have settled (at most ``wait_ms``),
+the problems that are new (counted by what they say, not where: an edit moves lines) are
+added to the last changing call's result as ``checked``, and observers get a ``checked``
+event. Where no editor reports problems, ``command`` (the ``checkCommand`` setting, ``{files}``
+replaced by the changed files) runs instead, asked about and run as ``execute`` runs a command,
+its output bounded.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .insight import DIAGNOSTICS, SEVERITIES, Diagnostics, Problem, describe_problem
+from .messages import ToolCall
+from .toolbox import Toolbox
+from .workspace import Workspace, WorkspaceError
+
+log = logging.getLogger(__name__)
+
+CHANGING_TOOLS = ("write", "edit")
+CHECKED_SEVERITY = 2  # errors and warnings: hints and notes are not what a change broke
+PROBLEMS_SHOWN = 50
+COMMAND_OUTPUT_CAP = 8 * 1024
+COMMAND_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    after_edits: bool = True
+    wait_ms: int = 1500
+    command: str | None = None
+
+
+def counted(problems: list[Problem]) -> str:
+    """``2 new errors, 1 new warning`` or ``no new problems``."""
+    by_severity = Counter(problem.severity for problem in problems)
+    parts = [f"{n} new {SEVERITIES[s]}{'s' if n != 1 else ''}" for s, n in sorted(by_severity.items())]
+    return ", ".join(parts) or "no new problems"
+
+
+def new_problems(before: list[Problem], after: list[Problem]) -> list[Problem]:
+    """The problems of ``after`` beyond those ``before`` had of the same file and kind."""
+    seen = Counter((p.path, p.kind) for p in before)
+    new = []
+    for problem in after:
+        if seen[(problem.path, problem.kind)]:
+            seen[(problem.path, problem.kind)] -= 1
+        else:
+            new.append(problem)
+    return new
+
+
+class StepCheck:
+    """One step's check: ``start`` before its calls run, ``finish`` with their results."""
+
+    def __init__(self, settings: CheckSettings, workspace: Workspace, toolbox: Toolbox) -> None:
+        self.settings = settings
+        self.workspace = workspace
+        self.toolbox = toolbox
+        self.before: Diagnostics | None = None
+
+    @classmethod
+    async def start(cls, settings: CheckSettings, workspace: Workspace, toolbox: Toolbox, calls: list[ToolCall]) -> StepCheck:
+        check = cls(settings, workspace, toolbox)
+        named = [path for call in calls if (path := check._named(call)) is not None]
+        if named and settings.after_edits and DIAGNOSTICS in workspace.insight.offers:
+            try:
+                check.before = await workspace.insight.diagnostics(named)
+            except Exception as error:  # the editor's failure: the step runs unchecked
+                log.warning("could not take the problems before the step: %s", error)
+        return check
+
+    def _named(self, call: ToolCall) -> Path | None:
+        tool = self.toolbox.find(call["name"])
+        path = call["arguments"].get("path") if tool is not None and tool.name in CHANGING_TOOLS else None
+        try:
+            return self.workspace.resolve(path) if isinstance(path, str) else None
+        except WorkspaceError:
+            return None
+
+    async def finish(
+        self, calls: list[ToolCall], results: list[dict[str, Any]], observer: Callable[[dict[str, Any]], None]
+    ) -> None:
+        changed = [(path, result) for call, result in zip(calls, results) if result["ok"] and (path := self._named(call))]
+        if not changed or not self.settings.after_edits:
+            return
+        paths = list(dict.fromkeys(path for path, _ in changed))
+        try:
+            if self.before is not None:
+                outcome = await self._diagnostics(paths)
+            elif self.settings.command and DIAGNOSTICS not in self.workspace.insight.offers:
+                outcome = await self._command(paths, self.settings.command)
+            else:
+                return
+        except Exception as error:  # the editor's or the command's failure: the step stays unchecked
+            log.warning("could not check the step's changes: %s", error)
+            return
+        if outcome is not None:
+            changed[-1][1]["checked"], event = outcome
+            observer(event)
+
+    def _names(self, paths: list[Path]) -> list[str]:
+        return [self.workspace.relative(path) for path in paths]
+
+    async def _diagnostics(self, paths: list[Path]) -> tuple[str, dict[str, Any]] | None:
+        """What is new after the change; None when the editor says nothing checks these files."""
+        assert self.before is not None
+        after = await self.workspace.insight.diagnostics(paths, wait_ms=self.settings.wait_ms, since=self.before.generation)
+        if after.unchecked.issuperset(paths):
+            return None
+        new = [p for p in new_problems(self.before.problems, after.problems) if p.severity <= CHECKED_SEVERITY]
+        new.sort(key=lambda p: (p.severity, str(p.path), p.line, p.column))
+        text = f"checked {', '.join(self._names(paths))}: {counted(new)}"
+        lines = [describe_problem(problem, self.workspace.root) for problem in new[:PROBLEMS_SHOWN]]
+        if len(new) > PROBLEMS_SHOWN:
+            lines.append(f"... and {len(new) - PROBLEMS_SHOWN} more")
+        event = {
+            "type": "checked",
+            "files": self._names(paths),
+            "text": text,
+            "newProblems": [
+                {
+                    "path": self.workspace.relative(p.path),
+                    "line": p.line + 1,
+                    "column": p.column + 1,
+                    "severity": SEVERITIES.get(p.severity, "error"),
+                    "message": p.message,
+                    **({"source": p.source} if p.source else {}),
+                }
+                for p in new[:PROBLEMS_SHOWN]
+            ],
+        }
+        return "\n".join([text, *lines]), event
+
+    async def _command(self, paths: list[Path], template: str) -> tuple[str, dict[str, Any]]:
+        files = " ".join(shlex.quote(name) for name in self._names(paths))
+        command = template.replace("{files}", files)
+        allowed, why = await self.workspace.allow_command(command)
+        if not allowed:
+            text = f"checked {', '.join(self._names(paths))}: not run ({why})"
+            return text, {"type": "checked", "files": self._names(paths), "text": text, "command": command, "newProblems": []}
+        result = await self.workspace.run(command, timeout=COMMAND_TIMEOUT, output_cap=COMMAND_OUTPUT_CAP)
+        outcome = "timed out" if result.timed_out else f"exit {result.exit_code}"
+        text = f"checked {', '.join(self._names(paths))}: {command} ({outcome})"
+        output = result.output + ("\n[output cut short]" if result.truncated else "")
+        event = {
+            "type": "checked",
+            "files": self._names(paths),
+            "text": text,
+            "command": command,
+            "exitCode": result.exit_code,
+            "output": output,
+            "newProblems": [],
+        }
+        return f"{text}\n{output}".rstrip(), event

@@ -1,0 +1,170 @@
+"""The events of a turn, one vocabulary for every layer (docs/contract.md, "Events").
+
+A provider emits ``saying``, ``thinking`` and ``doing`` (and, once per fetch, ``usage``);
+the agent adds ``result`` after each tool call, ``context`` when the history was fitted to
+the budget and ``checked`` after a step that changed files; the host adds ``compacted``, and
+the shapes of ``plan`` and the host's ``usage`` are here too, so that they land in one place. Every event
+a client shows as words carries them: a ``title`` for a tool call and its result, a ``text``
+for the others; the sentences themselves are ``wording``'s. Clients render these words
+instead of deriving their own. Shapes are plain dicts with string keys, as on the wire.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+from . import wording
+
+# -- what a provider emits -------------------------------------------------------------------
+
+
+class Saying(TypedDict):
+    """A piece of the reply."""
+
+    type: Literal["saying"]
+    text: str
+
+
+class Thinking(TypedDict):
+    """A piece of the model's reasoning, shown dimmed."""
+
+    type: Literal["thinking"]
+    text: str
+
+
+class Doing(TypedDict):
+    """A tool call the model asked for. The agent adds ``title`` before anyone sees it."""
+
+    type: Literal["doing"]
+    id: str
+    name: str
+    arguments: Any  # a dict, or the JSON text of one as the model sent it; see messages.tool_arguments
+    title: NotRequired[str]  # "Read src/app.py", "Run npm test": the call as a person reads it
+
+
+class FetchUsage(TypedDict):
+    """What one fetch cost, as the model server counted it (emitted once per fetch)."""
+
+    type: Literal["usage"]
+    inputTokens: int  # the whole prompt, cached tokens included
+    outputTokens: int
+    cachedInputTokens: NotRequired[int]
+
+
+Event = Saying | Thinking | Doing
+TEXT_EVENTS = ("saying", "thinking")
+
+# -- what the agent and the host add ---------------------------------------------------------
+
+
+class Result(TypedDict):
+    """How a tool call ended: ``summary`` ("132 lines") when it worked, ``error`` when not."""
+
+    type: Literal["result"]
+    id: str
+    name: str
+    ok: bool
+    title: str  # "Ran npm test" when it worked, "Run npm test" when it failed
+    summary: NotRequired[str]
+    error: NotRequired[str]
+    output: NotRequired[str]  # a command's: the end of what it printed, at most 2,000 characters
+
+
+class Context(TypedDict):
+    """Earlier turns were left out, or tool results shortened, to fit the budget."""
+
+    type: Literal["context"]
+    tokens: int
+    budget: int
+    leftOut: int
+    shortened: int
+    text: str  # "3 earlier turns left out to fit 32,000 tokens"
+
+
+class Compacted(TypedDict):
+    """Older turns were replaced by a summary (also the result of ``elelem.compact``, without ``type``)."""
+
+    type: Literal["compacted"]
+    turns: int
+    tokensBefore: int
+    tokensAfter: int
+    text: str  # "12 turns compacted into a summary (30,000 → 4,000 tokens)"
+
+
+class PlanEntry(TypedDict):
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+    priority: NotRequired[Literal["high", "medium", "low"]]
+
+
+class Plan(TypedDict):
+    """The agent's plan for the turn, the whole of it each time it changes."""
+
+    type: Literal["plan"]
+    entries: list[PlanEntry]
+
+
+class TurnUsage(TypedDict):
+    """The host's figures after a turn: its tokens, the conversation's so far, and the context."""
+
+    type: Literal["usage"]
+    inputTokens: int
+    outputTokens: int
+    conversationInputTokens: int
+    conversationOutputTokens: int
+    contextTokens: int
+    contextWindow: NotRequired[int]
+    cost: NotRequired[float]
+    currency: NotRequired[str]
+    text: str  # the figures in one line, as a status line shows them
+
+
+class NewProblem(TypedDict):
+    """One diagnostic a change brought: where, how bad, what it says."""
+
+    path: str
+    line: int  # 1-based
+    column: int  # 1-based
+    severity: Literal["error", "warning", "information", "hint"]
+    message: str
+    source: NotRequired[str]
+
+
+class Checked(TypedDict):
+    """The check after a step that changed files (``agent/check.py``): the editor's new problems
+    of those files, or what ``checkCommand`` printed."""
+
+    type: Literal["checked"]
+    files: list[str]
+    newProblems: list[NewProblem]
+    text: str  # "checked app.ts: 2 new errors", or the command and its exit
+    command: NotRequired[str]
+    exitCode: NotRequired[int | None]
+    output: NotRequired[str]
+
+
+TurnEvent = Saying | Thinking | Doing | Result | Context | Compacted | Plan | TurnUsage | Checked
+StopReason = Literal["end", "cancelled", "max_steps", "error"]
+
+# -- building the events that carry words ----------------------------------------------------
+
+
+def context_event(tokens: int, budget: int, left_out: int, shortened: int) -> Context:
+    return {
+        "type": "context",
+        "tokens": tokens,
+        "budget": budget,
+        "leftOut": left_out,
+        "shortened": shortened,
+        "text": wording.context_text(left_out, shortened, budget),
+    }
+
+
+def compaction(turns: int, tokens_before: int, tokens_after: int) -> dict[str, Any]:
+    """What a compaction did, in figures and words: the ``compacted`` event without its type."""
+    return {
+        "turns": turns,
+        "tokensBefore": tokens_before,
+        "tokensAfter": tokens_after,
+        "text": wording.compaction_text(turns, tokens_before, tokens_after),
+    }

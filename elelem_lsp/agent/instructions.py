@@ -1,0 +1,50 @@
+"""The system prompt's own words: who the agent is, where it works, and how it is to work.
+
+Written for this agent and its tools (their names and limits are the tools' descriptions);
+the project's AGENTS.md follows it (``session.project_instructions``). It stays the same from
+turn to turn in a folder but for the date, so a provider that caches the start of a
+conversation keeps the cache: what changes each turn (the editor, git's status) comes with the
+turn instead (``editor_context``). Its size is measured by ``bench/context.py``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+from pathlib import Path
+
+WORKING = """\
+How to work:
+- Look before you change: read the files involved (with offset and limit for a long one) and grep \
+for where a name is defined and used. Do not guess at files, functions, options or APIs you have \
+not seen in the workspace or been shown.
+- Change files with edit, replacing small exact pieces of text you have just read; use write only \
+for new files or complete rewrites.
+- Keep each change small and to the point of the request: do not reformat, rename or tidy what \
+you were not asked to touch.
+- After changing code, check it: run the project's tests, linter or type checker with execute when \
+it has them, read what they report, and fix what you broke.
+- When a request is unclear, a check fails in a way you cannot explain, or you are unsure of a \
+fact, say so plainly rather than guess; ask when the person's answer decides what to do.
+- Finish with a short answer: what you changed and where, how you checked it, and what is left."""
+
+
+def environment(today: datetime.date | None = None) -> str:
+    """The lines on the machine the agent works on: its OS, the person's shell, today's date."""
+    shell = Path(os.environ["SHELL"]).name if os.environ.get("SHELL") else "unknown"
+    date = (today or datetime.date.today()).isoformat()
+    return f"Environment: {platform.system()} {platform.release()}, shell {shell}, today is {date}."
+
+
+def instructions(client: str, root: Path) -> str:
+    """The system prompt before the project's own instructions."""
+    return (
+        f"You are a coding agent working in a software project through the person's {client}.\n"
+        f"Workspace root: {root}. Tools take paths relative to it.\n"
+        f"{environment()}\n"
+        "Your file changes reach the person as editor edits they can review and undo; commands may need their "
+        "approval. Each message of theirs may end with the editor's context: the file they are in, their "
+        "selection, the other open files and the state of git.\n\n"
+        f"{WORKING}"
+    )

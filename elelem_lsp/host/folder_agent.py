@@ -1,0 +1,487 @@
+"""FolderAgent: the agent of one workspace folder, owning its settings, conversation, session,
+running turn and MCP servers.
+
+It resolves the folder's settings from what the face supplies (reporting bad values once,
+limiting an untrusted folder), builds the session with the provider its ``provider_choice``
+picks and says once where the pick came from when the environment made it, continues its
+conversation from disk and stores each turn as it ends (``conversations``) with its tokens and
+cost (``usage``) and the model's plan (the ``plan`` tool's, sent on as a ``plan`` event), runs one turn at
+a time (compacting first when the folder asks to: ``compaction``; each checkpointed, its files
+kept to rewind it: ``turn_checkpoints``) and shows a plain client the turn it cannot see.
+``ready()`` readies all of it for a turn. The operations on stored conversations are
+``stored``, those on checkpoints ``rewinding``; the host keeps one agent per folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..agent.bridge import run_in_thread
+from ..agent.budget import DEFAULT_CONTEXT_TOKENS
+from ..agent.check import CheckSettings
+from ..agent.editor_tools import EditorTools, offered_definitions
+from ..agent.messages import Image, Message, Provider, ProviderError
+from ..agent.redaction import redact_error
+from ..agent.session import Session, TurnResult
+from ..agent.toolbox import Toolbox, describe
+from ..providers.windows import model_window
+from .compaction import Compaction
+from .conversations import Asked, ConversationStore, ToolLog, history_from, new_id, now, turn_entry
+from .frontend import BadRequest, Frontend, Refused
+from .mcp import McpServers
+from .provider_choice import Choice, ProviderChoice
+from .settings import Settings, parse_settings, settings_secrets, within_trust
+from .transcript import TurnRecord, preview, write_transcript
+from .turn_checkpoints import TurnCheckpoints
+from .usage import Spent, TurnUsage, stored_spent, usage_event
+from .workspace import FrontendWorkspace
+
+log = logging.getLogger(__name__)
+
+
+class Busy(Exception):
+    """A turn is already running in this folder."""
+
+
+@dataclass
+class FolderAgent:
+    root: Path
+    uri: str
+    frontend: Frontend
+    toolbox: Toolbox  # the built-in tools, shared with every other folder's agent
+    settings: Settings = field(default_factory=Settings)
+    settings_fresh: bool = False  # taken since the face last said they changed
+    reported_problems: list[str] = field(default_factory=list)  # the settings' problems last said
+    told_choice: bool = False  # whether the environment's pick of provider was said
+    told_unstored: bool = False  # whether the person was told the conversation cannot be stored
+    session: Session | None = None
+    running: asyncio.Task[Any] | None = None  # the turn (or compaction) running, or the last one
+    conversation: str | None = None  # the current conversation's id; None until it is opened
+    history: list[Message] = field(default_factory=list)  # what a new session starts from
+    spent: Spent = field(default_factory=Spent)  # the conversation's tokens and cost so far
+    last_turn: Spent = field(default_factory=Spent)  # the last turn's
+    plan: list[dict[str, Any]] = field(default_factory=list)  # the conversation's plan, as the model last sent it
+    provider_choice: ProviderChoice = field(init=False)
+    workspace: FrontendWorkspace = field(init=False)
+    mcp: McpServers = field(init=False)
+    compaction: Compaction = field(init=False)
+    turn_checkpoints: TurnCheckpoints = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.provider_choice = ProviderChoice(self.root, lambda: self.settings)
+        self.workspace = FrontendWorkspace(
+            self.root,
+            lambda: self.settings,
+            documents=self.frontend,
+            person=self.frontend,
+            progress=self.frontend,
+            face=self.frontend,
+            client=self.frontend.name,
+        )
+        self.mcp = McpServers(self.frontend, self.root, lambda: self.settings)
+        self.compaction = Compaction(self.root, self.frontend, self.store_entry)
+        self.turn_checkpoints = TurnCheckpoints(self.root, lambda: self.settings, self.workspace)
+
+    # -- settings and provider choice -----------------------------------------
+    async def refresh_settings(self) -> None:
+        if self.settings_fresh and self.frontend.keeps_settings:
+            return
+        settings, problems = parse_settings(await self.frontend.settings(self.uri))
+        settings, ignored = within_trust(settings)
+        if ignored:
+            problems.append(f"{self.root.name} is not trusted, so these settings are ignored: {', '.join(ignored)}")
+        if problems and problems != self.reported_problems:
+            self.frontend.show_message("warning", "elelem: " + "; ".join(problems))
+        self.reported_problems = problems
+        self.apply_settings(settings)
+        self.settings_fresh = True
+
+    def apply_settings(self, settings: Settings) -> None:
+        """Take new settings; plugins and declared providers are loaded again if they changed."""
+        old, self.settings = self.settings, settings
+        self.provider_choice.settings_changed(old, settings)
+        if old.mcp_servers != settings.mcp_servers:
+            self.mcp.sync()  # servers no longer wanted stop now, not at the next turn
+
+    def tell_choice(self, choice: Choice) -> None:
+        """Say once which provider the environment picked, and how to change it."""
+        if choice.source != "environment" or self.told_choice:
+            return
+        self.told_choice = True
+        what = " (a demo that needs no model)" if choice.name == "stub" else ""
+        self.frontend.show_message(
+            "info",
+            f"elelem: using provider {choice.name!r}{what} for {self.root.name} "
+            f"(picked from the environment); {self.frontend.provider_hint}",
+        )
+
+    async def providers(self) -> dict[str, Any]:
+        await self.refresh_settings()
+        choice = self.provider_choice.choice()
+        return {
+            "provider": choice.name,
+            "model": choice.model,
+            "source": choice.source,
+            "available": self.provider_choice.available(),
+            "pluginErrors": [failure.describe() for failure in self.provider_choice.config.failures],
+        }
+
+    async def select_provider(self, name: str, model: str | None) -> dict[str, Any]:
+        """Switch provider, keeping the conversation; the model is not carried over unless given."""
+        await self.refresh_settings()
+        choice = Choice(name, model, "selected")
+        try:
+            self._build(choice)
+        except ProviderError as error:
+            raise Refused(self.failure_text(error)) from None
+        except Exception as error:  # a factory's own failure, e.g. a missing API key
+            raise Refused(f"could not build provider {name!r}: {self.failure_text(error)}") from None
+        self.provider_choice.selected = choice
+        return {"provider": name, "model": model}
+
+    def reload(self) -> list[str]:
+        """Load the plugin files again (the provider is rebuilt at the next turn) and restart the
+        MCP servers (each when a turn next needs it)."""
+        failures = self.provider_choice.reload()
+        self.mcp.stop_soon()
+        return failures
+
+    def _build(self, choice: Choice) -> Provider:
+        provider = self.provider_choice.build(choice)
+        if self.session is None:
+            toolbox = self.toolbox.with_sources(EditorTools(self.workspace), self.mcp)
+            self.session = Session(provider, self.workspace, toolbox=toolbox, max_steps=self.settings.max_steps)
+            self.session.history = list(self.history)
+        self.session.provider = provider
+        return provider
+
+    async def ready_conversation(self) -> None:
+        """Its settings taken and its conversation open."""
+        await self.refresh_settings()
+        self.open_conversation()
+
+    async def ready(self) -> Session:
+        """Ready for a turn: its settings taken, its conversation open and the session built with
+        the provider they ask for (ProviderError when it cannot be)."""
+        await self.ready_conversation()
+        return self._session()
+
+    def _session(self) -> Session:
+        """The session, with the provider the current choice and settings ask for."""
+        choice = self.provider_choice.choice()
+        if self.session is None or self.provider_choice.stale(choice):
+            self._build(choice)
+        assert self.session is not None
+        self.session.max_steps = self.settings.max_steps
+        self.session.secrets = settings_secrets(self.settings)
+        self.session.check = CheckSettings(
+            self.settings.check_after_edits, self.settings.check_wait_ms, self.settings.check_command
+        )
+        return self.session
+
+    async def prepare(self) -> None:
+        """Ahead of the first turn: open the conversation, build the provider the turn will use,
+        derive the tool schemas and let the provider ready its first request (its optional
+        ``prepare()``), off the loop where it can.
+
+        A failure here is left for the turn to report.
+        """
+        await self.ready_conversation()
+        self.turn_checkpoints.warm()  # the first turn's snapshot reads only what changed since
+        choice = self.provider_choice.choice()
+        module = self.provider_choice.implementation(choice)
+        try:
+            if module:
+                await asyncio.to_thread(importlib.import_module, module)
+            session = self._session()
+            await asyncio.to_thread(session.toolbox.definitions)  # pydantic derives the schemas once
+            await self.mcp.prepare()
+            prepare = getattr(session.provider, "prepare", None)
+            if callable(prepare):
+                # On the bridge's daemon thread: a plugin's prepare() that never returns must not
+                # keep the server from exiting when the editor says so.
+                await run_in_thread(lambda _emit, _cancelled: prepare(), lambda _event: None, name="elelem-prepare")
+        except Exception as error:
+            log.info("could not prepare provider %r ahead of the first turn: %s", choice.name, self.failure_text(error))
+
+    # -- turns -----------------------------------------------------------------
+    async def turn(
+        self,
+        prompt: str,
+        *,
+        context: str = "",
+        images: tuple[Image, ...] = (),
+        token: Any = None,
+        on_start: Callable[[Any], None] | None = None,
+    ) -> dict[str, Any]:
+        """Run one turn; ``token`` is the face's name for its progress, if it has one, and
+        ``on_start`` is told the progress token once the turn runs (a face cancels it by that).
+
+        ``context`` (where the person asked from: a file, a selection) follows the prompt in
+        what the model reads; the conversation stores the two apart, so titles and redrawn
+        transcripts show the person's own words."""
+        record = TurnRecord(prompt) if self.frontend.plain else None
+        result = await self._play(Asked(prompt, context, images), token, on_start, record.add if record else lambda event: None)
+        if record is not None:
+            self._show_turn(record, result)
+        return result
+
+    async def _play(
+        self, asked: Asked, token: Any, on_start: Callable[[Any], None] | None, observe: Callable[[dict[str, Any]], None]
+    ) -> dict[str, Any]:
+        try:
+            session = await self.ready()
+        except Exception as error:  # no such provider, or its factory's own failure (a key it lacks)
+            choice, said = self.provider_choice.choice(), self.failure_text(error)
+            return turn_result(choice.name, choice.model, TurnResult(f"Error: {said}", 0, error=said))
+        choice = self.provider_choice.choice()
+        self.tell_choice(choice)
+        progress = await self.frontend.open_progress(token, "elelem", asked.prompt)
+        started, tools, usage, planned = now(), ToolLog(), TurnUsage(), False
+
+        def add(event: dict[str, Any]) -> None:
+            nonlocal planned
+            if event["type"] == "usage":  # each fetch's: the turn's sum is said as it ends
+                usage.add(event)
+                return
+            progress.add(event)
+            observe(event)
+            tools.add(event)
+            if event["type"] == "result" and "plan" in event:
+                self.plan, planned = event["plan"], True
+                add({"type": "plan", "entries": self.plan})
+
+        async def compacted_turn() -> TurnResult:
+            self._set_budget(session)
+            await self.compaction.before_turn(session, self.settings, self.conversation, asked.text, add)
+            return await session.turn(asked.text, add, list(asked.images))
+
+        try:
+            task = self.start(compacted_turn())
+        except Busy as error:
+            progress.end(f"Error: {error}")
+            raise Refused(str(error)) from None
+        checkpoint = self.turn_checkpoints.begin(asked.prompt, self.conversation)  # the files before the turn
+        session.cancelled_turn = None  # set by the session's turn once it began and was cancelled
+        if on_start is not None:
+            on_start(progress.token)
+        await asyncio.wait({task})
+        began = not task.cancelled() or session.cancelled_turn is not None
+        if task.cancelled():
+            result = session.cancelled_turn or TurnResult("", 0)
+            result.cancelled = True
+        else:
+            result = task.result()
+        kept = await self.turn_checkpoints.end(checkpoint)  # what the turn changed
+        answer = turn_result(choice.name, model_of(session.provider, choice.model), result, kept)
+        self.last_turn = usage.spent(answer["model"], self.settings.prices)
+        self.spent.add(self.last_turn)
+        if began:  # a turn cancelled before it began left nothing in the history: nothing to store
+            entry = turn_entry(asked, answer, started, tools.calls)
+            entry["usage"] = self.last_turn.stored()
+            self.store_entry(entry | ({"plan": self.plan} if planned else {}) | ({"checkpoint": kept} if kept else {}))
+            context = usage.context or await self._estimate(session)
+            progress.add(usage_event(self.last_turn, self.spent, context, session.context_tokens))
+        progress.end("cancelled" if result.cancelled else result.reply if result.error else "done")
+        return answer
+
+    async def _estimate(self, session: Session) -> int:
+        """What the next request would hold, by the provider's count (when no fetch reported it)."""
+        try:
+            return (await session.estimate()).tokens
+        except Exception as error:  # a plugin's counter: the turn is over all the same
+            log.info("could not count the context: %s", error)
+            return 0
+
+    def _set_budget(self, session: Session) -> None:
+        """What the session's budget comes from: the folder's setting and the model's known window."""
+        session.context_setting = self.settings.context_tokens
+        session.model_window = model_window(model_of(session.provider, self.provider_choice.choice().model))
+
+    def _show_turn(self, record: TurnRecord, result: dict[str, Any]) -> None:
+        """For a plain client: the start of the reply as a message, the whole turn as a document."""
+        reply = result["reply"] or ("cancelled" if result["cancelled"] else "(no reply)")
+        self.frontend.show_message("error" if result["error"] else "info", f"elelem: {preview(reply)}")
+        if not self.frontend.can_show_files or not self.settings.history:  # history off: nothing on disk
+            return
+        try:
+            path = write_transcript(self.root.name, record.markdown(self.root.name, result))
+        except OSError as error:
+            log.warning("could not write the transcript: %s", error)
+            return
+        self.frontend.show_file(path)
+
+    async def compact(self) -> dict[str, Any]:
+        """Ask the provider to summarise the older turns into one message that replaces them."""
+        try:
+            session = await self.ready()
+        except Exception as error:  # as a turn reports it
+            raise Refused(self.failure_text(error)) from None
+        self._set_budget(session)
+        try:
+            task = self.start(self.compaction.compact(session))
+        except Busy as error:
+            raise Refused(str(error)) from None
+        try:
+            return await task
+        except Exception as error:  # the provider's failure, reported as a turn reports it
+            raise Refused(f"could not compact the conversation: {self.failure_text(error)}") from None
+
+    async def context(self) -> dict[str, Any]:
+        """The conversation as the provider sees it, and its estimate against the budget."""
+        try:
+            session = await self.ready()
+        except Exception:  # no provider to measure for (none such, or its factory failed): the history as it stands
+            budget = self.settings.context_tokens or DEFAULT_CONTEXT_TOKENS
+            return {"messages": [], "tokens": 0, "budget": budget, "usage": usage_event(self.last_turn, self.spent, 0, budget)}
+        self._set_budget(session)
+        tokens = (await session.estimate()).tokens
+        return {
+            "messages": await session.messages(),
+            "tokens": tokens,
+            "budget": session.context_tokens,
+            "usage": usage_event(self.last_turn, self.spent, tokens, session.context_tokens),
+        }
+
+    def start(self, coroutine: Any) -> asyncio.Task[Any]:
+        if self.running is not None and not self.running.done():
+            coroutine.close()
+            raise Busy(f"a turn is already running in {self.root.name}; wait for it or {self.frontend.cancel_hint}")
+        self.running = asyncio.ensure_future(coroutine)
+        return self.running
+
+    def refuse_while_running(self, doing: str) -> None:
+        """Refused while a turn runs: what is ``doing`` must wait for it or cancel it."""
+        if self.running is not None and not self.running.done():
+            raise Refused(f"a turn is running in {self.root.name}; cancel it before {doing}")
+
+    def cancel(self) -> bool:
+        if self.running is not None and not self.running.done():
+            self.running.cancel()
+            return True
+        return False
+
+    def close(self) -> None:
+        """The folder left: its turn is cancelled and its MCP servers stopped."""
+        self.cancel()
+        self.mcp.stop_soon()
+
+    async def shutdown(self) -> None:
+        """The face is going away: cancel the turn, stop the MCP servers and wait for them."""
+        self.cancel()
+        await self.mcp.stop()
+
+    # -- the conversation (host/conversations.py) ---------------------------------
+    def continue_conversation(
+        self, conversation: str, history: list[Message], entries: list[dict[str, Any]] | None = None
+    ) -> None:
+        """Make ``conversation`` current, with the history its provider will see; its totals and
+        plan are its stored ``entries``' (kept when the same conversation only starts over)."""
+        if entries is not None or conversation != self.conversation:
+            self.spent, self.last_turn = stored_spent(entries or []), Spent()
+            self.plan = next((e["plan"] for e in reversed(entries or []) if isinstance(e.get("plan"), list)), [])
+        self.conversation = conversation
+        self.history = history
+        if self.session is not None:
+            self.session.history = list(history)
+
+    def open_conversation(self) -> None:
+        """Continue the folder's current conversation from disk, the first time it is needed."""
+        if self.conversation is not None:
+            return
+        conversation, history, entries = None, [], []
+        if self.settings.history:
+            try:
+                store = ConversationStore(self.root)
+                conversation = store.current()
+                if conversation is not None:
+                    entries = store.entries(conversation)
+                    history = history_from(entries)
+            except OSError as error:
+                self.storage_failed(error)
+        self.continue_conversation(conversation or new_id(), history, entries)
+
+    def store_entry(self, entry: dict[str, Any]) -> None:
+        if not self.settings.history or self.conversation is None:
+            return
+        try:
+            store = ConversationStore(self.root)
+            first = not store.exists(self.conversation)
+            store.append(self.conversation, entry)
+            if first:  # a new conversation is the one a restart continues once it holds a turn
+                store.make_current(self.conversation)
+        except OSError as error:
+            self.storage_failed(error)
+
+    def storage_failed(self, error: OSError) -> None:
+        log.warning("conversation storage for %s: %s", self.root, error)
+        if self.told_unstored:  # told once: every turn would say it again
+            return
+        self.told_unstored = True
+        self.frontend.show_message("warning", f"elelem: the conversation of {self.root.name} is not stored: {error}")
+
+    def failure_text(self, error: BaseException) -> str:
+        """A provider's error as it may be shown, logged or stored: no secret of the environment or settings."""
+        return redact_error(str(error), settings_secrets(self.settings))
+
+    # -- MCP servers -------------------------------------------------------------
+    async def mcp_status(self) -> dict[str, Any]:
+        """Each MCP server of the folder: stopped (not needed yet), starting, ready with its tools, or failed and why."""
+        await self.refresh_settings()
+        self.mcp.sync()  # a server no longer configured is stopped, not reported
+        return {"servers": self.mcp.status()}
+
+    def attach_mcp_servers(self, servers: dict[str, Any]) -> None:
+        """Servers a face got from its protocol, in the ``mcpServers`` settings' shape."""
+        try:
+            configs = Settings.model_validate({"mcpServers": servers}).mcp_servers
+        except ValidationError as error:
+            raise BadRequest(f"mcpServers: {describe(error)}") from None
+        self.mcp.attach(configs)
+
+
+def listed_tools(toolbox: Toolbox, agents: Iterable[FolderAgent]) -> dict[str, Any]:
+    """The built-in tools, then each running MCP server's of the agents (with its ``server``)."""
+    listed: list[dict[str, Any]] = [{**d["function"]} for d in toolbox.definitions()]
+    seen = {tool["name"] for tool in listed}
+    for agent in agents:  # those the editor answers (``diagnostics``...), where its face offers them
+        for definition in offered_definitions(agent.frontend.insight.offers):
+            if definition["function"]["name"] not in seen:
+                seen.add(definition["function"]["name"])
+                listed.append({**definition["function"]})
+    for agent in agents:
+        for connection in agent.mcp.connections.values():
+            for definition in connection.definitions() if connection.state == "ready" else []:
+                if definition["function"]["name"] not in seen:
+                    seen.add(definition["function"]["name"])
+                    listed.append({**definition["function"], "server": connection.name})
+    return {"tools": listed}
+
+
+def model_of(provider: Any, chosen: str | None) -> str | None:
+    """The model the provider runs: its ``model`` when that is a name (the choice names none when
+    the provider's default is used), else the one chosen."""
+    model = getattr(provider, "model", None)
+    return model if isinstance(model, str) and model else chosen
+
+
+def turn_result(provider: str, model: str | None, result: TurnResult, checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A turn's answer; ``checkpoint`` the number of the turn's checkpoint when it changed files."""
+    return {
+        "reply": result.reply,
+        "provider": provider,
+        "model": model,
+        "steps": result.steps,
+        "cancelled": result.cancelled,
+        "error": result.error,
+        "stopReason": result.stop_reason,
+        "checkpoint": checkpoint["turn"] if checkpoint else None,
+    }

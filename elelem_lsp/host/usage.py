@@ -1,0 +1,98 @@
+"""What a turn and a conversation cost: the providers' ``usage`` events summed, priced and said.
+
+Bridges the per-fetch ``usage`` events of a turn (``providers/shaping.Usage``) to the one
+``usage`` event the host sends as the turn ends (``docs/contract.md``), with the
+conversation's totals so far, the context the next request will hold against its budget, and
+the cost where the model's price is known (``providers/prices.py``, the ``prices`` setting
+over its dated table). Each stored turn keeps its own ``usage`` (tokens and cost), so a
+conversation's totals are the sum of its entries when it is opened again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..providers.prices import PerMillion, cost
+
+
+@dataclass
+class Spent:
+    """Tokens read and written, and what they cost in USD (None while no price was known)."""
+
+    input: int = 0
+    output: int = 0
+    cost: float | None = None
+
+    def add(self, other: Spent) -> None:
+        self.input += other.input
+        self.output += other.output
+        if other.cost is not None:
+            self.cost = (self.cost or 0.0) + other.cost
+
+    def stored(self) -> dict[str, Any]:
+        """The ``usage`` of a stored turn entry."""
+        return {"inputTokens": self.input, "outputTokens": self.output, **({"cost": self.cost} if self.cost is not None else {})}
+
+
+def count(value: Any) -> int:
+    """A token count as an event or a hand-edited file gives it: anything else counts nothing."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+class TurnUsage:
+    """A turn's fetches, summed from their ``usage`` events."""
+
+    def __init__(self) -> None:
+        self.input = self.output = self.fetches = 0
+        self.context = 0  # what the last fetch read and wrote: what the next one reads at least
+
+    def add(self, event: Mapping[str, Any]) -> None:
+        read, written = count(event.get("inputTokens")), count(event.get("outputTokens"))
+        self.input, self.output, self.fetches = self.input + read, self.output + written, self.fetches + 1
+        self.context = read + written
+
+    def spent(self, model: str | None, prices: Mapping[str, PerMillion]) -> Spent:
+        priced = cost(model, self.input, self.output, prices) if model and self.fetches else None
+        return Spent(self.input, self.output, priced)
+
+
+def stored_spent(entries: Iterable[Mapping[str, Any]]) -> Spent:
+    """A stored conversation's totals: the sum of its turns' ``usage``."""
+    total = Spent()
+    for entry in entries:
+        usage = entry.get("usage")
+        if entry.get("kind") == "turn" and isinstance(usage, Mapping):
+            priced = usage.get("cost")
+            known = priced if isinstance(priced, (int, float)) and not isinstance(priced, bool) else None
+            total.add(Spent(count(usage.get("inputTokens")), count(usage.get("outputTokens")), known))
+    return total
+
+
+def usage_event(turn: Spent, conversation: Spent, context_tokens: int, context_window: int | None) -> dict[str, Any]:
+    """The ``usage`` event a turn ends with (and ``elelem.context``'s ``usage``)."""
+    event: dict[str, Any] = {
+        "type": "usage",
+        "inputTokens": turn.input,
+        "outputTokens": turn.output,
+        "conversationInputTokens": conversation.input,
+        "conversationOutputTokens": conversation.output,
+        "contextTokens": context_tokens,
+    }
+    if context_window:
+        event["contextWindow"] = context_window
+    if conversation.cost is not None:
+        event |= {"cost": round(conversation.cost, 6), "currency": "USD"}
+    event["text"] = usage_text(turn, conversation.cost)
+    return event
+
+
+def usage_text(turn: Spent, conversation_cost: float | None) -> str:
+    """``1,234 in · 567 out · $0.01``: the turn's tokens and the conversation's cost."""
+    parts = [f"{turn.input:,} in", f"{turn.output:,} out"]
+    if conversation_cost is not None:
+        parts.append(
+            f"${conversation_cost:,.2f}" if conversation_cost >= 0.01 or not conversation_cost else f"${conversation_cost:.4f}"
+        )
+    return " · ".join(parts)

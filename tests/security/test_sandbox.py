@@ -1,0 +1,227 @@
+"""The command sandbox, for real: each attack a command can make once ``execute`` is allowed is
+stopped in the sandbox, and does what the README says without it.
+
+The attacks: writing outside the workspace (another project folder, the machine's /tmp, the home
+folder), reading ``~/.ssh``, connecting to a server on loopback with the network off, and leaving
+a ``setsid`` child behind. Each is run through the host in-process (real subprocesses), then all of
+them in one turn through the language server and through ``elelem-lsp ask``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .attacks_cmds import alive, still_alive_after
+from elelem_lsp.agent.sandbox import probe
+from elelem_lsp.agent.toolbox import Toolbox
+from elelem_lsp.host.settings import Settings
+from host.memory_frontend import MemoryFrontend, memory_workspace
+from scaffold import add_plugin, run_ask, write_script
+
+SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- not-really"
+
+
+@pytest.fixture(autouse=True)
+def a_sandbox_works_here():
+    if not sys.platform.startswith("linux"):
+        pytest.skip(f"the attacks are checked with bubblewrap, on Linux ({sys.platform} here)")
+    works = probe()
+    assert works.kind == "bubblewrap", f"no sandbox works on this Linux machine: {works.why_not}"
+
+
+class Listener:
+    """A TCP server on loopback that counts the connections it accepts."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.accepted = 0
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:  # closed
+                return
+            self.accepted += 1
+            connection.close()
+
+    def close(self) -> None:
+        self.server.close()
+
+
+@dataclass
+class Targets:
+    """What the attacks aim at, outside the workspace."""
+
+    home: Path
+    workspace: Path
+    other_project: Path  # a folder outside /tmp (the sandbox's /tmp is its own)
+    shared_tmp: Path  # a file in the machine's /tmp
+    listener: Listener
+    marker: str  # the setsid child's sleep argument, unique, to find it by
+
+    def commands(self) -> dict[str, str]:
+        connect = f"import socket; socket.create_connection(('127.0.0.1', {self.listener.port}), 5); print('connected')"
+        return {
+            "other project": f"echo pwned > {self.other_project}/escaped",
+            "machine /tmp": f"echo pwned > {self.shared_tmp}",
+            "home folder": "echo pwned >> $HOME/.bashrc",
+            "read ~/.ssh": "cat $HOME/.ssh/id_rsa > stolen",
+            "network": f'{sys.executable} -c "{connect}"',
+            # The child says when it has its own session (before that, the group's end would take it too).
+            "setsid child": f"setsid sh -c 'echo $$ > session; exec sleep {self.marker}' > /dev/null 2>&1 & "
+            "while [ ! -s session ]; do sleep 0.01; done; echo started",
+        }
+
+    def escaped(self) -> dict[str, bool]:
+        """For each attack, whether it got through (the setsid child: whether it is still running)."""
+        return {
+            "other project": (self.other_project / "escaped").exists(),
+            "machine /tmp": self.shared_tmp.exists(),
+            "home folder": (self.home / ".bashrc").exists(),
+            "read ~/.ssh": (self.workspace / "stolen").exists() and SECRET in (self.workspace / "stolen").read_text(),
+            "network": self.listener.accepted > 0,
+            "setsid child": any(still_alive_after(pid, 1.0) for pid in self.leftovers()),
+        }
+
+    def leftovers(self) -> list[int]:
+        """The setsid children still running, found by their command line (their pid in the
+        sandbox is not the one the host sees)."""
+        wanted = f"sleep\0{self.marker}\0".encode()
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and (entry / "cmdline").read_bytes() == wanted and alive(int(entry.name)):
+                    found.append(int(entry.name))
+            except OSError:  # it ended meanwhile
+                pass
+        return found
+
+    def clean(self) -> None:
+        for pid in self.leftovers():
+            os.kill(pid, signal.SIGKILL)
+        self.listener.close()
+        self.shared_tmp.unlink(missing_ok=True)
+        shutil.rmtree(self.other_project, ignore_errors=True)
+
+
+@pytest.fixture
+def targets(home, project):
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_rsa").write_text(SECRET + "\n")
+    other = Path(tempfile.mkdtemp(prefix="elelem-other-project-", dir="/var/tmp"))
+    aimed = Targets(home, project, other, Path(f"/tmp/elelem-shared-{uuid.uuid4().hex}"), Listener(),
+                    f"{1000 + uuid.uuid4().int % 1000}.{uuid.uuid4().int % 10**6}")
+    yield aimed
+    aimed.clean()
+
+
+NOTHING_ESCAPED = dict.fromkeys(["other project", "machine /tmp", "home folder", "network", "setsid child", "read ~/.ssh"], False)
+# Without the sandbox (README, "Settings"): every attack works but the setsid child's, which escapes too.
+EVERYTHING_ESCAPED = dict.fromkeys(NOTHING_ESCAPED, True)
+
+
+# -- the host, in-process ------------------------------------------------------------------
+
+
+async def run(root: Path, command: str, **settings) -> dict:
+    ws = memory_workspace(root, lambda: Settings(execute="allow", **settings))
+    return await Toolbox().call("execute", {"command": command, "timeout": 30}, ws)
+
+
+@pytest.mark.parametrize("attack", ["other project", "machine /tmp", "home folder", "network", "setsid child", "read ~/.ssh"])
+async def test_each_attack_is_stopped_in_the_sandbox(project, targets, attack):
+    result = await run(project, targets.commands()[attack])
+    assert result["ok"] is True, result
+    assert result["sandbox"] == "bubblewrap: writes only to the workspace and a private /tmp, network off"
+    assert targets.escaped()[attack] is False, result["output"]
+
+
+@pytest.mark.parametrize("attack", ["other project", "machine /tmp", "home folder", "network", "setsid child", "read ~/.ssh"])
+async def test_each_attack_works_with_the_sandbox_off(project, targets, attack):
+    result = await run(project, targets.commands()[attack], sandbox="off")
+    assert result["ok"] is True and "sandbox" not in result, result
+    assert targets.escaped()[attack] is True, result["output"]
+
+
+async def test_a_write_outside_fails_as_a_read_only_file_system(project, targets):
+    result = await run(project, targets.commands()["other project"])
+    assert result["exit_code"] != 0 and "Read-only file system" in result["output"]
+
+
+async def test_the_workspace_and_the_private_tmp_are_writable(project):
+    result = await run(project, "echo kept > made.txt && echo gone > /tmp/scratch && cat /tmp/scratch && echo $TMPDIR")
+    assert (result["exit_code"], result["output"]) == (0, "gone\n/tmp\n")
+    assert (project / "made.txt").read_text() == "kept\n"
+
+
+async def test_the_secrets_stay_hidden_when_the_workspace_is_the_home_folder(targets):
+    """Here only the hiding of ~/.ssh keeps the key (the home folder is the workspace, writable)."""
+    result = await run(targets.home, "cat .ssh/id_rsa; ls -A .ssh; echo x > .ssh/authorized_keys; ls .ssh")
+    assert SECRET not in result["output"] and "No such file" in result["output"]
+    assert not (targets.home / ".ssh" / "authorized_keys").exists()
+    assert (targets.home / ".ssh" / "id_rsa").read_text() == SECRET + "\n"
+
+
+async def test_a_listed_writable_folder_is_writable(project, targets):
+    result = await run(project, f"echo cached > {targets.other_project}/pkg", sandboxWritable=[str(targets.other_project)])
+    assert result["exit_code"] == 0 and (targets.other_project / "pkg").read_text() == "cached\n"
+
+
+async def test_the_network_setting_lets_the_connection_through(project, targets):
+    result = await run(project, targets.commands()["network"], sandboxNetwork=True)
+    assert "connected" in result["output"] and targets.listener.accepted == 1
+    assert result["sandbox"].endswith("network on")
+
+
+async def test_a_timeout_ends_the_sandbox_and_what_it_started(project, targets):
+    command = targets.commands()["setsid child"] + "; sleep 100"
+    ws = memory_workspace(project, lambda: Settings(execute="allow"))
+    result = await Toolbox().call("execute", {"command": command, "timeout": 2}, ws)
+    assert result["ok"] is False and "timed out" in result["error"] and "started" in result["error"]
+    assert not any(still_alive_after(pid, 1.0) for pid in targets.leftovers())
+
+
+# -- through the faces ---------------------------------------------------------------------------
+
+
+def script_of_attacks(project: Path, targets: Targets) -> None:
+    add_plugin(project, "scripted")
+    calls = [{"type": "doing", "id": name, "name": "execute", "arguments": {"command": command, "timeout": 30}}
+             for name, command in targets.commands().items()]
+    write_script(project, [calls])
+
+
+@pytest.mark.parametrize(("mode", "expected"), [("auto", NOTHING_ESCAPED), ("off", EVERYTHING_ESCAPED)])
+async def test_through_the_server(project, targets, start_editor, mode, expected):
+    script_of_attacks(project, targets)
+    editor = await start_editor(project, settings={"provider": "scripted", "execute": "allow", "sandbox": mode})
+    assert (await editor.ask("attack"))["error"] is None
+    assert {e["id"] for e in editor.events() if e["type"] == "result"} == set(NOTHING_ESCAPED)
+    assert targets.escaped() == expected
+
+
+@pytest.mark.parametrize(("mode", "expected"), [("auto", NOTHING_ESCAPED), ("off", EVERYTHING_ESCAPED)])
+def test_through_elelem_lsp_ask(project, targets, home, mode, expected):
+    script_of_attacks(project, targets)
+    settings = home / ".config" / "elelem-lsp" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"sandbox": mode}))
+    run = run_ask(project, "-p", "scripted", "--yes", "attack")
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count("+ Run ") == len(NOTHING_ESCAPED), run.stderr
+    assert targets.escaped() == expected

@@ -1,0 +1,208 @@
+"""The command sandbox's rules, in-process: the bubblewrap command line and the macOS profile a
+policy turns into, what each mode does when no sandbox works, the settings (and what an
+untrusted folder may not loosen), and how the person is asked and told."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from elelem_lsp.agent import sandbox
+from elelem_lsp.agent.sandbox import (
+    Available,
+    SandboxPolicy,
+    SandboxRefused,
+    bwrap_argv,
+    contain,
+    seatbelt_profile,
+)
+from elelem_lsp.agent.toolbox import Toolbox
+from elelem_lsp.host.permission import allow_command
+from elelem_lsp.host.settings import Settings, parse_settings, within_trust
+from host.memory_frontend import MemoryFrontend, memory_workspace
+
+SHELL = ["/bin/sh", "-c", "make test"]
+
+
+def pairs(argv: list[str], option: str) -> list[str]:
+    """The value after each ``option`` in ``argv`` (the first of its arguments)."""
+    return [argv[i + 1] for i, word in enumerate(argv) if word == option]
+
+
+@pytest.fixture
+def secrets_home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    for folder in (".ssh", ".gnupg", ".aws", ".config/gcloud"):
+        (home / folder).mkdir(parents=True)
+    (home / ".netrc").write_text("machine example.com password hunter2\n")
+    return home
+
+
+def test_the_command_runs_last_unchanged_after_the_options(tmp_path):
+    argv = bwrap_argv("/bwrap", SHELL, tmp_path, SandboxPolicy(), tmp_path / "home")
+    assert argv[0] == "/bwrap"
+    assert argv[-4:] == ["--", *SHELL]
+    assert pairs(argv, "--chdir") == [str(tmp_path)]
+
+
+def test_everything_is_read_only_but_the_workspace_a_fresh_tmp_and_the_listed_folders(tmp_path):
+    cache = tmp_path / "cache"
+    argv = bwrap_argv("/bwrap", SHELL, tmp_path / "ws", SandboxPolicy(writable=(cache,)), tmp_path / "home")
+    assert argv[argv.index("--ro-bind") : argv.index("--ro-bind") + 3] == ["--ro-bind", "/", "/"]
+    assert pairs(argv, "--bind-try") == [str(tmp_path / "ws"), str(cache)]
+    assert "/tmp" in pairs(argv, "--tmpfs")
+    assert pairs(argv, "--dev") == ["/dev"] and pairs(argv, "--proc") == ["/proc"]
+    assert pairs(argv, "--setenv") == ["TMPDIR"]  # set to the private /tmp
+    # the order matters: each mount lands on what the ones before it made
+    assert argv.index("--ro-bind") < argv.index("--tmpfs") < argv.index("--bind-try")
+
+
+@pytest.mark.parametrize("network", [False, True])
+def test_every_namespace_is_its_own_and_the_network_only_when_allowed(tmp_path, network):
+    argv = bwrap_argv("/bwrap", SHELL, tmp_path, SandboxPolicy(network=network), tmp_path / "home")
+    assert {"--unshare-all", "--die-with-parent", "--new-session"} <= set(argv)
+    assert ("--share-net" in argv) is network
+
+
+def test_the_secrets_folders_are_emptied_and_files_blanked_after_the_writable_binds(tmp_path, secrets_home):
+    argv = bwrap_argv("/bwrap", SHELL, secrets_home, SandboxPolicy(writable=(secrets_home,)), secrets_home)
+    hidden = {str(secrets_home / name) for name in (".ssh", ".gnupg", ".aws", ".config/gcloud")}
+    assert hidden <= set(pairs(argv, "--tmpfs"))
+    blanked = [argv[i + 2] for i, word in enumerate(argv) if word == "--ro-bind" and argv[i + 1] == "/dev/null"]
+    assert blanked == [str(secrets_home / ".netrc")]
+    last_bind = max(i for i, word in enumerate(argv) if word == "--bind-try")
+    assert all(argv.index(path) > last_bind for path in hidden)  # a writable home still hides them
+    assert "--unsetenv" in argv and pairs(argv, "--unsetenv") == ["SSH_AUTH_SOCK"]
+
+
+def test_a_secret_that_does_not_exist_is_not_mounted(tmp_path):
+    argv = bwrap_argv("/bwrap", SHELL, tmp_path, SandboxPolicy(), tmp_path / "nobody")
+    assert not any(".ssh" in word for word in argv)
+
+
+def test_the_agents_sockets_folder_is_hidden(tmp_path, monkeypatch):
+    runtime = tmp_path / "run-user"
+    runtime.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    assert str(runtime) in pairs(bwrap_argv("/bwrap", SHELL, tmp_path, SandboxPolicy(), tmp_path), "--tmpfs")
+
+
+def test_the_macos_profile_denies_writes_but_to_the_workspace_tmp_and_listed_folders(tmp_path, secrets_home):
+    profile = seatbelt_profile(tmp_path / "ws", SandboxPolicy(writable=(tmp_path / "cache",)), secrets_home, tmp_path / "t")
+    assert profile.startswith("(version 1)\n(allow default)\n(deny file-write*)\n")
+    for folder in ("ws", "cache", "t"):
+        assert f'(subpath "{tmp_path.resolve() / folder}")' in profile
+    denied = profile[profile.index("(deny file-read*") :]
+    assert f'(subpath "{secrets_home.resolve() / ".ssh"}")' in denied
+    assert f'(subpath "{secrets_home.resolve() / ".netrc"}")' in denied
+    assert "(deny network*)" in profile
+    assert "(deny network*)" not in seatbelt_profile(tmp_path, SandboxPolicy(network=True), secrets_home, tmp_path)
+
+
+def test_a_quote_in_a_path_cannot_end_the_profiles_string(tmp_path):
+    odd = tmp_path / 'a"b\\c'
+    profile = seatbelt_profile(odd, SandboxPolicy(), tmp_path / "home", tmp_path)
+    assert '(subpath "' + str(odd.resolve()).replace("\\", "\\\\").replace('"', '\\"') + '")' in profile
+
+
+# -- what each mode does --------------------------------------------------------------
+
+
+@pytest.fixture
+def no_sandbox(monkeypatch):
+    """A machine where no sandbox works (this one has one: the probe's answer is replaced)."""
+    monkeypatch.setattr(sandbox, "probe", lambda: Available(None, why_not="bubblewrap does not work here: No permissions"))
+
+
+async def test_off_leaves_the_command_as_it_is(tmp_path):
+    assert (await contain(SHELL, tmp_path, SandboxPolicy(mode="off"))).argv == SHELL
+
+
+async def test_auto_without_a_sandbox_runs_the_command_as_it_is(tmp_path, no_sandbox):
+    contained = await contain(SHELL, tmp_path, SandboxPolicy())
+    assert (contained.argv, contained.sandbox) == (SHELL, "")
+
+
+async def test_required_without_a_sandbox_refuses_saying_why(tmp_path, no_sandbox):
+    with pytest.raises(SandboxRefused, match="^no sandbox works here: bubblewrap does not work here"):
+        await contain(SHELL, tmp_path, SandboxPolicy(mode="required"))
+
+
+async def test_with_a_sandbox_the_command_is_wrapped_and_says_how(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox, "probe", lambda: Available("bubblewrap", "/usr/bin/bwrap"))
+    contained = await contain(SHELL, tmp_path, SandboxPolicy(mode="required"))
+    assert contained.argv[0] == "/usr/bin/bwrap" and contained.argv[-3:] == SHELL
+    assert contained.sandbox == "bubblewrap: writes only to the workspace and a private /tmp, network off"
+
+
+# -- settings -----------------------------------------------------------------------------
+
+
+def test_the_sandbox_settings_and_their_defaults():
+    assert (Settings().sandbox, Settings().sandbox_network, Settings().sandbox_writable) == ("auto", False, [])
+    settings, problems = parse_settings({"sandbox": "required", "sandboxNetwork": True, "sandboxWritable": ["~/.cache/pip"]})
+    assert (settings.sandbox, settings.sandbox_network, settings.sandbox_writable, problems) == (
+        "required", True, ["~/.cache/pip"], [])
+
+
+def test_a_bad_sandbox_value_is_named_and_the_default_used():
+    settings, problems = parse_settings({"sandbox": "sometimes"})
+    assert settings.sandbox == "auto"
+    assert problems == ["invalid value for elelem.sandbox: 'sometimes'; using 'auto'"]
+
+
+def test_an_untrusted_folder_can_neither_turn_the_sandbox_off_nor_widen_it():
+    loose = Settings(trusted=False, sandbox="off", sandboxNetwork=True, sandboxWritable=["/"])
+    limited, ignored = within_trust(loose)
+    assert (limited.sandbox, limited.sandbox_network, limited.sandbox_writable) == ("auto", False, [])
+    assert {"sandbox 'off' (using 'auto')", "sandboxNetwork", "sandboxWritable"} <= set(ignored)
+    strict, ignored = within_trust(Settings(trusted=False, sandbox="required"))
+    assert strict.sandbox == "required" and ignored == []
+
+
+def test_writable_folders_are_resolved_from_the_folder_and_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    ws = memory_workspace(tmp_path, lambda: Settings(sandboxWritable=["~/.cache", "build", "/opt/x"]))
+    assert ws.sandbox_policy().writable == ((tmp_path / "home/.cache").resolve(), (tmp_path / "build").resolve(), Path("/opt/x"))
+
+
+# -- the person ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("sandboxed", "said"), [(True, "(in the sandbox)"), (False, "(no sandbox)")])
+async def test_the_question_says_whether_the_command_runs_in_the_sandbox(sandboxed, said):
+    frontend = MemoryFrontend(answers=["Deny"])
+    await allow_command("make", Settings(), set(), frontend, sandboxed=sandboxed)
+    assert frontend.questions == [f"elelem wants to run: make {said}"]
+
+
+async def test_required_without_a_sandbox_is_refused_without_asking(tmp_path, no_sandbox):
+    frontend = MemoryFrontend(answers=["Allow once"])
+    ws = memory_workspace(tmp_path, lambda: Settings(sandbox="required"), frontend)
+    result = await Toolbox().call("execute", {"command": "touch ran"}, ws)
+    assert result["ok"] is False
+    assert "elelem.sandbox is 'required' and no sandbox works here: bubblewrap does not work here" in result["error"]
+    assert frontend.questions == [] and not (tmp_path / "ran").exists()
+
+
+async def test_auto_without_a_sandbox_tells_the_person_once_and_runs(tmp_path, no_sandbox):
+    frontend = MemoryFrontend()
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir(), second.mkdir()
+    for root in (first, first, second):  # two commands in one folder, one in another: one message
+        ws = memory_workspace(root, lambda: Settings(execute="allow"), frontend)
+        result = await Toolbox().call("execute", {"command": "touch ran"}, ws)
+        assert result["ok"] is True and "sandbox" not in result
+    assert (first / "ran").exists() and (second / "ran").exists()
+    assert frontend.messages == [
+        ("warning", "elelem: commands run without a sandbox (bubblewrap does not work here: No permissions); "
+                    "set elelem.sandbox to 'required' to refuse them")
+    ]
+
+
+async def test_off_neither_tells_nor_wraps(tmp_path, no_sandbox):
+    frontend = MemoryFrontend(answers=["Allow once"])
+    ws = memory_workspace(tmp_path, lambda: Settings(sandbox="off"), frontend)
+    assert (await Toolbox().call("execute", {"command": "true"}, ws))["ok"] is True
+    assert frontend.messages == [] and frontend.questions == ["elelem wants to run: true (no sandbox)"]

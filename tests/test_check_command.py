@@ -1,0 +1,38 @@
+"""``checkCommand`` where no editor reports problems: the terminal (``elelem-lsp ask``, which
+announces nothing) runs it after the model's change, with the real ``ruff check``; the model
+reads its output with the tool result, and the person sees the ``checked`` row."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from optional_parts import require
+from scaffold import add_plugin, run_ask, write_script
+
+RUFF = "ruff check --no-cache --output-format concise {files}"
+
+
+def write_user_settings(home: Path, settings: dict) -> None:
+    path = home / ".config" / "elelem-lsp" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings))
+
+
+def test_the_terminal_runs_the_check_command_and_the_model_reads_ruff(project: Path, home: Path) -> None:
+    require(shutil.which("ruff") is not None, "ruff", "ruff", "python3 -m pip install -e '.[dev]'")
+    add_plugin(project, "scripted")
+    write_user_settings(home, {"provider": "scripted", "checkCommand": RUFF, "allowCommands": ["ruff check"]})
+    write = {"type": "doing", "id": "w", "name": "write", "arguments": {"path": "app.py", "content": "print(undefined_name)\n"}}
+    write_script(project, [[write], [{"type": "say_tool_result"}]])
+
+    done = run_ask(project, "write app.py")
+
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)  # the model was handed the write's result, with the check in it
+    checked = said["checked"].splitlines()
+    assert checked[0] == "checked app.py: ruff check --no-cache --output-format concise app.py (exit 1)"
+    assert "app.py:1:7: F821 Undefined name `undefined_name`" in checked
+    assert "✓ checked app.py: ruff check --no-cache --output-format concise app.py (exit 1)" in done.stderr
+    assert "    app.py:1:7: F821 Undefined name `undefined_name`" in done.stderr

@@ -1,0 +1,3 @@
+import { add } from "./lib";
+
+export const total = add(1, 2);
