@@ -112,6 +112,15 @@ def build_parser() -> argparse.ArgumentParser:
     client_options(chat)
     chat.set_defaults(run=run_chat)
 
+    rewind = commands.add_parser("rewind", help="list the turns that changed files, or put the files back to before one")
+    rewind.add_argument("turn", nargs="?", type=int, metavar="TURN", help="the turn to rewind (leave out to list them)")
+    rewind.add_argument("--file", dest="files", action="append", metavar="PATH", help="rewind only this file (repeatable)")
+    rewind.add_argument("--conversation", action="store_true", help="the folder's current conversation goes back too")
+    rewind.add_argument("--force", action="store_true", help="overwrite files changed since the turn")
+    rewind.add_argument("-C", "--directory", type=folder, default=Path("."), help="workspace folder (default: .)")
+    trust_option(rewind)
+    rewind.set_defaults(run=run_rewind)
+
     providers = commands.add_parser("providers", help="list the providers -p can name here")
     providers.add_argument("-C", "--directory", type=folder, default=Path("."), help="workspace folder (default: .)")
     trust_option(providers)
@@ -264,6 +273,57 @@ def run_chat(args: argparse.Namespace) -> int:
         return 2 if options is None else chat(args, options, trust, spinner)
 
 
+def one_command(directory: Path, terminal: Any, options: dict[str, Any], spinner: Spinner, name: str, argument: Any) -> Any:
+    """Start a server on ``directory``, run one command and stop it; the command's answer."""
+    from .client import TerminalClient
+
+    async def command() -> Any:
+        client = TerminalClient(directory, terminal, options=options)
+        try:
+            await client.start()
+        finally:
+            spinner.stop()
+        try:
+            return await client.command(name, argument)
+        finally:
+            await client.stop()
+
+    return asyncio.run(command())
+
+
+def run_rewind(args: argparse.Namespace) -> int:
+    """List the checkpoints, or rewind one: exit 1 when files changed since stop it, 2 for a bad turn or file."""
+    with starting() as spinner:
+        from pygls.exceptions import JsonRpcException
+
+        from .agent.wording import checkpoint_lines, rewind_lines
+        from .client.terminal import Terminal
+
+        terminal = Terminal(interactive=False)
+        options = server_options(args, plugin_trust(args, sys.stdin.isatty(), terminal.notice, spinner))
+        if options is None:
+            return 2
+        argument = {"turn": args.turn, "conversation": args.conversation, "force": args.force}
+        if args.files:
+            argument["files"] = args.files
+        try:
+            if args.turn is None:
+                result = one_command(args.directory, terminal, options, spinner, "elelem.checkpoints", {})
+            else:
+                result = one_command(args.directory, terminal, options, spinner, "elelem.rewind", argument)
+        except JsonRpcException as error:
+            terminal.notice(str(error))
+            return 2
+    if args.turn is None:
+        terminal.print("\n".join(checkpoint_lines(result)))
+        return 0
+    terminal.print("\n".join(rewind_lines(result, "(elelem-lsp rewind {turn} undoes this)")))
+    if not result["rewound"]:
+        terminal.notice("nothing was rewound; --force overwrites them, --file PATH rewinds one file alone")
+        return 1
+    return 0
+
+
 SOURCES = {
     "environment": "picked from the environment: ANTHROPIC_API_KEY -> anthropic, OPENAI_API_KEY -> openai, else stub",
     "settings": "the provider setting of your settings file",
@@ -273,7 +333,6 @@ SOURCES = {
 
 def run_providers(args: argparse.Namespace) -> int:
     with starting() as spinner:
-        from .client import TerminalClient
         from .client.terminal import Terminal
 
         trust = plugin_trust(args, sys.stdin.isatty(), Terminal(interactive=False).notice, spinner)
@@ -281,19 +340,7 @@ def run_providers(args: argparse.Namespace) -> int:
         if options is None:
             return 2
         terminal = Terminal(interactive=False)
-
-        async def listing() -> dict[str, Any]:
-            client = TerminalClient(args.directory, terminal, options=options)
-            try:
-                await client.start()
-            finally:
-                spinner.stop()
-            try:
-                return await client.command("elelem.providers", {})
-            finally:
-                await client.stop()
-
-        result = asyncio.run(listing())
+        result = one_command(args.directory, terminal, options, spinner, "elelem.providers", {})
     for name in result["available"]:
         terminal.print(f"{'*' if name == result['provider'] else ' '} {name}")
     source = SOURCES.get(result["source"], result["source"])

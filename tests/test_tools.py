@@ -151,7 +151,8 @@ async def test_edit_says_when_old_is_missing_or_repeated(box, ws):
 
 async def test_edit_with_replace_all_changes_every_occurrence(box, ws):
     (ws.root / "crlf.txt").write_bytes(b"alpha\r\nbeta\r\nalpha beta\r\n")
-    result = await box.call("edit", {"path": "crlf.txt", "old": "alpha", "new": "gamma\ndelta", "replace_all": True}, ws)
+    arguments = {"path": "crlf.txt", "old": "alpha", "new": "gamma\ndelta", "replace_all": True}
+    result = await box.call("edit", arguments, ws)
     assert result == {"path": "crlf.txt", "replacements": 2, "ok": True}
     assert (ws.root / "crlf.txt").read_bytes() == b"gamma\r\ndelta\r\nbeta\r\ngamma\r\ndelta beta\r\n"
     arguments = {"path": "crlf.txt", "old": "alpha", "new": "gamma\ndelta", "replace_all": True}

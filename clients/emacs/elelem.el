@@ -650,14 +650,27 @@ its message."
         (model (plist-get conversation :model)))
     (string-join
      (list (if (and (stringp title) (not (string-empty-p title))) (elelem--one-line title) "(untitled)")
-           (if (and (stringp updated)
-                    (string-match "\\`\\([0-9-]+\\)T\\([0-9]+:[0-9]+\\)" updated))
-               (concat (match-string 1 updated) " " (match-string 2 updated))
-             "?")
+           (elelem--short-time updated)
            (elelem--counted (if (numberp turns) turns 0) "turn")
            (concat (if (stringp provider) provider "?")
                    (if (and (stringp model) (not (string-empty-p model))) (concat "/" model) "")))
      " · ")))
+
+(defun elelem--short-time (iso)
+  "`2026-12-01 21:45' of the ISO time ISO; `?' when it is not one."
+  (if (and (stringp iso) (string-match "\\`\\([0-9-]+\\)T\\([0-9]+:[0-9]+\\)" iso))
+      (concat (match-string 1 iso) " " (match-string 2 iso))
+    "?"))
+
+(defun elelem--pick (prompt candidates)
+  "The value of the candidate (LABEL . VALUE) of CANDIDATES read with PROMPT, kept in their order."
+  (cdr (assoc (completing-read prompt
+                               (lambda (string predicate action)
+                                 (if (eq action 'metadata)
+                                     '(metadata (display-sort-function . identity))
+                                   (complete-with-action action candidates string predicate)))
+                               nil t)
+              candidates)))
 
 (defun elelem--read-conversation (prompt)
   "The id of a stored conversation of this folder, read with PROMPT.
@@ -673,13 +686,7 @@ Candidates are newest first, as the server lists them."
                                    (cons label (plist-get conversation :id))))
                                listed))))
     (unless candidates (user-error "elelem: no stored conversations in this folder"))
-    (cdr (assoc (completing-read prompt
-                                 (lambda (string predicate action)
-                                   (if (eq action 'metadata)
-                                       '(metadata (display-sort-function . identity))
-                                     (complete-with-action action candidates string predicate)))
-                                 nil t)
-                candidates))))
+    (elelem--pick prompt candidates)))
 
 ;;;###autoload
 (defun elelem-conversations (id)
@@ -699,6 +706,45 @@ Interactively, pick it from the folder's conversations, newest first.  The next
     (elelem--clear-transcript)
     (elelem--write "-- new conversation --" 'elelem-footer-face))
   (message "elelem: deleted %s" id))
+
+(defun elelem--describe-checkpoint (checkpoint)
+  "`turn 3 · 2026-12-01 21:45 · prompt · 2 files' for CHECKPOINT (of `elelem.checkpoints')."
+  (let ((prompt (plist-get checkpoint :prompt)))
+    (string-join (list (format "turn %s" (plist-get checkpoint :turn))
+                       (elelem--short-time (plist-get checkpoint :at))
+                       (elelem--one-line (if (stringp prompt) prompt ""))
+                       (elelem--counted (length (plist-get checkpoint :files)) "file"))
+                 " · ")))
+
+;;;###autoload
+(defun elelem-rewind (turn)
+  "Put this folder's files back to how they were before elelem TURN (and the turns after it).
+Interactively, pick it from the turns that changed files, newest first.  Open
+buffers change with the files (save them to write them), and the conversation
+goes back too when TURN is the current conversation's.  Files changed since are
+listed, and overwritten only when you answer yes."
+  (interactive
+   (let ((listed (append (elelem--execute 'elelem.checkpoints (list :uri (elelem--uri))) nil)))
+     (unless listed (user-error "elelem: no turn has changed files in this folder yet"))
+     (list (elelem--pick "Rewind to before elelem turn: "
+                         (mapcar (lambda (c) (cons (elelem--describe-checkpoint c) (plist-get c :turn))) listed)))))
+  (let* ((uri (elelem--uri))
+         (checkpoint (cl-find turn (elelem--execute 'elelem.checkpoints (list :uri uri))
+                              :key (lambda (c) (plist-get c :turn)) :test #'equal))
+         (current (plist-get (elelem--execute 'elelem.transcript (list :uri uri)) :id))
+         (ours (if (and checkpoint (equal (plist-get checkpoint :conversation) current)) t :json-false))
+         (argument (list :uri uri :turn turn :conversation ours))
+         (answer (elelem--execute 'elelem.rewind argument)))
+    (unless (eq (plist-get answer :rewound) t)
+      (unless (yes-or-no-p
+               (format "elelem: changed since turn %d:\n%s\nOverwrite them? " turn
+                       (mapconcat (lambda (c) (format "%s: %s" (plist-get c :path) (plist-get c :reason)))
+                                  (plist-get answer :conflicts) "\n")))
+        (user-error "elelem: nothing rewound"))
+      (setq answer (elelem--execute 'elelem.rewind (append argument (list :force t)))))
+    (message "elelem: rewound to before turn %d: %s%s" turn
+             (elelem--counted (length (plist-get answer :files)) "file")
+             (if (eq (plist-get answer :conversation) t) " and the conversation" ""))))
 
 ;;;###autoload
 (defun elelem-transcript ()

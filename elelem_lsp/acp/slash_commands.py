@@ -1,5 +1,5 @@
 """The slash commands a person types in an ACP prompt (``/provider``, ``/model``, ``/reset``,
-``/compact``, ``/tools``): the list announced as ``available_commands_update``, and each
+``/compact``, ``/rewind``, ``/tools``): the list announced as ``available_commands_update``, and each
 command's answer in words for the person."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ from __future__ import annotations
 from acp.helpers import update_available_commands
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput
 
-from ..host import stored
-from ..host.folder_agent import listed_tools
+from ..agent.wording import checkpoint_lines, rewind_lines
+from ..host import rewinding, stored
+from ..host.folder_agent import FolderAgent, listed_tools
 from .options import DEFAULT_MODEL, select
 from .session import AcpSession
 
@@ -20,6 +21,7 @@ COMMANDS = {
     # starts the model's context over inside it: the earlier turns stay stored and shown.
     "reset": ("Start the context over: the model forgets this thread's earlier turns (they stay shown)", None),
     "compact": ("Replace the older turns with a summary, to fit more in the context", None),
+    "rewind": ("List the turns that changed files, or put files and context back to before turn N", "[N [force]]"),
     "tools": ("List the tools the agent can use", None),
 }
 
@@ -69,5 +71,25 @@ async def command(session: AcpSession, name: str, argument: str) -> str:
         return "the context starts over: the model no longer sees the turns above"
     if name == "compact":
         return (await agent.compact())["text"]
+    if name == "rewind":
+        return await rewind(agent, argument)
     names = [tool["name"] for tool in listed_tools(agent.toolbox, [agent])["tools"]]
     return "tools: " + ", ".join(names)
+
+
+async def rewind(agent: FolderAgent, argument: str) -> str:
+    """``/rewind``: the checkpoints; ``/rewind N [force]``: the files, and the context when turn N
+    is this session's, back to before turn N."""
+    listing = await rewinding.checkpoints(agent)
+    wanted, _, force = argument.partition(" ")
+    if not wanted:
+        return "\n".join(checkpoint_lines(listing))
+    if not wanted.isdigit() or int(wanted) < 1 or force.strip() not in ("", "force"):
+        return "usage: /rewind [N [force]] (/rewind lists the turns)"
+    turn = int(wanted)
+    ours = any(c["turn"] == turn and c["conversation"] == agent.conversation for c in listing)
+    result = await rewinding.rewind(agent, turn, conversation=ours, force=bool(force.strip()))
+    lines = rewind_lines(result, "(/rewind {turn} undoes this)")
+    if not result["rewound"]:
+        lines.append(f"nothing was rewound; /rewind {turn} force overwrites them")
+    return "\n".join(lines)

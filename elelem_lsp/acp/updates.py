@@ -196,7 +196,7 @@ def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[A
     """A stored conversation as the updates that would have shown it: each prompt, its tool
     calls with their final status (ids made unique in the session by ``calls``), the plan as it
     left it, its reply (each message with its ``messageId``, a prompt's images read again from
-    their files); a compaction or a reset as one thought line."""
+    their files); a compaction, a reset or a rewind as one thought line."""
     updates: list[Any] = []
     for entry in transcript["entries"]:
         if entry["kind"] == "compaction":
@@ -205,6 +205,10 @@ def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[A
             continue
         if entry["kind"] == "reset":
             updates.append(update_agent_thought_text("/reset: the context started over here\n"))
+            continue
+        if entry["kind"] == "rewind":
+            turn = entry.get("checkpoint")
+            updates.append(update_agent_thought_text(f"/rewind: the context went back to before turn {turn}\n"))
             continue
         asked = with_id(update_user_message_text(entry["prompt"]))
         updates += [asked, *replayed_images(entry.get("images"), asked.message_id)]

@@ -53,6 +53,8 @@ def offered_definitions(offers: frozenset[str]) -> list[ToolDefinition]:
 
 
 class EditorTools(ToolSource):
+    changes_files = False  # they read what the editor's language servers know
+
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
 

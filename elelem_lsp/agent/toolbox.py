@@ -31,6 +31,8 @@ EVENT_OUTPUT_CHARS = 2000
 class ToolSource(ABC):
     """Tools served from outside the agent, offered beside the built-in ones."""
 
+    changes_files = True  # what its tools do to files is not known: a checkpoint is taken before them
+
     @abstractmethod
     async def definitions(self) -> list[ToolDefinition]:
         """The tools it offers for this turn, readying whatever serves them."""
@@ -111,6 +113,8 @@ class Toolbox:
     async def call(self, name: str, arguments: dict[str, Any], workspace: Workspace) -> dict[str, Any]:
         source = self._source(name)
         if source is not None:
+            if source.changes_files:
+                await workspace.before_changes()
             try:
                 return await source.call(name, arguments)
             except Exception as error:  # a source's bug must not end the turn either
@@ -123,6 +127,8 @@ class Toolbox:
             args = tool.arguments.model_validate(arguments)
         except ValidationError as error:
             return failure(f"invalid arguments for {tool.name}: {describe(error)}")
+        if tool.changes_files:
+            await workspace.before_changes()
         try:
             return {**await tool.run(args, workspace), "ok": True}
         except (ToolFailure, WorkspaceError) as error:

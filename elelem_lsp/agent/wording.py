@@ -1,9 +1,10 @@
 """The sentences a person reads about a turn, said once for every client.
 
 A tool call's title (``Read src/app.py``; ``Ran npm test`` once it worked), what the history
-left out to fit the budget, what a compaction did, and ``shorten``, the one way a text is put
-on one line and cut to a length. The events carry these words (``events``); the LSP, ACP and
-terminal faces and the editor clients show them as they are.
+left out to fit the budget, what a compaction did, the checkpoints kept and what a rewind did
+(``elelem.checkpoints`` and ``elelem.rewind``, for the terminal and ACP's ``/rewind``), and
+``shorten``, the one way a text is put on one line and cut to a length. The events carry these
+words (``events``); the LSP, ACP and terminal faces and the editor clients show them as they are.
 """
 
 from __future__ import annotations
@@ -77,3 +78,32 @@ def compaction_text(turns: int, tokens_before: int | None = None, tokens_after: 
         return "nothing to compact: the last turns are always kept as they are"
     figures = f" ({tokens_before:,} → {tokens_after:,} tokens)" if tokens_before is not None and tokens_after is not None else ""
     return f"{counted(turns, 'turn')} compacted into a summary{figures}"
+
+
+def checkpoint_lines(listing: list[dict[str, Any]]) -> list[str]:
+    """Each kept turn, newest first: its number, when, its prompt, then the files it changed."""
+    if not listing:
+        return ["no turn has changed files in this folder yet (or checkpoints are off)"]
+    lines = []
+    for checkpoint in listing:
+        when = str(checkpoint["at"])[:16].replace("T", " ")
+        lines.append(f"turn {checkpoint['turn']:<4} {when}  {shorten(checkpoint['prompt'] or '', 70)}")
+        lines += [f"    {f['change']:<8} {f['path']}" for f in checkpoint["files"]]
+    return lines
+
+
+def conflict_lines(result: dict[str, Any]) -> list[str]:
+    return [f"    {conflict['path']}: {conflict['reason']}" for conflict in result["conflicts"]]
+
+
+def rewind_lines(result: dict[str, Any], undo_hint: str) -> list[str]:
+    """What a rewind did (``undo_hint`` is formatted with the turn that undoes it)."""
+    if not result["rewound"]:
+        return [f"not rewound: {len(result['conflicts'])} file(s) changed since turn {result['turn']}:", *conflict_lines(result)]
+    turns = result["turns"]
+    which = f"turn {turns[0]}" if len(turns) == 1 else f"turns {turns[0]}–{turns[-1]}"
+    lines = [f"rewound {which}" + (" and the conversation" if result["conversation"] else "") + ":"]
+    lines += [f"    {'restored' if f['action'] == 'write' else 'deleted':<8} {f['path']}" for f in result["files"]]
+    if result.get("undo"):
+        lines.append(undo_hint.format(turn=result["undo"]))
+    return lines

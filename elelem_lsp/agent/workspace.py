@@ -191,6 +191,9 @@ class Workspace:
     def tool_starting(self, call_id: str, name: str) -> None:
         """The session is about to run this tool call (a front end shows it running)."""
 
+    async def before_changes(self) -> None:
+        """A tool that may change files is about to run (a host keeps a checkpoint of them first)."""
+
     @property
     def insight(self) -> Insight:
         """What the editor's language servers know (problems, definitions...): nothing here."""

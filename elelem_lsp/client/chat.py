@@ -23,7 +23,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcException
 
 from ..agent.private_files import FILE_MODE, create_private, private_folder, state_dir
-from ..agent.wording import counted
+from ..agent.wording import checkpoint_lines, counted, rewind_lines
 from ..host.trust import PluginSet
 from ..spinner import Spinner
 from . import TerminalClient
@@ -37,6 +37,8 @@ HELP = """\
 /conversations     list this folder's conversations, newest first (* is the current one)
 /resume ID         go on with conversation ID (or the start of it)
 /compact           have the provider summarise the older turns into one message
+/rewind [N]        list the turns that changed files; with N, put the files (and this
+                   conversation) back to before turn N
 /context           show the conversation as the provider sees it
 /usage             the conversation's tokens, the context used and the cost so far
 /tools             list the tools the agent can use
@@ -51,6 +53,7 @@ SLASH = [
     "/conversations",
     "/resume",
     "/compact",
+    "/rewind",
     "/context",
     "/usage",
     "/tools",
@@ -174,6 +177,7 @@ class Chat:
             "/conversations": self.conversations,
             "/resume": lambda: self.resume(rest),
             "/compact": self.compact,
+            "/rewind": lambda: self.rewind(rest),
             "/context": self.context,
             "/usage": self.usage,
             "/tools": lambda: self.terminal.print(
@@ -251,6 +255,33 @@ class Chat:
 
     def compact(self) -> None:
         self.terminal.print(self.command("elelem.compact")["text"])
+
+    def rewind(self, wanted: str) -> None:
+        """List the checkpoints, or rewind to before turn ``wanted`` (the conversation too when the
+        turn is this chat's), asking before files changed since are overwritten."""
+        listing = self.command("elelem.checkpoints")
+        if not wanted:
+            self.terminal.print("\n".join(checkpoint_lines(listing)))
+            return
+        if not wanted.isdigit() or int(wanted) < 1:
+            self.terminal.print("usage: /rewind [N] (/rewind lists the turns)")
+            return
+        turn = int(wanted)
+        current = self.command("elelem.transcript")["id"]
+        ours = any(c["turn"] == turn and c["conversation"] == current for c in listing)
+        arguments = {"turn": turn, "conversation": ours}
+        result = self.command("elelem.rewind", arguments)
+        if not result["rewound"]:
+            self.terminal.print("\n".join(rewind_lines(result, "")))
+            try:
+                answer = input("overwrite them with how they were before the turn? [y/N] ")
+            except EOFError:
+                answer = ""
+            if answer.strip().lower() not in ("y", "yes"):
+                self.terminal.print("nothing rewound")
+                return
+            result = self.command("elelem.rewind", {**arguments, "force": True})
+        self.terminal.print("\n".join(rewind_lines(result, "(/rewind {turn} undoes this)")))
 
     def context(self) -> None:
         for message in self.command("elelem.context")["messages"]:

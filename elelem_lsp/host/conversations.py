@@ -36,7 +36,7 @@ ID_PATTERN = f"^{ID_CHARACTERS}$"  # for pydantic, whose ``$`` is the very end
 TITLE_LENGTH = 60
 CURRENT = "current"  # the file naming the folder's current conversation
 SUFFIX = ".jsonl"
-KINDS = ("turn", "compaction", "reset")
+KINDS = ("turn", "compaction", "reset", "rewind")
 
 
 class StoreError(OSError):
@@ -236,8 +236,10 @@ def history_from(entries: list[dict[str, Any]]) -> list[Message]:
 
     A compaction replaces the summary before it (if any) and the oldest ``turns`` turns
     after that with one summary message; a reset leaves out everything before it (a session
-    that cannot change conversation, as an ACP session, starts its context over this way)."""
+    that cannot change conversation, as an ACP session, starts its context over this way);
+    a rewind leaves out the turn of its ``checkpoint`` and every turn after it."""
     units: list[list[Message]] = []  # a turn's messages, or a summary
+    checkpoints: list[int | None] = []  # the checkpoint of each unit's turn
     summarised = False  # whether units[0] is a summary
     for entry in entries:
         if entry["kind"] == "turn":
@@ -246,14 +248,25 @@ def history_from(entries: list[dict[str, Any]]) -> list[Message]:
                 [i for i in entry.get("images") or [] if isinstance(i, dict)] if isinstance(entry.get("images"), list) else []
             )
             units.append(exchange(asked.text, text(entry.get("reply")), entry.get("cancelled") is True, images))
+            checkpoints.append(checkpoint_of(entry))
         elif entry["kind"] == "reset":
-            units, summarised = [], False
+            units, checkpoints, summarised = [], [], False
+        elif entry["kind"] == "rewind":
+            cut = checkpoints.index(entry.get("checkpoint")) if entry.get("checkpoint") in checkpoints else len(units)
+            units, checkpoints = units[:cut], checkpoints[:cut]
         else:
             turns = entry.get("turns")
             replaced = (turns if isinstance(turns, int) and turns > 0 else 0) + (1 if summarised else 0)
             units = [[summary_message(text(entry.get("summary")))], *units[replaced:]]
+            checkpoints = [None, *checkpoints[replaced:]]
             summarised = True
     return [message for unit in units for message in unit]
+
+
+def checkpoint_of(entry: dict[str, Any]) -> int | None:
+    """The checkpoint (``host/checkpoints.py``) a stored turn entry names, if any."""
+    kept = entry.get("checkpoint")
+    return kept.get("turn") if isinstance(kept, dict) and isinstance(kept.get("turn"), int) else None
 
 
 def text(value: Any) -> str:

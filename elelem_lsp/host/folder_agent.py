@@ -6,9 +6,10 @@ limiting an untrusted folder), builds the session with the provider its ``provid
 picks and says once where the pick came from when the environment made it, continues its
 conversation from disk and stores each turn as it ends (``conversations``) with its tokens and
 cost (``usage``) and the model's plan (the ``plan`` tool's, sent on as a ``plan`` event), runs one turn at
-a time (compacting first when the folder asks to: ``compaction``) and shows a plain client
-the turn it cannot see. ``ready()`` readies all of it for a turn. The operations on stored
-conversations are ``stored``; the host keeps one agent per folder.
+a time (compacting first when the folder asks to: ``compaction``; each checkpointed, its files
+kept to rewind it: ``turn_checkpoints``) and shows a plain client the turn it cannot see.
+``ready()`` readies all of it for a turn. The operations on stored conversations are
+``stored``, those on checkpoints ``rewinding``; the host keeps one agent per folder.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from .mcp import McpServers
 from .provider_choice import Choice, ProviderChoice
 from .settings import Settings, parse_settings, settings_secrets, within_trust
 from .transcript import TurnRecord, preview, write_transcript
+from .turn_checkpoints import TurnCheckpoints
 from .usage import Spent, TurnUsage, stored_spent, usage_event
 from .workspace import FrontendWorkspace
 
@@ -71,6 +73,7 @@ class FolderAgent:
     workspace: FrontendWorkspace = field(init=False)
     mcp: McpServers = field(init=False)
     compaction: Compaction = field(init=False)
+    turn_checkpoints: TurnCheckpoints = field(init=False)
 
     def __post_init__(self) -> None:
         self.provider_choice = ProviderChoice(self.root, lambda: self.settings)
@@ -85,6 +88,7 @@ class FolderAgent:
         )
         self.mcp = McpServers(self.frontend, self.root, lambda: self.settings)
         self.compaction = Compaction(self.root, self.frontend, self.store_entry)
+        self.turn_checkpoints = TurnCheckpoints(self.root, lambda: self.settings, self.workspace)
 
     # -- settings and provider choice -----------------------------------------
     async def refresh_settings(self) -> None:
@@ -191,6 +195,7 @@ class FolderAgent:
         A failure here is left for the turn to report.
         """
         await self.ready_conversation()
+        self.turn_checkpoints.warm()  # the first turn's snapshot reads only what changed since
         choice = self.provider_choice.choice()
         module = self.provider_choice.implementation(choice)
         try:
@@ -264,6 +269,7 @@ class FolderAgent:
         except Busy as error:
             progress.end(f"Error: {error}")
             raise Refused(str(error)) from None
+        checkpoint = self.turn_checkpoints.begin(asked.prompt, self.conversation)  # the files before the turn
         session.cancelled_turn = None  # set by the session's turn once it began and was cancelled
         if on_start is not None:
             on_start(progress.token)
@@ -274,14 +280,21 @@ class FolderAgent:
             result.cancelled = True
         else:
             result = task.result()
-        answer = turn_result(choice.name, model_of(session.provider, choice.model), result)
+        ending = asyncio.ensure_future(self.turn_checkpoints.end(checkpoint))  # what the turn changed
+        try:
+            kept = await asyncio.shield(ending)
+        except asyncio.CancelledError:  # the server stops: a cancelled turn answers now, its snapshot goes on
+            if not result.cancelled:
+                raise
+            kept = None
+        answer = turn_result(choice.name, model_of(session.provider, choice.model), result, kept)
         self.last_turn = usage.spent(answer["model"], self.settings.prices)
         self.spent.add(self.last_turn)
         if began:  # a turn cancelled before it began left nothing in the history: nothing to store
             entry = turn_entry(asked, answer, started, tools.calls)
             entry["usage"] = self.last_turn.stored()
-            self.store_entry(entry | ({"plan": self.plan} if planned else {}))
-            # A cancelled turn answers at once: no await between the cancel and its answer (a server
+            self.store_entry(entry | ({"plan": self.plan} if planned else {}) | ({"checkpoint": kept} if kept else {}))
+            # A cancelled turn answers at once: no count between the cancel and its answer (a server
             # stopping by a signal cancels the turn and the command waiting for it alike).
             context = usage.context or (0 if result.cancelled else await self._estimate(session))
             progress.add(usage_event(self.last_turn, self.spent, context, session.context_tokens))
@@ -352,6 +365,11 @@ class FolderAgent:
             raise Busy(f"a turn is already running in {self.root.name}; wait for it or {self.frontend.cancel_hint}")
         self.running = asyncio.ensure_future(coroutine)
         return self.running
+
+    def refuse_while_running(self, doing: str) -> None:
+        """Refused while a turn runs: what is ``doing`` must wait for it or cancel it."""
+        if self.running is not None and not self.running.done():
+            raise Refused(f"a turn is running in {self.root.name}; cancel it before {doing}")
 
     def cancel(self) -> bool:
         if self.running is not None and not self.running.done():
@@ -463,7 +481,8 @@ def model_of(provider: Any, chosen: str | None) -> str | None:
     return model if isinstance(model, str) and model else chosen
 
 
-def turn_result(provider: str, model: str | None, result: TurnResult) -> dict[str, Any]:
+def turn_result(provider: str, model: str | None, result: TurnResult, checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A turn's answer; ``checkpoint`` the number of the turn's checkpoint when it changed files."""
     return {
         "reply": result.reply,
         "provider": provider,
@@ -472,4 +491,5 @@ def turn_result(provider: str, model: str | None, result: TurnResult) -> dict[st
         "cancelled": result.cancelled,
         "error": result.error,
         "stopReason": result.stop_reason,
+        "checkpoint": checkpoint["turn"] if checkpoint else None,
     }

@@ -64,6 +64,14 @@ class FileEdit:
     confirm: bool
 
 
+@dataclass(frozen=True)
+class RestoredFile:
+    """One file of a rewind (host/rewinding.py): its text as it was, or None to delete it."""
+
+    path: Path
+    text: str | None
+
+
 class ProgressSink(ABC):
     """Where one turn's events go; ``token`` names the turn for cancellation (or None)."""
 
@@ -164,6 +172,11 @@ class Documents:
     async def apply_edit(self, edit: FileEdit) -> tuple[bool, str | None]:
         """Propose the edit; whether it was applied and, if not, the editor's reason."""
         raise NotImplementedError("this front end does not edit through the editor")
+
+    async def restore_files(self, files: list[RestoredFile], label: str) -> tuple[bool, str | None] | None:
+        """Put files back as one edit the person can undo in the editor: whether it was applied
+        and, if not, the editor's reason; None when the editor cannot (the host writes the disk)."""
+        return None
 
     @property
     def insight(self) -> Insight:

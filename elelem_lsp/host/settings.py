@@ -97,6 +97,9 @@ class Settings(BaseModel):
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, alias="maxTokens", gt=0)
     history: bool = True  # store the folder's conversations on disk (host/conversations.py)
+    checkpoints: bool = True  # keep each turn's files to rewind it (host/checkpoints.py)
+    checkpoint_turns: int = Field(default=50, alias="checkpointTurns", ge=1, le=10000)
+    checkpoint_days: float = Field(default=30, alias="checkpointDays", gt=0, le=3650)
     context_tokens: int | None = Field(default=None, alias="contextTokens", ge=1000)
     compaction: Literal["drop", "summarize"] = "drop"
     mcp_servers: dict[ServerName, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")

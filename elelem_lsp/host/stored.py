@@ -33,11 +33,6 @@ async def _stored(agent: FolderAgent, conversation: str | None = None) -> Conver
     return store
 
 
-def _idle(agent: FolderAgent, doing: str) -> None:
-    if agent.running is not None and not agent.running.done():
-        raise Refused(f"a turn is running in {agent.root.name}; cancel it before {doing}")
-
-
 @contextlib.contextmanager
 def _refused_when_unusable(agent: FolderAgent, doing: str) -> Iterator[None]:
     """A stored conversation that cannot be read or deleted (a planted symlink, a folder in its
@@ -62,7 +57,7 @@ async def new_conversation(agent: FolderAgent) -> dict[str, Any]:
     continues until the new one's first turn is stored (a client that starts and leaves without
     asking moves nothing)."""
     await agent.refresh_settings()
-    _idle(agent, "starting a new conversation")
+    agent.refuse_while_running("starting a new conversation")
     conversation = new_id()
     agent.continue_conversation(conversation, [])
     return {"reset": True, "id": conversation}
@@ -72,7 +67,7 @@ async def start_over(agent: FolderAgent) -> None:
     """The model forgets the conversation so far, which stays stored and goes on in the same
     conversation (for a face whose session is one conversation for good, as ACP's is)."""
     await agent.ready_conversation()
-    _idle(agent, "starting the conversation over")
+    agent.refuse_while_running("starting the conversation over")
     assert agent.conversation is not None
     agent.continue_conversation(agent.conversation, [])
     agent.store_entry({"kind": "reset", "at": now()})
@@ -81,7 +76,7 @@ async def start_over(agent: FolderAgent) -> None:
 async def resume(agent: FolderAgent, conversation: str) -> dict[str, Any]:
     """Make a stored conversation current; its transcript."""
     store = await _stored(agent, conversation)
-    _idle(agent, "resuming another conversation")
+    agent.refuse_while_running("resuming another conversation")
     with _refused_when_unusable(agent, "read"):
         entries = store.entries(conversation)
     agent.continue_conversation(conversation, history_from(entries), entries)
@@ -107,7 +102,7 @@ async def delete_conversation(agent: FolderAgent, conversation: str) -> dict[str
     ``started`` (a client then starts its transcript over, as after ``elelem.reset``)."""
     store = await _stored(agent, conversation)
     if conversation == agent.conversation:
-        _idle(agent, "deleting the conversation it belongs to")
+        agent.refuse_while_running("deleting the conversation it belongs to")
     with _refused_when_unusable(agent, "deleted"):
         store.delete(conversation)
     if conversation != agent.conversation:

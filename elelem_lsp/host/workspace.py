@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from ..agent.insight import Insight
@@ -54,6 +54,10 @@ class FrontendWorkspace(Workspace):
         self.documents, self.person, self.progress, self.face = documents, person, progress, face
         self.settings = settings  # the folder's current settings, read at each request
         self.allowed_for_session: set[str] = set()
+        self.checkpoint_ready: Callable[[], Awaitable[None]] | None = None  # the running turn's (host/checkpoints.py)
+        # path -> (the buffer's text before, the text after) of each edit of this turn the editor applied,
+        # which a checkpoint counts before the editor reports the change (host/rewinding.py)
+        self.edited: dict[Path, tuple[str | None, str]] = {}
 
     # -- files -----------------------------------------------------------------
     async def read_text(self, path: Path) -> str:
@@ -97,6 +101,7 @@ class FrontendWorkspace(Workspace):
                 return
             applied, reason = await self.documents.apply_edit(edit)
             if applied:
+                self.edited[path] = (current if document is not None else None, text_after(current, edit.replacement))
                 return
             now = self.documents.open_document(path)
             if now is None or now.version == (document.version if document else None):
@@ -174,8 +179,20 @@ class FrontendWorkspace(Workspace):
     def insight(self) -> Insight:
         return self.documents.insight
 
+    async def before_changes(self) -> None:
+        if self.checkpoint_ready is not None:
+            await self.checkpoint_ready()
+
     async def ask_user(self, prompt: str) -> str:
         try:
             return await self.person.ask_text(prompt)
         except Unanswered as error:
             raise WorkspaceError(str(error)) from None
+
+
+def text_after(current: str | None, replacement: Replacement) -> str:
+    """A file's text once an edit of its model view (``replacement``) has landed on ``current``."""
+    if current is None:
+        return replacement.text
+    view = ModelView.of(current)
+    return view.in_stored(replacement).applied_to(current)

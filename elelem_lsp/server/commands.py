@@ -3,7 +3,7 @@
 
 Each command takes one object argument, validated here with pydantic; a bad
 argument is a JSON-RPC InvalidParams naming the field, and what the host refuses
-is RequestFailed. A turn's result is ``{reply, provider, model, steps, cancelled, error, stopReason}``.
+is RequestFailed. A turn's result is ``{reply, provider, model, steps, cancelled, error, stopReason, checkpoint}``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from ..agent.toolbox import describe
-from ..host import stored
+from ..host import rewinding, stored
 from ..host.conversations import ID_PATTERN
 from ..host.frontend import BadRequest, Refused
 from .documents import describe_location, editor_context
@@ -89,6 +89,13 @@ class ConversationArguments(FolderArguments):
 
 class TranscriptArguments(FolderArguments):
     id: ConversationId | None = None
+
+
+class RewindArguments(FolderArguments):
+    turn: int = Field(ge=1)
+    files: list[Annotated[str, Field(min_length=1)]] | None = Field(default=None, min_length=1)
+    conversation: bool = False
+    force: bool = False
 
 
 def parse(model: type[Arguments], arguments: tuple[Any, ...]) -> Any:
@@ -191,6 +198,16 @@ async def mcp(router: LspRouter, args: FolderArguments) -> dict[str, Any]:
     return await router.agent_for(args.uri).mcp_status()
 
 
+async def checkpoints(router: LspRouter, args: FolderArguments) -> list[dict[str, Any]]:
+    return await rewinding.checkpoints(router.agent_for(args.uri))
+
+
+async def rewind(router: LspRouter, args: RewindArguments) -> dict[str, Any]:
+    return await rewinding.rewind(
+        router.agent_for(args.uri), args.turn, args.files, conversation=args.conversation, force=args.force
+    )
+
+
 Handler = Callable[[LspRouter, Any], Awaitable[Any]]
 COMMANDS: dict[str, tuple[type[Arguments], Handler]] = {
     "elelem.ask": (AskArguments, ask),
@@ -208,6 +225,8 @@ COMMANDS: dict[str, tuple[type[Arguments], Handler]] = {
     "elelem.tools": (NoArguments, tools),
     "elelem.reload": (NoArguments, reload),
     "elelem.mcp": (FolderArguments, mcp),
+    "elelem.checkpoints": (FolderArguments, checkpoints),
+    "elelem.rewind": (RewindArguments, rewind),
 }
 
 

@@ -22,7 +22,8 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 from pygls.lsp.server import LanguageServer
 
-from ..host.frontend import FileEdit, Frontend, Level, OpenDocument, ProgressSink, Unanswered
+from ..agent.textfile import Replacement
+from ..host.frontend import FileEdit, Frontend, Level, OpenDocument, ProgressSink, RestoredFile, Unanswered
 from ..our_clients import OUR_CLIENT_PREFIX, TERMINAL_CLIENT
 from ..textedits import Change as TextChange
 from ..textedits import Position, change_at
@@ -235,6 +236,35 @@ class LspFrontend(Frontend):
             return False, error.message
         return bool(result and result.applied), (result.failure_reason if result else None)
 
+    async def restore_files(self, files: list[RestoredFile], label: str) -> tuple[bool, str | None] | None:
+        """A rewind as one ``WorkspaceEdit`` (whole-text edits, creates, deletes), when the client
+        can create and delete files; the editor's undo takes it back."""
+        workspace = self._capabilities.workspace
+        operations = (workspace.workspace_edit.resource_operations if workspace and workspace.workspace_edit else None) or []
+        if not self.can_edit or not {lsp.ResourceOperationKind.Create, lsp.ResourceOperationKind.Delete} <= set(operations):
+            return None
+        changes: list[Any] = []
+        for file in files:
+            uri = file.path.as_uri()
+            if file.text is None:
+                changes.append(lsp.DeleteFile(uri=uri, options=lsp.DeleteFileOptions(ignore_if_not_exists=True)))
+                continue
+            document = self.open_document(file.path)
+            current = document.text if document is not None else _disk_text(file.path)
+            if current is None:
+                changes.append(lsp.CreateFile(uri=uri, options=lsp.CreateFileOptions(overwrite=True)))
+                whole = TextChange(Position(0, 0), Position(1, 0), file.text)
+            else:
+                whole = change_at(current, Replacement(0, len(current), file.text), self.position_encoding)
+            changes.append(_document_edit(uri, document.version if document else None, whole, None))
+        try:
+            result = await self.server.workspace_apply_edit_async(
+                lsp.ApplyWorkspaceEditParams(edit=lsp.WorkspaceEdit(document_changes=changes), label=label)
+            )
+        except JsonRpcException as error:  # a rewind the editor did not confirm is refused
+            return False, error.message
+        return bool(result and result.applied), (result.failure_reason if result else None)
+
     def _text_change(self, edit: FileEdit) -> TextChange:
         if edit.before is None:
             # A new file's text replaces the whole (empty) document: ending the range a line
@@ -243,6 +273,14 @@ class LspFrontend(Frontend):
         # Lines and columns of the model's text are the buffer's: positions are found on
         # the text with "\n" breaks alone.
         return change_at(edit.before, edit.replacement, self.position_encoding)
+
+
+def _disk_text(path: Path) -> str | None:
+    """A closed file's text as the editor will load it, or None when there is no file."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return None
 
 
 class _WorkDoneProgress(ProgressSink):

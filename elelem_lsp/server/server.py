@@ -48,6 +48,8 @@ COMMAND_NAMES = (
     "elelem.tools",
     "elelem.reload",
     "elelem.mcp",
+    "elelem.checkpoints",
+    "elelem.rewind",
 )
 
 log = logging.getLogger(__name__)

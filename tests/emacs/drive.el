@@ -6,7 +6,7 @@
 ;; step: "edits" asks, switches provider, creates a file, undoes, fixes a flymake diagnostic;
 ;; "conversations" asks in three conversations, lists, resumes, continues, reopens the transcript,
 ;; is refused mid-turn, deletes one; "checked" has the agent break a.txt, which a Flymake
-;; backend then reports.
+;; backend then reports; "rewind" asks, types in the buffer, and rewinds the turn.
 
 (require 'json)
 (add-to-list 'load-path drive-client)
@@ -165,6 +165,19 @@ Returns the candidates offered, in the order the completion UI shows them."
                                                    (elelem--execute 'elelem.conversations nil))))
           seen)
     seen))  ; the turn still waits: shutting the server down ends it
+
+(defun drive-rewind (buffer)
+  (let (seen conflict)
+    (elelem-ask "change x to y")
+    (drive-wait-turns 1)
+    (push (cons "asked" (drive-snapshot buffer)) seen)
+    (goto-char (point-max))
+    (insert "typed since\n")
+    (cl-letf (((symbol-function 'yes-or-no-p) (lambda (prompt) (setq conflict prompt) t)))
+      (push (list "offered" :labels (vconcat (drive-pick #'elelem-rewind "turn 1"))) seen))
+    (push (list "conflict" :prompt conflict) seen)
+    (push (cons "rewound" (drive-snapshot buffer)) seen)
+    seen))
 
 (let* ((buffer (find-file-noselect (expand-file-name "a.txt" drive-root)))
        (seen (with-current-buffer buffer

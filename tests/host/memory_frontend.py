@@ -10,7 +10,9 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from elelem_lsp.host.frontend import Documents, Face, FileEdit, Frontend, OpenDocument, Person, Progress, ProgressSink, SettingsSource
+from elelem_lsp.host.frontend import (
+    Documents, Face, FileEdit, Frontend, OpenDocument, Person, Progress, ProgressSink, RestoredFile, SettingsSource,
+)
 from elelem_lsp.host.settings import Settings
 from elelem_lsp.host.workspace import FrontendWorkspace
 
@@ -86,6 +88,8 @@ class MemoryDocuments(Documents):
     edits: list[FileEdit] = field(default_factory=list)
     refuse_edits: str | None = None  # the editor's reason to refuse, if it does
     type_before_edit: str | None = None  # text the person types in the open buffer before the edit lands
+    restores_in_editor: bool = False  # a rewind is one edit of the buffers (as in VS Code), not left to the disk
+    restores: list[tuple[str, list[RestoredFile]]] = field(default_factory=list)
 
     can_edit = property(lambda self: self.editing)
 
@@ -114,6 +118,20 @@ class MemoryDocuments(Documents):
             self.open(edit.path, after, (old.version or 0) + 1)
         else:
             edit.path.write_text(after, encoding="utf-8")
+        return True, None
+
+    async def restore_files(self, files: list[RestoredFile], label: str) -> tuple[bool, str | None] | None:
+        if not self.restores_in_editor:
+            return None
+        self.restores.append((label, files))
+        for file in files:
+            if file.text is None:
+                file.path.unlink(missing_ok=True)
+                self.documents.pop(file.path, None)
+            elif file.path in self.documents:
+                self.open(file.path, file.text, (self.documents[file.path].version or 0) + 1)
+            else:
+                file.path.write_text(file.text, encoding="utf-8")
         return True, None
 
 

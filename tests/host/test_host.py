@@ -109,7 +109,7 @@ async def test_a_turn_streams_its_events_and_ends_done(project):
     host, frontend = host_for(project, SCRIPTED)
     result = await host.agents[project.as_uri()].turn("what is in it?", token="t1")
     assert result == {"reply": "It says hello.", "provider": "scripted", "model": None, "steps": 2,
-                      "cancelled": False, "error": None, "stopReason": "end"}
+                      "cancelled": False, "error": None, "stopReason": "end", "checkpoint": None}
     [progress] = frontend.progress
     assert progress.token == "t1" and progress.ended == "done"
     kinds = [e["type"] for e in progress.events]

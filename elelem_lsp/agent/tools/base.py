@@ -22,6 +22,7 @@ class Tool:
     arguments: type[BaseModel]
     run: Callable[[Any, Workspace], Awaitable[dict[str, Any]]]
     aliases: tuple[str, ...] = field(default=())
+    changes_files: bool = True  # a checkpoint of the folder is taken before it runs
 
     def definition(self) -> dict[str, Any]:
         """The OpenAI function definition, its parameters derived from the argument model."""

@@ -37,4 +37,5 @@ DIAGNOSTICS = Tool(
     f"file they checked (usually the open ones); most severe first, at most {LIMIT}",
     DiagnosticsArguments,
     diagnostics,
+    changes_files=False,
 )

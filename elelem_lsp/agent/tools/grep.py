@@ -41,4 +41,4 @@ async def grep(args: GrepArguments, workspace: Workspace) -> dict:
     return await workspace.search(top, args.pattern, limit=MATCH_LIMIT, context=args.context, glob=args.glob)
 
 
-GREP = Tool("grep", DESCRIPTION, GrepArguments, grep)
+GREP = Tool("grep", DESCRIPTION, GrepArguments, grep, changes_files=False)

@@ -116,16 +116,19 @@ DEFINITION = Tool(
     "there (and its line, if it appears more than once)",
     PlaceArguments,
     definition,
+    changes_files=False,
 )
 REFERENCES = Tool(
     "references",
     f"Where a symbol is used across the workspace, as the editor's language server says (at most {LIMIT})",
     ReferencesArguments,
     references,
+    changes_files=False,
 )
 SYMBOLS = Tool(
     "symbols",
     "The symbols (classes, functions, variables...) of a file, or those of the workspace whose name matches a query",
     SymbolsArguments,
     symbols,
+    changes_files=False,
 )

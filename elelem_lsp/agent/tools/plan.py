@@ -29,4 +29,5 @@ PLAN = Tool(
     "each time one starts or is done. Skip it for a one-step answer.",
     PlanArguments,
     keep_plan,
+    changes_files=False,
 )

@@ -85,4 +85,4 @@ async def read(args: ReadArguments, workspace: Workspace) -> dict:
     return result
 
 
-READ = Tool("read", DESCRIPTION, ReadArguments, read)
+READ = Tool("read", DESCRIPTION, ReadArguments, read, changes_files=False)

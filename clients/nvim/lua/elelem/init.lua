@@ -258,33 +258,40 @@ function M.describe_conversation(conversation)
   }, ' · ')
 end
 
---- Picks one of the folder's stored conversations (newest first) with vim.ui.select and hands
---- it to `on_choice(client, bufnr, uri, conversation)`.
---- @param prompt string
---- @param on_choice fun(client: vim.lsp.Client, bufnr: integer?, uri: string?, conversation: table)
-local function pick_conversation(prompt, on_choice)
+--- Picks one item of the list the folder's `command` answers with vim.ui.select (`options`) and
+--- hands it to `on_choice(client, bufnr, uri, item)`; says `empty` when the list is empty.
+--- @param command string
+--- @param empty string
+--- @param options table
+--- @param on_choice fun(client: vim.lsp.Client, bufnr: integer?, uri: string?, item: table)
+local function pick(command, empty, options, on_choice)
   local client, bufnr = target()
   if not client then
     return
   end
   local uri = uri_of(client, bufnr)
-  M.execute(client, 'elelem.conversations', { uri = uri }, bufnr, function(err, result)
+  M.execute(client, command, { uri = uri }, bufnr, function(err, result)
     if err then
       return notify(err.message, vim.log.levels.ERROR)
     end
     if type(result) ~= 'table' or #result == 0 then
-      return notify('no stored conversations in this folder')
+      return notify(empty)
     end
-    vim.ui.select(result, {
-      prompt = prompt,
-      kind = 'elelem.conversation',
-      format_item = M.describe_conversation,
-    }, function(choice)
+    vim.ui.select(result, options, function(choice)
       if choice then
         on_choice(client, bufnr, uri, choice)
       end
     end)
   end)
+end
+
+--- Picks one of the folder's stored conversations (newest first) and hands it to
+--- `on_choice(client, bufnr, uri, conversation)`.
+--- @param prompt string
+--- @param on_choice fun(client: vim.lsp.Client, bufnr: integer?, uri: string?, conversation: table)
+local function pick_conversation(prompt, on_choice)
+  local options = { prompt = prompt, kind = 'elelem.conversation', format_item = M.describe_conversation }
+  pick('elelem.conversations', 'no stored conversations in this folder', options, on_choice)
 end
 
 --- Lists the folder's stored conversations; the chosen one is resumed (the next ask continues
@@ -317,6 +324,51 @@ function M.delete_conversation()
         transcript.start_over(cut)
       end
       notify('deleted ' .. M.describe_conversation(conversation))
+    end)
+  end)
+end
+
+--- A kept turn as one line: its number, when, its prompt, how many files it changed.
+--- @param checkpoint table an entry of `elelem.checkpoints`
+--- @return string
+function M.describe_checkpoint(checkpoint)
+  local files = type(checkpoint.files) == 'table' and #checkpoint.files or 0
+  local prompt = type(checkpoint.prompt) == 'string' and checkpoint.prompt:gsub('\n', ' ') or ''
+  return table.concat({ 'turn ' .. tostring(checkpoint.turn), short_time(checkpoint.at), prompt, transcript.counted(files, 'file') }, ' · ')
+end
+
+--- Picks one of the folder's turns that changed files and puts the folder back to before it: its
+--- files (an open buffer changes with them; `:wa` writes them), and the conversation too when the
+--- turn is the current conversation's. Files changed since are listed, and overwritten only if
+--- you choose to.
+function M.rewind()
+  local options = { prompt = 'rewind to before: ', kind = 'elelem.checkpoint', format_item = M.describe_checkpoint }
+  pick('elelem.checkpoints', 'no turn has changed files in this folder yet', options, function(client, bufnr, uri, choice)
+    M.execute(client, 'elelem.transcript', { uri = uri }, bufnr, function(_, current)
+      local ours = type(current) == 'table' and current.id == choice.conversation
+      local function rewind(force)
+        local argument = { uri = uri, turn = choice.turn, conversation = ours, force = force }
+        M.execute(client, 'elelem.rewind', argument, bufnr, function(rewind_err, answer)
+          if rewind_err then
+            return notify(rewind_err.message, vim.log.levels.ERROR)
+          end
+          if answer.rewound then
+            local what = transcript.counted(#answer.files, 'file') .. (answer.conversation and ' and the conversation' or '')
+            return notify(('rewound to before turn %d: %s'):format(choice.turn, what))
+          end
+          local lines = {}
+          for _, conflict in ipairs(answer.conflicts) do
+            lines[#lines + 1] = conflict.path .. ': ' .. conflict.reason
+          end
+          local prompt = ('changed since turn %d:\n%s\n'):format(choice.turn, table.concat(lines, '\n'))
+          vim.ui.select({ 'Overwrite them', 'Cancel' }, { prompt = prompt, kind = 'elelem.rewind' }, function(picked)
+            if picked == 'Overwrite them' then
+              rewind(true)
+            end
+          end)
+        end)
+      end
+      rewind(false)
     end)
   end)
 end
@@ -533,6 +585,7 @@ function M.setup(opts)
   api.nvim_create_user_command('ElelemNewConversation', M.new_conversation, { desc = 'Start a new elelem conversation' })
   api.nvim_create_user_command('ElelemConversations', M.conversations, { desc = 'Resume a stored elelem conversation' })
   api.nvim_create_user_command('ElelemDeleteConversation', M.delete_conversation, { desc = 'Delete a stored elelem conversation' })
+  api.nvim_create_user_command('ElelemRewind', M.rewind, { desc = 'Put the files (and conversation) back to before an elelem turn' })
   api.nvim_create_user_command('ElelemTranscript', function()
     transcript.show(true)
   end, { desc = 'Open the elelem transcript' })

@@ -1,0 +1,26 @@
+"""`M-x elelem-rewind` in a batch Emacs (eglot) against a real elelem-lsp: the turn's edit, unsaved
+in the buffer, is picked from the server's list, a line typed since is asked about, and the buffer
+goes back to before the turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from test_emacs_client import drive
+
+pytestmark = pytest.mark.slow
+
+
+def test_emacs_rewinds_the_turn_in_the_buffer_after_asking_about_a_change_typed_since(
+    emacs: str, tmp_path: Path, home: Path
+) -> None:
+    root, seen = drive(emacs, tmp_path, "rewind")
+    assert seen["asked"]["text"] == "y\n" and (root / "a.txt").read_text() == "x\n"
+    [label] = seen["offered"]["labels"]
+    assert label.startswith("turn 1 · ") and label.endswith(" · change x to y · 1 file")
+    assert seen["conflict"]["prompt"] == (
+        "elelem: changed since turn 1:\na.txt: has unsaved changes in the editor\nOverwrite them? "
+    )
+    assert seen["rewound"]["text"] == "x\n"
