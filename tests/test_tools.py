@@ -155,7 +155,6 @@ async def test_edit_with_replace_all_changes_every_occurrence(box, ws):
     result = await box.call("edit", arguments, ws)
     assert result == {"path": "crlf.txt", "replacements": 2, "ok": True}
     assert (ws.root / "crlf.txt").read_bytes() == b"gamma\r\ndelta\r\nbeta\r\ngamma\r\ndelta beta\r\n"
-    arguments = {"path": "crlf.txt", "old": "alpha", "new": "gamma\ndelta", "replace_all": True}
     assert box.event("call-1", "edit", arguments, result)["summary"] == "edited 2 places"
     once = await box.call("edit", {"path": "a.txt", "old": "alpha beta", "new": "ALPHA BETA", "replace_all": True}, ws)
     assert once["replacements"] == 1 and (ws.root / "a.txt").read_text() == "alpha\nbeta\nALPHA BETA\n"
