@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from elelem_lsp.agent.messages import ProviderError
 from elelem_lsp.providers import build_declared
-from elelem_lsp.providers.images import MAX_FILE, takes_images
+from elelem_lsp.agent.images import MAX_FILE, takes_images
 from elelem_lsp.providers.remote.anthropic import AnthropicProvider
 from elelem_lsp.providers.remote.ollama import OllamaProvider
 from elelem_lsp.providers.remote.openai import OpenAIProvider
