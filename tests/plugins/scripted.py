@@ -5,7 +5,8 @@ An event {"type": "sleep", "seconds": S} waits (cancellably) before the next one
 {"type": "say_tool_result"} says the content of the last message (the tool result it was handed);
 {"type": "record"} appends the messages and tools it was handed, as one JSON line, to `.agents/fetches.jsonl`.
 When the script runs out, the provider says "done."; a changed script starts again. SCRIPTED_MODE=thread makes
-fetch a plain function (run on a worker thread by the agent).
+fetch a plain function (run on a worker thread by the agent). "scripted-images" is the same provider declaring
+that it takes images.
 """
 
 import asyncio
@@ -52,6 +53,10 @@ def record(messages, tools):
         file.write(json.dumps({"messages": messages, "tools": tools}) + "\n")
 
 
+class SeeingScriptedProvider(ScriptedProvider):
+    images = True
+
+
 class ThreadedScriptedProvider(ScriptedProvider):
     def fetch(self, messages, tools, emit):
         for event in self.next_fetch():
@@ -67,3 +72,4 @@ class ThreadedScriptedProvider(ScriptedProvider):
 def setup(config):
     kind = ThreadedScriptedProvider if os.environ.get("SCRIPTED_MODE") == "thread" else ScriptedProvider
     config.provider("scripted", lambda model=None, **_: kind(model))
+    config.provider("scripted-images", lambda model=None, **_: SeeingScriptedProvider(model))
