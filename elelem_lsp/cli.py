@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import gc
 import logging
 import signal
@@ -69,6 +70,19 @@ def folder(value: str) -> Path:
     return path
 
 
+def image_file(value: str) -> dict[str, str]:
+    """An image named to ``ask --image``, read and checked, as ``elelem.ask``'s ``images`` take it."""
+    from .host.images import ImageError, read_image
+
+    try:
+        media_type, content = read_image(Path(value).expanduser())
+    except ImageError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    except OSError as error:
+        raise argparse.ArgumentTypeError(f"{value}: {error.strerror or error}") from None
+    return {"mimeType": media_type, "data": base64.b64encode(content).decode("ascii")}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="elelem-lsp", description="A coding agent in your editor, over LSP.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -105,6 +119,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     ask = commands.add_parser("ask", help="ask once and print the reply")
     client_options(ask)
+    ask.add_argument(
+        "--image",
+        dest="images",
+        metavar="FILE",
+        action="append",
+        type=image_file,
+        default=[],
+        help="send an image (PNG, JPEG, GIF, WebP, at most 3.75 MiB) with the prompt; may be repeated",
+    )
     ask.add_argument("prompt", nargs="+", help="what to ask; piped stdin is added in a code fence")
     ask.set_defaults(run=run_ask)
 
@@ -244,7 +267,7 @@ def run_ask(args: argparse.Namespace) -> int:
             asyncio.get_running_loop().add_signal_handler(signal.SIGINT, client.cancel)  # Ctrl-C stops the turn
             try:
                 await client.open_conversation(resume=args.resume, keep=args.keep)
-                result = await client.ask(prompt, terminal.show)
+                result = await client.ask(prompt, terminal.show, **({"images": args.images} if args.images else {}))
             except JsonRpcException as error:  # a --resume ID that names no conversation here
                 terminal.finish(f"Error: {error}", error=True)
                 return 2

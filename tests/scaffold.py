@@ -6,9 +6,11 @@ import asyncio
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import time
+import zlib
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
@@ -61,6 +63,17 @@ def run_ask(
         cwd=cwd, input=stdin, capture_output=True, text=True, timeout=60,
         env={**os.environ, **(env or {})},
     )
+
+
+def png(width: int = 2, height: int = 1) -> bytes:
+    """A real PNG: red pixels, as an image viewer would open it."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 
 
 def make_tree(root: Path, files: int, per_folder: int = 100) -> list[Path]:

@@ -46,10 +46,10 @@ from acp.schema import (
 )
 
 from .. import __version__
+from ..agent.images import takes_images
 from ..host import stored
 from ..host.conversations import ConversationStore
 from ..host.frontend import BadRequest, Refused
-from ..providers.images import takes_images
 from .errors import invalid
 from .frontend import AcpFrontend
 from .mcp_servers import mcp_config

@@ -8,7 +8,7 @@ nothing else of ours crosses that boundary.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 from .events import TEXT_EVENTS, Event
@@ -123,8 +123,11 @@ def system(content: str) -> Message:
     return {"role": "system", "content": content}
 
 
-def user(content: str) -> Message:
-    return {"role": "user", "content": content}
+def user(content: str, images: Sequence[Image] = ()) -> Message:
+    message: Message = {"role": "user", "content": content}
+    if images:
+        message["images"] = list(images)
+    return message
 
 
 def assistant(content: str, tool_calls: list[ToolCall] | None = None) -> Message:

@@ -19,7 +19,7 @@ import functools
 import inspect
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,7 @@ from .budget import (
 )
 from .check import CheckSettings, StepCheck
 from .events import StopReason, context_event
+from .images import takes_images, turn_takes_images
 from .instructions import instructions
 from .messages import (
     Image,
@@ -124,24 +125,29 @@ CANCELLED_MARK = "[cancelled by the user before the reply was finished]"
 CANCELLED_EMPTY_MARK = "[cancelled by the user before any reply]"
 
 
-def exchange(prompt: str, reply: str, cancelled: bool = False, images: list[Image] | None = None) -> list[Message]:
+def exchange(prompt: str, reply: str, cancelled: bool = False, images: Sequence[Image] = ()) -> list[Message]:
     """What one turn leaves in the history: the prompt (with its images) and the final reply.
 
     A cancelled turn is marked so the model knows; one cancelled before any reply adds no
     empty assistant message, only the prompt with the mark."""
     if cancelled and not reply:
-        return [asking(f"{prompt}\n\n{CANCELLED_EMPTY_MARK}", images)]
+        return [user(f"{prompt}\n\n{CANCELLED_EMPTY_MARK}", images)]
     if cancelled:
-        return [asking(prompt, images), assistant(f"{reply}\n\n{CANCELLED_MARK}")]
-    return [asking(prompt, images), assistant(reply)]
+        return [user(prompt, images), assistant(f"{reply}\n\n{CANCELLED_MARK}")]
+    return [user(prompt, images), assistant(reply)]
 
 
-def asking(prompt: str, images: list[Image] | None) -> Message:
-    """The person's message: the prompt, and the images sent with it."""
-    message = user(prompt)
-    if images:
-        message["images"] = images
-    return message
+IMAGES_LEFT_OUT = "[{count} image(s) left out: this provider cannot take images]"
+
+
+def without_images(message: Message) -> Message:
+    """An earlier message as a provider that cannot take images is sent it: its images named, not sent,
+    so that a conversation which held images goes on with such a provider."""
+    if not message.get("images"):
+        return message
+    rest: Message = {key: value for key, value in message.items() if key != "images"}  # type: ignore[assignment]
+    rest["content"] = f"{message['content']}\n\n{IMAGES_LEFT_OUT.format(count=len(message.get('images') or ()))}"
+    return rest
 
 
 SUMMARY_MARK = "[A summary of the earlier turns of this conversation, which were compacted]"
@@ -193,8 +199,10 @@ class Session:
         return self.context_setting or getattr(self.provider, "context_tokens", None) or known or DEFAULT_CONTEXT_TOKENS
 
     async def messages(self) -> list[Message]:
-        """The conversation as a provider sees it at the start of a turn."""
-        return [system(await system_prompt(self.workspace)), *self.history]
+        """The conversation as a provider sees it at the start of a turn (the earlier images left out
+        when it cannot take them: only the turn's own are refused)."""
+        history = self.history if takes_images(self.provider) else [without_images(message) for message in self.history]
+        return [system(await system_prompt(self.workspace)), *history]
 
     def fitted(self, messages: list[Message], history_length: int, tools: list[ToolDefinition]) -> Fitted:
         """``messages`` (the system prompt, ``history_length`` messages of history, then the
@@ -252,14 +260,15 @@ class Session:
             raise ProviderError("the provider's summary was empty")
         return fetched.text.strip()
 
-    async def turn(self, prompt: str, observer: Observer = lambda event: None, images: list[Image] | None = None) -> TurnResult:
-        """Run one turn. Cancelling the task keeps the prompt and the reply so far."""
-        messages = [*await self.messages(), asking(prompt, images)]
+    async def turn(self, prompt: str, observer: Observer = lambda event: None, images: Sequence[Image] = ()) -> TurnResult:
+        """Run one turn (``images`` go with the prompt). Cancelling the task keeps the prompt and the reply so far."""
+        messages = [*await self.messages(), user(prompt, images)]
         history_length = len(self.history)
         fetched = Fetched()
         steps = 0
         told = (0, 0)  # the turns left out and results shortened the observers were told of
         token = current_workspace.set(self.workspace)
+        seeing = turn_takes_images.set(takes_images(self.provider))
         room = None
         self.cancelled_turn = None
         try:
@@ -289,7 +298,7 @@ class Session:
                     observer(self.toolbox.event(call["id"], call["name"], call["arguments"], result))
                     results.append(result)
                 await check.finish(fetched.calls, results, observer)  # may add ``checked`` to a result
-                messages += [tool_result(call["id"], encode(result)) for call, result in zip(fetched.calls, results)]
+                messages += [tool_message(call["id"], result) for call, result in zip(fetched.calls, results)]
         except asyncio.CancelledError:
             self.history += exchange(prompt, fetched.text, cancelled=True, images=images)
             self.cancelled_turn = TurnResult(fetched.text, steps, cancelled=True)
@@ -301,6 +310,7 @@ class Session:
             return TurnResult(reply, steps, error=said, step_limit=isinstance(error, StepLimit))
         finally:
             current_workspace.reset(token)
+            turn_takes_images.reset(seeing)
             if room is not None:
                 result_room.reset(room)
         self.history += exchange(prompt, fetched.text, images=images)
@@ -328,6 +338,15 @@ class Session:
         else:
             conversation = list(messages)
             await run_in_thread(lambda send, _cancelled: self.provider.fetch(conversation, tools, checked(send)), record)
+
+
+def tool_message(call_id: str, result: dict[str, Any]) -> Message:
+    """A tool result as its message: the result as JSON, and the images it gave (a read image file) beside it."""
+    images = result.pop("images", None)
+    message = tool_result(call_id, encode(result))
+    if images:
+        message["images"] = images
+    return message
 
 
 def checked(send: Callable[[dict[str, Any]], None]) -> Callable[[Any], None]:

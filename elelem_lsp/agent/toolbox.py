@@ -162,7 +162,9 @@ def _cut(result: dict[str, Any]) -> str:
 
 
 def read_summary(result: dict[str, Any]) -> str:
-    """``120 lines``, or ``lines 1-320 of 686`` for part of a file."""
+    """``120 lines``, or ``lines 1-320 of 686`` for part of a file, or ``image/png, 12,345 bytes``."""
+    if result.get("image"):
+        return f"{result.get('mimeType')}, {count(result.get('bytes', 0), 'byte')}"
     total, shown = result.get("total_lines", 0), result.get("lines")
     if isinstance(shown, list) and shown != [1, total]:
         return f"lines {shown[0]}-{shown[1]} of {total}"

@@ -243,11 +243,8 @@ def history_from(entries: list[dict[str, Any]]) -> list[Message]:
     summarised = False  # whether units[0] is a summary
     for entry in entries:
         if entry["kind"] == "turn":
-            asked = Asked(text(entry.get("prompt")), text(entry.get("context")))
-            images = (
-                [i for i in entry.get("images") or [] if isinstance(i, dict)] if isinstance(entry.get("images"), list) else []
-            )
-            units.append(exchange(asked.text, text(entry.get("reply")), entry.get("cancelled") is True, images))
+            asked = Asked(text(entry.get("prompt")), text(entry.get("context")), stored_images(entry.get("images")))
+            units.append(exchange(asked.text, text(entry.get("reply")), entry.get("cancelled") is True, asked.images))
             checkpoints.append(checkpoint_of(entry))
         elif entry["kind"] == "reset":
             units, checkpoints, summarised = [], [], False
@@ -274,10 +271,25 @@ def text(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else str(value)
 
 
+def stored_images(value: Any) -> tuple[Image, ...]:
+    """A stored turn's images: each ``{mimeType, path}`` a hand-edited file still holds whole, whose
+    file is still there (one removed since is left out, rather than failing every later turn)."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(
+        {"mimeType": image["mimeType"], "path": image["path"]}
+        for image in value
+        if isinstance(image, dict)
+        and isinstance(image.get("mimeType"), str)
+        and isinstance(image.get("path"), str)
+        and os.path.isfile(image["path"])
+    )
+
+
 @dataclass(frozen=True)
 class Asked:
-    """What a turn was asked: the person's words, and the context the front end added to them
-    (the file or selection they asked from)."""
+    """What a turn was asked: the person's words, the context the front end added to them
+    (the file or selection they asked from) and the images given with them."""
 
     prompt: str
     context: str = ""
@@ -290,13 +302,14 @@ class Asked:
 
 
 def turn_entry(asked: Asked, result: dict[str, Any], started: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """The stored entry of one finished (or cancelled) turn (``context`` and ``images`` kept only
-    when there are any; an image by its ``path``, its bytes stored once beside the conversations)."""
+    """The stored entry of one finished (or cancelled) turn (``context`` and ``images`` kept only when
+    there are some: an image by its path, never its bytes)."""
+    images = [image for image in asked.images if "path" in image]
     return {
         "kind": "turn",
         "prompt": asked.prompt,
         **({"context": asked.context} if asked.context else {}),
-        **({"images": list(asked.images)} if asked.images else {}),
+        **({"images": images} if images else {}),
         "reply": result["reply"],
         "provider": result["provider"],
         "model": result["model"],

@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from ..providers.windows import model_window
 from .compaction import Compaction
 from .conversations import Asked, ConversationStore, ToolLog, history_from, new_id, now, turn_entry
 from .frontend import BadRequest, Frontend, Refused
+from .images import ImageError, decode_image, store_image
 from .mcp import McpServers
 from .provider_choice import Choice, ProviderChoice
 from .settings import Settings, parse_settings, settings_secrets, within_trust
@@ -218,7 +219,7 @@ class FolderAgent:
         prompt: str,
         *,
         context: str = "",
-        images: tuple[Image, ...] = (),
+        images: Sequence[Image] = (),
         token: Any = None,
         on_start: Callable[[Any], None] | None = None,
     ) -> dict[str, Any]:
@@ -227,9 +228,11 @@ class FolderAgent:
 
         ``context`` (where the person asked from: a file, a selection) follows the prompt in
         what the model reads; the conversation stores the two apart, so titles and redrawn
-        transcripts show the person's own words."""
+        transcripts show the person's own words. ``images`` go with the prompt: one given as
+        ``data`` is kept on disk first (``keep_images``), so the stored turn names it by path."""
         record = TurnRecord(prompt) if self.frontend.plain else None
-        result = await self._play(Asked(prompt, context, images), token, on_start, record.add if record else lambda event: None)
+        asked = Asked(prompt, context, tuple(images))
+        result = await self._play(asked, token, on_start, record.add if record else lambda event: None)
         if record is not None:
             self._show_turn(record, result)
         return result
@@ -242,6 +245,7 @@ class FolderAgent:
         except Exception as error:  # no such provider, or its factory's own failure (a key it lacks)
             choice, said = self.provider_choice.choice(), self.failure_text(error)
             return turn_result(choice.name, choice.model, TurnResult(f"Error: {said}", 0, error=said))
+        asked = replace(asked, images=self.keep_images(asked.images))
         choice = self.provider_choice.choice()
         self.tell_choice(choice)
         progress = await self.frontend.open_progress(token, "elelem", asked.prompt)
@@ -262,7 +266,7 @@ class FolderAgent:
         async def compacted_turn() -> TurnResult:
             self._set_budget(session)
             await self.compaction.before_turn(session, self.settings, self.conversation, asked.text, add)
-            return await session.turn(asked.text, add, list(asked.images))
+            return await session.turn(asked.text, add, asked.images)
 
         try:
             task = self.start(compacted_turn())
@@ -416,6 +420,27 @@ class FolderAgent:
             except OSError as error:
                 self.storage_failed(error)
         self.continue_conversation(conversation or new_id(), history, entries)
+
+    def keep_images(self, images: tuple[Image, ...]) -> tuple[Image, ...]:
+        """The images, each given as ``data`` written once beside the conversation (``host/images.py``)
+        and named by its path; as given when history is off (nothing is written) or storing fails.
+        BadRequest naming the image when one is not an image a provider takes."""
+        if not self.settings.history or not any("data" in image for image in images):
+            return images
+        folder = ConversationStore(self.root).directory
+        kept: list[Image] = []
+        for number, image in enumerate(images):
+            if "data" not in image:
+                kept.append(image)
+                continue
+            try:
+                kept.append(store_image(folder, image["mimeType"], decode_image(image["mimeType"], image["data"])))
+            except ImageError as error:
+                raise BadRequest(f"images[{number}]: {error}") from None
+            except OSError as error:
+                self.storage_failed(error)
+                return images
+        return tuple(kept)
 
     def store_entry(self, entry: dict[str, Any]) -> None:
         if not self.settings.history or self.conversation is None:

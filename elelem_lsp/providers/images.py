@@ -4,8 +4,9 @@ Bridges the agent's image shape (``agent.messages.Image``: a media type and eith
 bytes or the path of a file read when the message is sent) to the ``(media type, base64)``
 pair every wire format is written from, and says which providers take images at all: a
 provider does when its ``images`` attribute is true (openai and the compatible servers that
-declare it, anthropic, vertex, ollama). One limit for all of them, the smallest the APIs
-document (Anthropic's): an image's base64 text may be 5 MiB, a file of about 3.75 MiB.
+declare it, anthropic, vertex, ollama: ``agent.images.takes_images``). One limit for all of them,
+the smallest the APIs document (Anthropic's): an image's base64 text may be 5 MiB, a file of
+about 3.75 MiB (``agent.images``).
 """
 
 from __future__ import annotations
@@ -15,18 +16,9 @@ import binascii
 import functools
 import mimetypes
 import os
-from typing import Any
 
+from ..agent.images import MAX_BASE64, MAX_FILE, MEDIA_TYPES, mebibytes
 from ..agent.messages import Image, Message, ProviderError
-
-MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")  # what every image provider reads
-MAX_BASE64 = 5 * 1024 * 1024
-MAX_FILE = MAX_BASE64 // 4 * 3
-
-
-def takes_images(provider: Any) -> bool:
-    """Whether ``provider`` declares that it takes images (ACP's ``promptCapabilities.image``)."""
-    return getattr(provider, "images", False) is True
 
 
 def has_images(messages: list[Message]) -> bool:
@@ -78,7 +70,3 @@ def file_base64(path: str, mtime_ns: int, size: int) -> str:
 
 def too_large(what: str, size: int) -> ProviderError:
     return ProviderError(f"{what} is {mebibytes(size)}, more than the {mebibytes(MAX_FILE)} a provider takes: scale it down")
-
-
-def mebibytes(size: int) -> str:
-    return f"{size / (1024 * 1024):.2f} MiB"

@@ -11,13 +11,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from ..agent.messages import Image
 from ..agent.toolbox import describe
 from ..host import rewinding, stored
 from ..host.conversations import ID_PATTERN
 from ..host.frontend import BadRequest, Refused
+from ..host.images import check_image_type, decode_image
 from .documents import describe_location, editor_context
 from .router import LspRouter
 
@@ -48,9 +50,29 @@ class FolderArguments(Arguments):
     uri: str | None = None
 
 
+class ImageArgument(Arguments):
+    mime_type: str = Field(alias="mimeType")
+    data: str
+
+    @field_validator("mime_type")
+    @classmethod
+    def image_type(cls, mime_type: str) -> str:
+        check_image_type(mime_type)
+        return mime_type
+
+    @field_validator("data")
+    @classmethod
+    def image(cls, data: str, info: ValidationInfo) -> str:
+        """Base64 of an image a provider takes (``host.images.decode_image``), under the field's name."""
+        if "mime_type" in info.data:  # else the type's own error names mimeType
+            decode_image(info.data["mime_type"], data)
+        return data
+
+
 class AskArguments(FolderArguments):
     prompt: str = Field(min_length=1)
     range: RangeArgument | None = None
+    images: list[ImageArgument] = Field(default_factory=list)
     progress_token: str | int | None = Field(default=None, alias="progressToken")
 
 
@@ -120,8 +142,9 @@ async def ask(router: LspRouter, args: AskArguments) -> dict[str, Any]:
     agent = router.agent_for(args.uri)
     trusted = agent.settings.trusted  # as last taken (the host takes the settings at start): whether git may run
     context = await editor_context(router.server.workspace, agent.root, args.uri, args.range, trusted=trusted)
+    images: list[Image] = [{"mimeType": image.mime_type, "data": image.data} for image in args.images]
     return await router.turn(
-        agent, args.prompt, context=context, token=args.progress_token, request=router.server.protocol.msg_id
+        agent, args.prompt, context=context, images=images, token=args.progress_token, request=router.server.protocol.msg_id
     )
 
 

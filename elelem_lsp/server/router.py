@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from .documents import document_path, folder_path
 from .editor import LspFrontend
 
 if TYPE_CHECKING:
+    from ..agent.messages import Image
     from ..host.folder_agent import FolderAgent
     from ..host.host import Host
 
@@ -86,7 +88,9 @@ class LspRouter:
             log.info("preparing the first turn failed", exc_info=True)
 
     # -- turns and their cancellation ------------------------------------------
-    async def turn(self, agent: FolderAgent, prompt: str, *, context: str, token: Any, request: Any) -> dict[str, Any]:
+    async def turn(
+        self, agent: FolderAgent, prompt: str, *, context: str, token: Any, request: Any, images: Sequence[Image] = ()
+    ) -> dict[str, Any]:
         """The agent's turn, named by ``request`` and its progress token while it runs."""
         names: list[tuple[dict[Any, FolderAgent], Any]] = []
 
@@ -98,7 +102,7 @@ class LspRouter:
                 table[key] = agent
 
         try:
-            return await agent.turn(prompt, context=context, token=token, on_start=started)
+            return await agent.turn(prompt, context=context, images=images, token=token, on_start=started)
         finally:
             for table, key in names:
                 if table.get(key) is agent:

@@ -5,7 +5,8 @@ An event {"type": "sleep", "seconds": S} waits (cancellably) before the next one
 {"type": "say_tool_result"} says the content of the last message (the tool result it was handed);
 {"type": "record"} appends the messages and tools it was handed, as one JSON line, to `.agents/fetches.jsonl`.
 When the script runs out, the provider says "done."; a changed script starts again. SCRIPTED_MODE=thread makes
-fetch a plain function (run on a worker thread by the agent); SCRIPTED_IMAGES=1 makes it a provider that takes images.
+fetch a plain function (run on a worker thread by the agent). "scripted-images" is the same provider declaring
+that it takes images (and so is "scripted" with SCRIPTED_IMAGES=1).
 """
 
 import asyncio
@@ -18,9 +19,11 @@ from elelem_lsp.agent.workspace import current_workspace
 
 
 class ScriptedProvider:
+    images = False  # whether it takes images; SCRIPTED_IMAGES=1 makes it say so
+
     def __init__(self, model=None):
         self.model = model
-        self.images = os.environ.get("SCRIPTED_IMAGES") == "1"
+        self.images = type(self).images or os.environ.get("SCRIPTED_IMAGES") == "1"
         self.fetches = 0
         self.script = None
 
@@ -53,6 +56,10 @@ def record(messages, tools):
         file.write(json.dumps({"messages": messages, "tools": tools}) + "\n")
 
 
+class SeeingScriptedProvider(ScriptedProvider):
+    images = True
+
+
 class ThreadedScriptedProvider(ScriptedProvider):
     def fetch(self, messages, tools, emit):
         for event in self.next_fetch():
@@ -68,3 +75,4 @@ class ThreadedScriptedProvider(ScriptedProvider):
 def setup(config):
     kind = ThreadedScriptedProvider if os.environ.get("SCRIPTED_MODE") == "thread" else ScriptedProvider
     config.provider("scripted", lambda model=None, **_: kind(model))
+    config.provider("scripted-images", lambda model=None, **_: SeeingScriptedProvider(model))

@@ -6,8 +6,6 @@ refusals a person sees before any request is sent.
 from __future__ import annotations
 
 import base64
-import struct
-import zlib
 from typing import Any, Literal
 
 import pytest
@@ -15,28 +13,19 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from elelem_lsp.agent.messages import ProviderError
 from elelem_lsp.providers import build_declared
-from elelem_lsp.providers.images import MAX_FILE, takes_images
+from elelem_lsp.agent.images import MAX_FILE, takes_images
 from elelem_lsp.providers.remote.anthropic import AnthropicProvider
 from elelem_lsp.providers.remote.ollama import OllamaProvider
 from elelem_lsp.providers.remote.openai import OpenAIProvider
 from elelem_lsp.providers.remote.presets import factory as preset_factory
 from elelem_lsp.providers.remote.vertex import VertexProvider
+from scaffold import png
+
 from .test_requests import MESSAGES
 
 openai_types = pytest.importorskip("openai.types.chat", reason="the openai SDK (dev extra) checks the request types")
 anthropic_types = pytest.importorskip("anthropic.types", reason="the anthropic SDK (dev extra) checks the request types")
 from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming  # noqa: E402
-
-
-def png(width: int = 2, height: int = 1) -> bytes:
-    """A real PNG: red pixels, as an image viewer would open it."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 
 
 @pytest.fixture

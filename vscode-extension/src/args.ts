@@ -5,6 +5,8 @@
  * Pure: no vscode import, so unit tests can load it.
  */
 
+import type { ChatImage } from "./webview/composer";
+
 export interface WirePosition {
   line: number;
   character: number;
@@ -21,6 +23,8 @@ export interface AskRequest {
   uri?: string;
   /** The selection the question is about. */
   range?: WireRange;
+  /** Images pasted or dropped with the question. */
+  images?: readonly ChatImage[];
 }
 
 /** The single argument object of `elelem.ask`. */
@@ -35,6 +39,9 @@ export function askArguments(request: AskRequest, progressToken: string): Record
   }
   if (request.range) {
     args.range = request.range;
+  }
+  if (request.images?.length) {
+    args.images = request.images.map(({ mimeType, data }) => ({ mimeType, data }));
   }
   args.progressToken = progressToken;
   return args;

@@ -18,6 +18,7 @@ import { describeStatus } from "./render";
 import { conversationTitle, describeUsage, turnsFromTranscript } from "./transcript";
 import { TurnEdits } from "./turnEdits";
 import { folderKey, TurnRunner } from "./turns";
+import type { ChatImage } from "./webview/composer";
 import { ContextChip, ViewMessage } from "./webview/messages";
 
 /** The most #file matches offered. */
@@ -112,7 +113,7 @@ export class ChatController implements vscode.Disposable {
         await this.load();
         break;
       case "send":
-        await this.send(message.text);
+        await this.send(message.text, message.images ?? []);
         break;
       case "stop":
       case "pickProvider":
@@ -252,8 +253,8 @@ export class ChatController implements vscode.Disposable {
     this.showChips();
   }
 
-  /** Sends the question about the chips: the first is `uri`/`range`, the others named by path. */
-  private async send(text: string): Promise<void> {
+  /** Sends the question about the chips (the first is `uri`/`range`, the others named by path) with the images pasted or dropped. */
+  private async send(text: string, images: readonly ChatImage[]): Promise<void> {
     const question = text.trim();
     if (!question) {
       return;
@@ -267,7 +268,7 @@ export class ChatController implements vscode.Disposable {
     const prompt = withAttachedFiles(question, others.map((file) => vscode.workspace.asRelativePath(file.uri, false)));
     this.files.clear();
     this.showChips();
-    await this.commands.askAbout(question, prompt, first?.uri ?? this.folder?.uri, first?.range);
+    await this.commands.askAbout(question, prompt, first?.uri ?? this.folder?.uri, first?.range, images);
   }
 
   private async insert(code: string): Promise<void> {

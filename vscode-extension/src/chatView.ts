@@ -200,9 +200,11 @@ export class ChatView implements vscode.WebviewViewProvider, TranscriptSink, vsc
 <div id="questions" aria-live="assertive"></div>
 <footer class="composer">
   <div id="chips" class="chips" aria-label="Context"></div>
+  <div id="images" class="chips" aria-label="Images"></div>
+  <div id="image-error" class="image-error" role="alert" hidden></div>
   <div id="files" class="file-list" role="listbox" aria-label="Files" hidden></div>
   <div class="input-row">
-    <textarea id="input" rows="3" aria-label="Ask elelem" placeholder="Ask elelem (Enter to send, Shift+Enter for a new line, ↑ for earlier prompts, # for a file)"></textarea>
+    <textarea id="input" rows="3" aria-label="Ask elelem" placeholder="Ask elelem (Enter to send, Shift+Enter for a new line, ↑ for earlier prompts, # for a file, paste or drop an image)"></textarea>
     <button id="send" class="primary" title="Send (Enter)" aria-label="Send"><span class="codicon codicon-send"></span></button>
     <button id="stop" class="danger" title="Stop the turn" aria-label="Stop" hidden><span class="codicon codicon-debug-stop"></span> Stop</button>
   </div>

@@ -15,6 +15,7 @@ import { ProvidersResult, toConversations, toProvidersResult, toTranscriptResult
 import { StatusBar } from "./statusBar";
 import { conversationTitle } from "./transcript";
 import { describeLocation, TurnRunner } from "./turns";
+import type { ChatImage } from "./webview/composer";
 
 /** The folder the person is working in: the active editor's, else the first one. */
 export function activeFolder(): vscode.WorkspaceFolder | undefined {
@@ -91,8 +92,14 @@ export class Commands {
     await this.askAbout(text, text, uri);
   }
 
-  /** Runs one `elelem.ask` about `uri` (and `range` in it); `heading` is what the transcript shows. */
-  async askAbout(heading: string, prompt: string, uri: vscode.Uri | undefined, range?: vscode.Range): Promise<void> {
+  /** Runs one `elelem.ask` about `uri` (and `range` in it) with `images`; `heading` is what the transcript shows. */
+  async askAbout(
+    heading: string,
+    prompt: string,
+    uri: vscode.Uri | undefined,
+    range?: vscode.Range,
+    images: readonly ChatImage[] = [],
+  ): Promise<void> {
     const wireRange = range && {
       start: { line: range.start.line, character: range.start.character },
       end: { line: range.end.line, character: range.end.character },
@@ -101,7 +108,7 @@ export class Commands {
       command: "elelem.ask",
       heading,
       uri,
-      build: (token) => [askArguments({ prompt, uri: uri && this.connection.wireUri(uri), range: wireRange }, token)],
+      build: (token) => [askArguments({ prompt, uri: uri && this.connection.wireUri(uri), range: wireRange, images }, token)],
     });
     this.refreshStatus();
   }

@@ -6,15 +6,24 @@ lines, and never more than fits the room a tool result has in the turn's context
 ``cat -n`` prints it; a line longer than ``LINE_CHARS`` is cut with a marker. A window that ends
 before the file does ends with one sentence saying which lines were shown and the offset to read
 on from, so a model never takes part of a file for all of it.
+
+An image file (PNG, JPEG, GIF or WebP by its first bytes) is given to a provider that takes
+images: the result says what it is (``image: true``, its ``mimeType`` and ``bytes``) and the tool
+message carries it by path (``images``; the session puts it beside the result). With a provider
+that cannot, read refuses and says so.
 """
 
 from __future__ import annotations
 
+import os
+import stat
+from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, Field, WithJsonSchema
 
 from .. import budget
+from ..images import MAX_FILE, mebibytes, media_type_of, turn_takes_images
 from ..messages import encode
 from ..workspace import Workspace
 from .base import Tool, ToolFailure
@@ -30,7 +39,8 @@ DESCRIPTION = (
     f"Reads from line `offset` (from 1) at most `limit` lines: up to {DEFAULT_LIMIT} by default, fewer when "
     "they would not fit the context window; a result that stops before the end of the file says so and gives "
     f"the offset to read on from. Lines longer than {LINE_CHARS:,} characters are cut. "
-    "Binary files and folders cannot be read (use list for a folder)."
+    "An image file (PNG, JPEG, GIF, WebP) is shown to you when your provider takes images. "
+    "Other binary files and folders cannot be read (use list for a folder)."
 )
 
 
@@ -68,9 +78,34 @@ def window(text: str, offset: int, limit: int, room: int) -> tuple[list[str], in
     return shown, len(lines)
 
 
+def image_type(path: Path) -> str | None:
+    """The media type of the file when it is an image a provider takes, told by its first bytes."""
+    try:
+        # Not a plain open: on a FIFO that waits for a writer, stalling the turn (read_text says what it is).
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None  # read_text says why
+    with os.fdopen(descriptor, "rb") as file:
+        return media_type_of(file.read(12)) if stat.S_ISREG(os.fstat(descriptor).st_mode) else None
+
+
+def image(path: Path, name: str, media_type: str) -> dict:
+    """The result of reading an image: what it is, and the image itself (by path) for the tool message."""
+    if not turn_takes_images.get():
+        raise ToolFailure(f"{name} is an image ({media_type}) and this provider cannot take images, so it cannot be read")
+    size = path.stat().st_size
+    if size > MAX_FILE:
+        raise ToolFailure(f"{name} is an image of {mebibytes(size)}, more than the {mebibytes(MAX_FILE)} a provider takes")
+    given = [{"mimeType": media_type, "path": str(path)}]
+    return {"path": name, "image": True, "mimeType": media_type, "bytes": size, "images": given}
+
+
 async def read(args: ReadArguments, workspace: Workspace) -> dict:
     path = workspace.resolve(args.path)
     name = workspace.relative(path)
+    media_type = image_type(path)
+    if media_type is not None:
+        return image(path, name, media_type)
     text = await workspace.read_text(path)
     shown, total = window(text, args.offset, args.limit or DEFAULT_LIMIT, budget.result_room.get())
     if total == 0:

@@ -1,6 +1,7 @@
 /**
  * The chat input's logic, apart from the page: recalling earlier prompts with ↑/↓ the way a
- * shell does (the draft kept while browsing), and finding the `#file` query the caret is in.
+ * shell does (the draft kept while browsing), finding the `#file` query the caret is in, and
+ * checking a pasted or dropped image (type and size) as the server will.
  * Pure: no DOM, so unit tests can load it.
  */
 
@@ -93,4 +94,46 @@ export function requestFocus(kind: "choice" | "text", typingElsewhere: boolean):
 /** What Escape answers a permission request: its "Deny" option, else no answer (also a refusal). */
 export function escapeAnswer(options: string[]): string | null {
   return options.find((option) => option.toLowerCase() === "deny") ?? null;
+}
+
+/** An image pasted or dropped into the input, as `elelem.ask`'s `images` take it. */
+export interface ChatImage {
+  mimeType: string;
+  /** The bytes, base64. */
+  data: string;
+}
+
+/** The image types every provider that takes images reads. */
+export const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+/** The largest image a provider takes: 5 MiB of base64 (Anthropic's limit, the smallest), 3.75 MiB of file. */
+export const MAX_IMAGE_BYTES = ((5 * 1024 * 1024) / 4) * 3;
+
+function mebibytes(size: number): string {
+  return `${(size / (1024 * 1024)).toFixed(2)} MiB`;
+}
+
+/** Why a pasted or dropped file cannot go with the question (its type or size), or undefined when it can. */
+export function imageProblem(name: string, type: string, size: number): string | undefined {
+  if (!IMAGE_TYPES.includes(type)) {
+    return `${name || "the pasted item"} is not a PNG, JPEG, GIF or WebP image`;
+  }
+  if (size > MAX_IMAGE_BYTES) {
+    return `${name || "the pasted image"} is ${mebibytes(size)}, more than the ${mebibytes(MAX_IMAGE_BYTES)} a provider takes`;
+  }
+  return undefined;
+}
+
+/** The image a `data:` URL (a FileReader's) holds; an Error saying why when it is not one a provider takes. */
+export function imageFromDataUrl(name: string, url: string): ChatImage {
+  const match = /^data:([\w.+-]+\/[\w.+-]+);base64,([A-Za-z0-9+/]*={0,2})$/.exec(url);
+  if (!match) {
+    throw new Error(`${name || "the pasted item"} could not be read as an image`);
+  }
+  const [, mimeType, data] = match;
+  const size = Math.floor((data.length * 3) / 4) - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0);
+  const problem = imageProblem(name, mimeType, size);
+  if (problem) {
+    throw new Error(problem);
+  }
+  return { mimeType, data };
 }

@@ -4,13 +4,26 @@
  * the bottom unless the person scrolled up, and turns what the person does into messages to the
  * extension: send (Enter), Stop, the header's pickers, #file completion, removing a chip, Copy /
  * Insert of a code block, a changed file's diff, undoing a turn's edits, answering a request.
+ * An image pasted or dropped into the composer (PNG, JPEG, GIF, WebP, 3.75 MiB at most; anything
+ * else is refused with a visible error) becomes a chip with a remove button and goes with the next
+ * question as `images`.
  * The draft, the prompt history and the scroll position live in the webview state, so they come
  * back after a reload.
  */
 
 import DOMPurify from "dompurify";
 
-import { escapeAnswer, fileQueryAt, FileQuery, PromptHistory, requestFocus, withoutQuery } from "./composer";
+import {
+  ChatImage,
+  escapeAnswer,
+  fileQueryAt,
+  FileQuery,
+  imageFromDataUrl,
+  imageProblem,
+  PromptHistory,
+  requestFocus,
+  withoutQuery,
+} from "./composer";
 import { ChatHeader, ContextChip, ViewQuestion } from "./messages";
 
 interface VsCodeApi {
@@ -46,6 +59,11 @@ const stopButton = element<HTMLButtonElement>("stop");
 const chipsBox = element<HTMLElement>("chips");
 const filesBox = element<HTMLElement>("files");
 const questionsBox = element<HTMLElement>("questions");
+const imagesBox = element<HTMLElement>("images");
+const imageError = element<HTMLElement>("image-error");
+const composer = document.querySelector<HTMLElement>(".composer")!;
+/** The images pasted or dropped for the next question, with the name the chip shows. */
+let images: { name: string; image: ChatImage }[] = [];
 const toggled = new Map<string, boolean>();
 let busy = false;
 /** Follow new output unless the person scrolled up; a reload restores where they were. */
@@ -296,6 +314,88 @@ function updateFileQuery(): void {
   fileTimer = setTimeout(() => vscode.postMessage({ type: "fileQuery", query: found.query }), 80);
 }
 
+// -- images ------------------------------------------------------------------------------------
+
+function showImages(): void {
+  imagesBox.replaceChildren(
+    ...images.map(({ name, image }, index) => {
+      const item = document.createElement("span");
+      item.className = "chip image-chip";
+      item.title = name;
+      const preview = document.createElement("img");
+      preview.src = `data:${image.mimeType};base64,${image.data}`;
+      preview.alt = "";
+      const label = document.createElement("span");
+      label.textContent = name;
+      const remove = document.createElement("button");
+      remove.className = "icon-button";
+      remove.setAttribute("aria-label", `Remove the image ${name}`);
+      remove.title = "Remove";
+      remove.innerHTML = '<span class="codicon codicon-close"></span>';
+      remove.addEventListener("click", () => {
+        images.splice(index, 1);
+        showImages();
+        input.focus();
+      });
+      item.append(preview, label, remove);
+      return item;
+    }),
+  );
+}
+
+function showImageError(text: string): void {
+  imageError.textContent = text;
+  imageError.hidden = !text;
+}
+
+/** Reads the pasted or dropped files that are images into chips; a refused one is said under the input. */
+function addImages(files: File[]): void {
+  const problems: string[] = [];
+  for (const file of files) {
+    const name = file.name || `pasted ${file.type.replace("image/", "")}`;
+    const problem = imageProblem(name, file.type, file.size);
+    if (problem) {
+      problems.push(problem);
+      continue;
+    }
+    const reader = new FileReader();
+    reader.addEventListener("load", () => {
+      try {
+        images.push({ name, image: imageFromDataUrl(name, String(reader.result)) });
+        showImages();
+      } catch (error) {
+        showImageError(error instanceof Error ? error.message : String(error));
+      }
+    });
+    reader.addEventListener("error", () => showImageError(`${name} could not be read`));
+    reader.readAsDataURL(file);
+  }
+  showImageError(problems.join("; "));
+}
+
+input.addEventListener("paste", (event) => {
+  const files = [...(event.clipboardData?.files ?? [])];
+  if (files.length) {
+    event.preventDefault(); // the image, not its file name as text
+    addImages(files);
+  }
+});
+composer.addEventListener("dragover", (event) => {
+  if (event.dataTransfer?.types.includes("Files")) {
+    event.preventDefault();
+    composer.classList.add("dropping");
+  }
+});
+composer.addEventListener("dragleave", () => composer.classList.remove("dropping"));
+composer.addEventListener("drop", (event) => {
+  composer.classList.remove("dropping");
+  const files = [...(event.dataTransfer?.files ?? [])];
+  if (files.length) {
+    event.preventDefault();
+    addImages(files);
+  }
+});
+
 // -- sending -----------------------------------------------------------------------------------
 
 function send(): void {
@@ -304,7 +404,10 @@ function send(): void {
     return;
   }
   history.add(text);
-  vscode.postMessage({ type: "send", text });
+  vscode.postMessage({ type: "send", text, images: images.map(({ image }) => image) });
+  images = [];
+  showImages();
+  showImageError("");
   input.value = "";
   followBottom = true;
   restoreScroll = null;

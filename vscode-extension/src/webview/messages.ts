@@ -4,6 +4,8 @@
  * back. Types only: both sides import them.
  */
 
+import type { ChatImage } from "./composer";
+
 /** What the header shows. */
 export interface ChatHeader {
   folder: string;
@@ -33,7 +35,7 @@ export interface ViewQuestion {
 /** A message from the page. */
 export type ViewMessage =
   | { type: "ready" }
-  | { type: "send"; text: string }
+  | { type: "send"; text: string; images?: ChatImage[] }
   | { type: "stop" | "pickProvider" | "pickModel" | "pickConversation" | "pickFolder" | "newConversation" }
   | { type: "removeChip"; id: string }
   | { type: "fileQuery"; query: string }
