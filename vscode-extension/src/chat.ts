@@ -16,6 +16,7 @@ import { ServerConnection } from "./connection";
 import { ProvidersResult, toContextUsage, toTranscriptResult } from "./protocol";
 import { describeStatus } from "./render";
 import { conversationTitle, describeUsage, turnsFromTranscript } from "./transcript";
+import { describeHeaderUsage, toTurnUsage, TurnUsage, usageOf } from "./usage";
 import { TurnEdits } from "./turnEdits";
 import { folderKey, TurnRunner } from "./turns";
 import { ContextChip, ViewMessage } from "./webview/messages";
@@ -50,6 +51,8 @@ export class ChatController implements vscode.Disposable {
   private readonly titles = new Map<string, string>();
   private providers: ProvidersResult = { provider: null, model: null, available: [] };
   private readonly usage = new Map<string, string>();
+  /** The conversation's tokens and cost so far, per folder: from the last turn's `usage`, or `elelem.context`. */
+  private readonly spent = new Map<string, TurnUsage>();
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(
@@ -79,6 +82,11 @@ export class ChatController implements vscode.Disposable {
       runner.onDidChangeTurn((turn) => {
         view.setBusy(this.runner.busyIn(this.key));
         if (turn.status !== "running") {
+          const spent = usageOf(turn.items);
+          const folder = runner.find(turn.id)?.folder;
+          if (spent && folder !== undefined) {
+            this.spent.set(folder, spent);
+          }
           void this.measure();
           if (runner.find(turn.id)?.folder === this.key) {
             view.announce(`elelem: ${describeStatus(turn)}`);
@@ -225,7 +233,7 @@ export class ChatController implements vscode.Disposable {
       provider: this.providers.provider,
       model: this.providers.model,
       conversation: this.titles.get(this.key) ?? "",
-      usage: this.usage.get(this.key) ?? "",
+      usage: describeHeaderUsage(this.usage.get(this.key) ?? "", this.spent.get(this.key)),
       multiRoot: (vscode.workspace.workspaceFolders?.length ?? 0) > 1,
     });
   }
@@ -295,6 +303,10 @@ export class ChatController implements vscode.Disposable {
     try {
       const raw = await this.connection.execute("elelem.context", folder ? { uri: this.connection.wireUri(folder.uri) } : {});
       this.usage.set(key, describeUsage(toContextUsage(raw)));
+      const spent = toTurnUsage(typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>).usage : undefined);
+      if (spent) {
+        this.spent.set(key, spent);
+      }
     } catch (error) {
       this.usage.delete(key);
       this.connection.log(`elelem.context: ${errorText(error)}`);
@@ -326,6 +338,7 @@ export class ChatController implements vscode.Disposable {
   private showConversation({ folder, transcript, fresh }: ShownConversation): void {
     const key = folder ? folder.uri.toString() : folderKey(undefined);
     this.titles.set(key, conversationTitle(transcript.title));
+    this.spent.delete(key);
     this.view.clear(key);
     if (fresh) {
       this.view.note(key, folder ? `New conversation in ${folder.name}` : "New conversation");

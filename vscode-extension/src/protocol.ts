@@ -5,6 +5,8 @@
  */
 
 import { CheckedEvent, toCheckedEvent } from "./checked";
+import { PlanEvent, toPlanEvent } from "./plan";
+import { toUsageEvent, UsageEvent } from "./usage";
 
 /** A piece of text the model said (`saying`) or thought (`thinking`). */
 export interface TextEvent {
@@ -58,7 +60,7 @@ export interface CompactedEvent {
   text?: string;
 }
 
-export type AgentEvent = TextEvent | DoingEvent | ResultEvent | ContextEvent | CompactedEvent | CheckedEvent;
+export type AgentEvent = TextEvent | DoingEvent | ResultEvent | ContextEvent | CompactedEvent | CheckedEvent | PlanEvent | UsageEvent;
 
 /** The result of `elelem.ask` and `elelem.fix`. */
 export interface TurnResult {
@@ -218,6 +220,10 @@ export function toAgentEvent(value: unknown): AgentEvent | undefined {
       );
     case "checked":
       return toCheckedEvent(value);
+    case "plan":
+      return toPlanEvent(value);
+    case "usage":
+      return toUsageEvent(value);
     default:
       return undefined;
   }

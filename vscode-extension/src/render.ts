@@ -11,6 +11,7 @@ import hljs from "highlight.js/lib/common";
 import MarkdownIt from "markdown-it";
 
 import { renderChecked } from "./checked";
+import { renderPlan } from "./plan";
 import { FileChange, ToolOutcome, Turn, TurnItem } from "./transcript";
 
 /** A fenced block: highlighted when its language is known, with its actions above the code. */
@@ -164,6 +165,10 @@ function renderItem(turn: Turn, item: TurnItem, index: number): string {
       return `<div class="note">${escapeHtml(item.text)}</div>`;
     case "checked":
       return renderChecked(item, key, escapeHtml);
+    case "plan":
+      return renderPlan(item, escapeHtml);
+    case "usage":
+      return `<div class="usage-row" aria-label="${escapeHtml(`This turn used ${item.text}`)}">${escapeHtml(item.text)}</div>`;
   }
 }
 

@@ -3,18 +3,23 @@
  * `$/progress` values of the turn's token and the command's result, or from a stored
  * conversation (`elelem.transcript`). Streaming text arrives in arbitrary pieces, so a piece of
  * the same kind as the previous item extends it; a tool call's `result` event completes the call
- * with the same id; `context`/`compacted` events become a dim note. Pure: no vscode import.
+ * with the same id; `context`/`compacted` events become a dim note; a `plan` event replaces the
+ * turn's plan where it stands; the host's `usage` is a row. Pure: no vscode import.
  */
 
 import { CheckedItem } from "./checked";
+import { PlanItem } from "./plan";
 import { AgentEvent, ContextUsage, ProgressValue, TranscriptResult, TurnResult } from "./protocol";
+import { UsageItem } from "./usage";
 
 export type TurnItem =
   | { kind: "saying" | "thinking"; text: string }
   | { kind: "tool"; id: string; name: string; arguments: Record<string, unknown>; title?: string; outcome?: ToolOutcome }
   | { kind: "error"; text: string }
   | { kind: "note"; text: string }
-  | CheckedItem;
+  | CheckedItem
+  | PlanItem
+  | UsageItem;
 
 export interface ToolOutcome {
   ok: boolean;
@@ -139,8 +144,18 @@ export function applyEvents(turn: Turn, events: readonly AgentEvent[]): void {
         break;
       }
       case "checked":
+      case "usage":
         turn.items.push(event.item);
         break;
+      case "plan": {
+        const shown = turn.items.findIndex((item) => item.kind === "plan");
+        if (shown === -1) {
+          turn.items.push(event.item);
+        } else {
+          turn.items[shown] = event.item;
+        }
+        break;
+      }
       case "context":
       case "compacted": {
         const note = describeContext(event);
