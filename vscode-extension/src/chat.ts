@@ -16,6 +16,7 @@ import { ServerConnection } from "./connection";
 import { ProvidersResult, toContextUsage, toTranscriptResult } from "./protocol";
 import { describeStatus } from "./render";
 import { conversationTitle, describeUsage, turnsFromTranscript } from "./transcript";
+import { TurnRewind } from "./turnRewind";
 import { describeHeaderUsage, toTurnUsage, TurnUsage, usageOf } from "./usage";
 import { TurnEdits } from "./turnEdits";
 import { folderKey, TurnRunner } from "./turns";
@@ -54,6 +55,7 @@ export class ChatController implements vscode.Disposable {
   /** The conversation's tokens and cost so far, per folder: from the last turn's `usage`, or `elelem.context`. */
   private readonly spent = new Map<string, TurnUsage>();
   private readonly subscriptions: vscode.Disposable[] = [];
+  private readonly rewinder: TurnRewind;
 
   constructor(
     private readonly view: ChatView,
@@ -62,6 +64,7 @@ export class ChatController implements vscode.Disposable {
     private readonly edits: TurnEdits,
     private readonly connection: ServerConnection,
   ) {
+    this.rewinder = new TurnRewind(runner, edits, connection);
     this.subscriptions.push(
       view.onDidReceiveMessage((message) =>
         this.receive(message).catch((error) => void vscode.window.showErrorMessage(`elelem: ${errorText(error)}`)),
@@ -157,7 +160,7 @@ export class ChatController implements vscode.Disposable {
         await this.edits.openDiff(message.turn, message.uri);
         break;
       case "undo":
-        await this.edits.undo(message.turn);
+        await this.rewinder.rewind(message.turn, this.folder);
         break;
     }
   }

@@ -70,6 +70,8 @@ export interface TurnResult {
   steps?: number;
   cancelled?: boolean;
   error?: string | null;
+  /** The turn's checkpoint number when it changed files (`elelem.rewind` takes it); null or absent otherwise. */
+  checkpoint?: number | null;
 }
 
 /** One tool call of a stored turn. */
@@ -262,6 +264,7 @@ export function toTurnResult(value: unknown): TurnResult {
     steps: typeof value.steps === "number" ? value.steps : undefined,
     cancelled: value.cancelled === true,
     error: typeof value.error === "string" && value.error ? value.error : null,
+    checkpoint: typeof value.checkpoint === "number" && Number.isInteger(value.checkpoint) ? value.checkpoint : null,
   };
 }
 

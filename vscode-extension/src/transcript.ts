@@ -58,8 +58,12 @@ export interface Turn {
   steps?: number;
   /** The files this turn's edits changed (observed by the extension as they were applied). */
   edits?: FileChange[];
-  /** Set once "Undo this turn's edits" restored them. */
+  /** Set once "Undo this turn's edits" (or "Rewind to before this turn") restored them. */
   editsUndone?: boolean;
+  /** The turn's checkpoint, when it changed files and the server keeps checkpoints: it can be rewound. */
+  checkpoint?: number;
+  /** What the rewind did ("Rewound, with the conversation"), once done. */
+  rewound?: string;
 }
 
 /** "32,000" */
@@ -213,6 +217,9 @@ export function finishTurn(turn: Turn, result: TurnResult): void {
   turn.provider = result.provider;
   turn.model = result.model;
   turn.steps = result.steps;
+  if (typeof result.checkpoint === "number") {
+    turn.checkpoint = result.checkpoint;
+  }
   if (result.reply && !result.error && !turn.items.some((item) => item.kind === "saying")) {
     turn.items.push({ kind: "saying", text: result.reply });
   }
