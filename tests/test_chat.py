@@ -245,7 +245,7 @@ def test_chat_shows_the_plan_as_a_checklist_and_usage_prints_the_conversations_t
     child = spawn(project, "-p", "scripted")
     child.sendline("plan it")
     child.expect("answered")
-    assert "[x] read the readme\r\n[>] answer\r\n[ ] tidy up" in child.before
+    assert "  [x] read the readme\r\n  [~] answer\r\n  [ ] tidy up" in child.before
     child.expect(PROMPT)
     child.sendline("/usage")
     child.expect(PROMPT)

@@ -211,3 +211,27 @@ def test_a_budget_event_is_one_dim_line(event, line):
     terminal.show({"kind": "report", "events": [{"type": "saying", "text": "partial"}, event,
                                                 {"type": "mystery", "x": 1}]})
     assert out.getvalue() == f"partial\n{DIM}{line}\n{RESET}"
+
+
+def test_each_plan_event_is_shown_as_the_whole_checklist():
+    out = io.StringIO()
+    terminal = Terminal(out=io.StringIO(), err=out, interactive=False)
+    entries = [{"content": "Read the parser", "status": "completed"},
+               {"content": "Fix\x1b[31m the bug", "status": "in_progress", "priority": "high"},
+               {"content": "Run the tests", "status": "pending"}]
+    terminal.show({"kind": "report", "events": [{"type": "saying", "text": "On it"}, {"type": "plan", "entries": entries}]})
+    assert out.getvalue() == "On it\nPlan:\n  [x] Read the parser\n  [~] Fix the bug\n  [ ] Run the tests\n"
+    out.truncate(0), out.seek(0)
+    terminal.show({"kind": "report", "events": [{"type": "plan", "entries": [{**e, "status": "completed"} for e in entries]}]})
+    assert out.getvalue() == "Plan:\n  [x] Read the parser\n  [x] Fix the bug\n  [x] Run the tests\n"
+
+
+def test_the_hosts_usage_is_a_dim_row_and_a_providers_usage_is_not_shown():
+    out = io.StringIO()
+    out.isatty = lambda: True
+    terminal = Terminal(out=out, err=io.StringIO(), interactive=False)
+    host_usage = {"type": "usage", "inputTokens": 1234, "outputTokens": 567, "conversationInputTokens": 1234,
+                  "conversationOutputTokens": 567, "contextTokens": 1800, "text": "1,234 in · 567 out · $0.01"}
+    terminal.show({"kind": "report", "events": [{"type": "saying", "text": "done"},
+                                                {"type": "usage", "inputTokens": 10, "outputTokens": 2}, host_usage]})
+    assert out.getvalue() == f"done\n{DIM}1,234 in · 567 out · $0.01\n{RESET}"

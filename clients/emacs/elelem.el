@@ -18,7 +18,8 @@
 ;;
 ;; Commands: `elelem-ask' (the region, if active), `elelem-fix' (flymake's diagnostics of the
 ;; region or line), `elelem-select-provider', `elelem-cancel', `elelem-new-conversation' (or
-;; `elelem-reset'), `elelem-conversations', `elelem-delete-conversation', `elelem-transcript'.
+;; `elelem-reset'), `elelem-conversations', `elelem-delete-conversation', `elelem-transcript',
+;; `elelem-usage'.
 
 ;;; Code:
 
@@ -199,6 +200,64 @@ at most ten."
                 (if bad 'elelem-error-face 'elelem-tool-ok-face))
           (mapcar (lambda (line) (cons line 'elelem-note-face)) (seq-take details 10)))))
 
+(defun elelem-plan-lines (event)
+  "The lines of a `plan' EVENT, as (TEXT . FACE).
+`Plan:', then a `[x]' done, `[~]' in progress or `[ ]' to do line per entry."
+  (let ((entries (plist-get event :entries)))
+    (cons (cons "Plan:" 'elelem-tool-face)
+          (delq nil (mapcar (lambda (entry)
+                              (let ((content (and (consp entry) (plist-get entry :content))))
+                                (and (stringp content)
+                                     (pcase (plist-get entry :status)
+                                       ("completed" (cons (concat "  [x] " (elelem--one-line content)) 'elelem-tool-ok-face))
+                                       ("in_progress" (cons (concat "  [~] " (elelem--one-line content)) 'elelem-tool-face))
+                                       (_ (cons (concat "  [ ] " (elelem--one-line content)) nil))))))
+                            (and (sequencep entries) (not (stringp entries)) (append entries nil)))))))
+
+(defun elelem--show-plan (turn lines)
+  "Draw TURN's plan LINES: at the end the first time, over its last plan after that.
+Return TURN with markers around the plan."
+  (let ((start (plist-get turn :plan-start)))
+    (if (not (and (markerp start) (marker-buffer start)))
+        (with-current-buffer (elelem--transcript)
+          (dolist (line lines) (elelem--write (car line) (cdr line)))
+          (let ((end (copy-marker (point-max))))
+            (save-excursion
+              (goto-char end)
+              (forward-line (- 1 (length lines)))
+              (plist-put (plist-put turn :plan-start (copy-marker (line-beginning-position))) :plan-end end))))
+      (with-current-buffer (marker-buffer start)
+        (let ((inhibit-read-only t))
+          (save-excursion
+            (goto-char start)
+            (delete-region start (plist-get turn :plan-end))
+            (insert (mapconcat (lambda (line)
+                                 (if (cdr line) (propertize (car line) 'face (cdr line) 'font-lock-face (cdr line)) (car line)))
+                               lines "\n"))
+            (set-marker (plist-get turn :plan-end) (point))
+            turn))))))
+
+(defun elelem-usage-line (event)
+  "The dim line of the host's `usage' EVENT at a turn's end; nil for a provider's (no text)."
+  (when-let ((text (elelem--words (plist-get event :text))))
+    (concat "-- " (elelem--one-line text))))
+
+(defun elelem-conversation-usage (usage)
+  "The conversation's figures in USAGE (a plist of `elelem.context'), as words.
+\"12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12\"."
+  (let* ((count (lambda (value) (elelem--thousands (if (and (numberp value) (>= value 0)) value 0))))
+         (window (plist-get usage :contextWindow))
+         (cost (plist-get usage :cost))
+         (currency (or (elelem--words (plist-get usage :currency)) "USD"))
+         (figure (and (numberp cost) (format (if (< cost 0.01) "%.4f" "%.2f") cost))))
+    (string-join
+     (delq nil (list (concat (funcall count (plist-get usage :conversationInputTokens)) " in")
+                     (concat (funcall count (plist-get usage :conversationOutputTokens)) " out")
+                     (concat "context " (funcall count (plist-get usage :contextTokens))
+                             (if (and (numberp window) (> window 0)) (concat " of " (funcall count window)) ""))
+                     (and figure (if (equal currency "USD") (concat "$" figure) (concat figure " " currency)))))
+     " · ")))
+
 (defun elelem--ending-lines (outcome with-reply)
   "The lines ending a turn, as (TEXT . FACE), from OUTCOME.
 OUTCOME is a result plist or a stored turn.  The reply when WITH-REPLY (and no
@@ -235,7 +294,7 @@ A turn, or a compaction's one line; none for a kind this client does not know."
   "Empty the transcript; turns still running go on writing on fresh lines."
   (with-current-buffer (elelem--transcript)
     (let ((inhibit-read-only t)) (erase-buffer)))
-  (dolist (turn (hash-table-values elelem--turns)) (plist-put turn :open nil)))
+  (dolist (turn (hash-table-values elelem--turns)) (plist-put (plist-put turn :open nil) :plan-start nil)))
 
 (defun elelem-show-conversation (conversation)
   "Redraw the transcript as the stored CONVERSATION plist (:id :title :entries)."
@@ -281,6 +340,12 @@ A turn, or a compaction's one line; none for a kind this client does not know."
            (dolist (line (elelem-checked-lines event))
              (elelem--write (car line) (cdr line)))
            (setq turn (plist-put turn :open nil)))
+          ("plan"
+           (setq turn (plist-put (elelem--show-plan turn (elelem-plan-lines event)) :open nil)))
+          ("usage"
+           (when-let ((line (elelem-usage-line event)))
+             (elelem--write line 'elelem-note-face)
+             (setq turn (plist-put turn :open nil))))
           ((or "context" "compacted")
            (when-let ((note (elelem-note-text event)))
              (elelem--write note 'elelem-note-face)
@@ -747,6 +812,14 @@ listed, and overwritten only when you answer yes."
              (if (eq (plist-get answer :conversation) t) " and the conversation" ""))))
 
 ;;;###autoload
+(defun elelem-usage ()
+  "Show the folder's conversation's tokens in and out, context used and cost."
+  (interactive)
+  (let ((usage (plist-get (elelem--execute 'elelem.context (list :uri (elelem--uri))) :usage)))
+    (message "elelem: %s" (if (consp usage)
+                              (concat "conversation: " (elelem-conversation-usage usage))
+                            "this server does not count usage (no usage in elelem.context)"))))
+
 (defun elelem-transcript ()
   "Show the transcript; while it is empty, with the folder's current conversation."
   (interactive)

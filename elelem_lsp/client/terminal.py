@@ -1,7 +1,8 @@
 """Terminal: how a turn looks in a terminal, and how the person answers there.
 
 Saying is streamed as text, thinking dimmed, each tool call as one line of its title and
-outcome ``+ Read README.md → 132 lines``, a ``context`` or ``compacted`` event as its text.
+outcome ``+ Read README.md → 132 lines``, a ``context`` or ``compacted`` event as its text, a
+``plan`` as a checklist and the host's ``usage`` as a dimmed row at the turn's end.
 When stdout is not a terminal, everything but the reply goes to stderr so that
 ``elelem-lsp ask ... > file`` captures the reply alone; an error goes to stderr. Model text never drives the terminal:
 control characters (escape sequences, OSC clipboard writes, C1 codes, CR, BEL)
@@ -74,12 +75,14 @@ def checked_lines(event: dict[str, Any]) -> str:
     return f"✓ {one_line(str(event.get('text') or 'checked'), 300)}\n" + "".join(shown)
 
 
-CHECKS = {"completed": "[x]", "in_progress": "[>]"}  # pending: [ ]
+PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]"}  # any other status is pending: "[ ]"
 
 
-def checklist(entries: list[dict[str, Any]]) -> str:
-    """The model's plan, a line a step: ``[x]`` done, ``[>]`` under way, ``[ ]`` to do."""
-    return "".join(f"{CHECKS.get(e.get('status', ''), '[ ]')} {printable(str(e.get('content', '')))}\n" for e in entries)
+def plan_lines(event: dict[str, Any]) -> str:
+    """``Plan:`` and one ``[x]``/``[~]``/``[ ]`` line per entry: each plan event is the whole plan."""
+    entries = [e for e in event.get("entries") or [] if isinstance(e, dict)]
+    rows = [f"  {PLAN_MARKS.get(str(e.get('status')), '[ ]')} {one_line(str(e.get('content') or ''), 300)}\n" for e in entries]
+    return "Plan:\n" + "".join(rows)
 
 
 class Terminal:
@@ -157,7 +160,10 @@ class Terminal:
                 self.write(checked_lines(event))
             elif kind == "plan":
                 self.newline()
-                self.write(checklist(event.get("entries") or []))
+                self.write(plan_lines(event))
+            elif kind == "usage" and isinstance(event.get("text"), str):  # the host's; a provider's has no text
+                self.newline()
+                self.write(one_line(event["text"], 300) + "\n", dim=True)
 
     def stream(self, text: str, dim: bool = False) -> None:
         """A piece of streamed text; an escape sequence split across pieces is held until whole."""

@@ -104,3 +104,36 @@ def test_conversations_are_listed_resumed_continued_and_refused_mid_turn(
     assert refused["message"] == "elelem: a turn is running in work; cancel it before resuming another conversation"
     assert refused["unchanged"] is True
     assert [title.split()[:2] for title in seen["deleted"]["titles"]] == [["note", "one"], ["note", "three"]]
+
+
+# -- the plan and the host's usage (issue 23) ----------------------------------------------------
+
+def plan(*statuses: str) -> dict:
+    return {"type": "plan", "entries": [{"content": f"step {n}\nof it", "status": s} for n, s in enumerate(statuses, 1)]}
+
+
+def test_the_plan_is_a_checklist_rewritten_in_place_and_the_usage_a_dim_line(emacs: str) -> None:
+    usage = {"type": "usage", "inputTokens": 1234, "outputTokens": 567, "conversationInputTokens": 1234,
+             "conversationOutputTokens": 567, "contextTokens": 1800, "text": "1,234 in · 567 out · $0.01"}
+    seen = render(
+        emacs,
+        """(elelem--start-turn "p" "fix it")
+           (elelem--render-events "p" (drive-json first))
+           (elelem--render-events "p" (drive-json second))
+           (elelem--finish-turn "p" (drive-json result))""",
+        first=[plan("in_progress", "pending"), {"type": "saying", "text": "On it."}],
+        second=[plan("completed", "completed", "in_progress"), {"type": "usage", "inputTokens": 9, "outputTokens": 1},
+                usage],
+        result={"reply": "On it.", "provider": "scripted", "steps": 1},
+    )
+    assert seen["text"].splitlines() == ["> fix it", "Plan:", "  [x] step 1 of it", "  [x] step 2 of it",
+                                         "  [~] step 3 of it", "On it.", "-- 1,234 in · 567 out · $0.01",
+                                         "-- scripted · 1 step"]
+    assert seen["noted"] == ["-- 1,234 in · 567 out · $0.01"]
+
+
+def test_the_conversations_usage_is_worded_for_elelem_usage(emacs: str) -> None:
+    seen = render(emacs, "(elelem--write (elelem-conversation-usage (drive-json u)) 'elelem-note-face)",
+                  u={"conversationInputTokens": 12345, "conversationOutputTokens": 2345, "contextTokens": 3000,
+                     "contextWindow": 128000, "cost": 0.1234, "currency": "USD"})
+    assert seen["noted"] == ["12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12"]

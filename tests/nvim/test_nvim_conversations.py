@@ -246,3 +246,42 @@ def test_turns_left_out_to_fit_the_budget_show_as_one_dim_line(workspace: Path, 
     # each note comes first in its turn, right under the prompt
     assert transcript[transcript.index(notes[0]) - 1].startswith("> note two ")
     assert transcript[-4:] == ["> recall", notes[1], "earlier: ", "-- scripted · 1 step"]  # the model saw neither
+
+
+# -- the plan and the host's usage (issue 23) ----------------------------------------------------
+
+PLAN_USAGE = """
+local events = ...
+local t = require('elelem.transcript')
+t.start_turn('p', 'fix it')
+t.render_events('p', { events[1], { type = 'saying', text = 'On it.' } })
+t.render_events('p', { events[2], { type = 'usage', inputTokens = 9, outputTokens = 1 }, events[3] })
+t.finish_turn('p', nil, { reply = 'On it.', provider = 'scripted', steps = 1 })
+"""
+
+
+def plan(*statuses: str) -> dict:
+    return {"type": "plan", "entries": [{"content": f"step {n}\nof it", "status": s} for n, s in enumerate(statuses, 1)]}
+
+
+def test_the_plan_is_a_checklist_rewritten_in_place_and_the_usage_a_dim_line(workspace: Path, start_nvim) -> None:
+    nvim = start_nvim(workspace)
+    usage = {"type": "usage", "inputTokens": 1234, "outputTokens": 567, "conversationInputTokens": 1234,
+             "conversationOutputTokens": 567, "contextTokens": 1800, "text": "1,234 in · 567 out · $0.01"}
+    nvim.lua(PLAN_USAGE, [plan("in_progress", "pending"), plan("completed", "completed", "in_progress"), usage])
+    assert nvim.transcript() == ["> fix it", "Plan:", "  [x] step 1 of it", "  [x] step 2 of it", "  [~] step 3 of it",
+                                 "On it.", "-- 1,234 in · 567 out · $0.01", "-- scripted · 1 step"]
+    assert highlighted(nvim, "ElelemToolOk") == ["  [x] step 1 of it", "  [x] step 2 of it"]
+    assert highlighted(nvim, "ElelemTool") == ["Plan:", "  [~] step 3 of it"]
+    assert highlighted(nvim, "ElelemNote") == ["-- 1,234 in · 567 out · $0.01"]
+
+
+def test_elelem_usage_prints_the_conversations_figures_or_says_the_server_has_none(workspace: Path, start_nvim) -> None:
+    nvim = start_nvim(workspace, "a.txt")
+    nvim.command("ElelemUsage")
+    nvim.wait("vim.api.nvim_exec2('messages', { output = true }).output:find('does not count usage', 1, true)",
+              what="the answer of elelem.context")
+    words = nvim.lua("return require('elelem.usage').describe_context(...)",
+                     {"usage": {"conversationInputTokens": 12345, "conversationOutputTokens": 2345, "contextTokens": 3000,
+                                "contextWindow": 128000, "cost": 0.1234, "currency": "USD"}})
+    assert words == "conversation: 12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12"

@@ -178,6 +178,9 @@ const SERVER_SETTING_KEYS = [
   "sandbox",
   "sandboxNetwork",
   "sandboxWritable",
+  "checkpoints",
+  "checkpointTurns",
+  "checkpointDays",
 ] as const;
 
 /**

@@ -16,6 +16,8 @@ import { ServerConnection } from "./connection";
 import { ProvidersResult, toContextUsage, toTranscriptResult } from "./protocol";
 import { describeStatus } from "./render";
 import { conversationTitle, describeUsage, turnsFromTranscript } from "./transcript";
+import { TurnRewind } from "./turnRewind";
+import { describeHeaderUsage, toTurnUsage, TurnUsage, usageOf } from "./usage";
 import { TurnEdits } from "./turnEdits";
 import { folderKey, TurnRunner } from "./turns";
 import type { ChatImage } from "./webview/composer";
@@ -51,7 +53,10 @@ export class ChatController implements vscode.Disposable {
   private readonly titles = new Map<string, string>();
   private providers: ProvidersResult = { provider: null, model: null, available: [] };
   private readonly usage = new Map<string, string>();
+  /** The conversation's tokens and cost so far, per folder: from the last turn's `usage`, or `elelem.context`. */
+  private readonly spent = new Map<string, TurnUsage>();
   private readonly subscriptions: vscode.Disposable[] = [];
+  private readonly rewinder: TurnRewind;
 
   constructor(
     private readonly view: ChatView,
@@ -60,6 +65,7 @@ export class ChatController implements vscode.Disposable {
     private readonly edits: TurnEdits,
     private readonly connection: ServerConnection,
   ) {
+    this.rewinder = new TurnRewind(runner, edits, connection);
     this.subscriptions.push(
       view.onDidReceiveMessage((message) =>
         this.receive(message).catch((error) => void vscode.window.showErrorMessage(`elelem: ${errorText(error)}`)),
@@ -80,6 +86,11 @@ export class ChatController implements vscode.Disposable {
       runner.onDidChangeTurn((turn) => {
         view.setBusy(this.runner.busyIn(this.key));
         if (turn.status !== "running") {
+          const spent = usageOf(turn.items);
+          const folder = runner.find(turn.id)?.folder;
+          if (spent && folder !== undefined) {
+            this.spent.set(folder, spent);
+          }
           void this.measure();
           if (runner.find(turn.id)?.folder === this.key) {
             view.announce(`elelem: ${describeStatus(turn)}`);
@@ -150,7 +161,7 @@ export class ChatController implements vscode.Disposable {
         await this.edits.openDiff(message.turn, message.uri);
         break;
       case "undo":
-        await this.edits.undo(message.turn);
+        await this.rewinder.rewind(message.turn, this.folder);
         break;
     }
   }
@@ -226,7 +237,7 @@ export class ChatController implements vscode.Disposable {
       provider: this.providers.provider,
       model: this.providers.model,
       conversation: this.titles.get(this.key) ?? "",
-      usage: this.usage.get(this.key) ?? "",
+      usage: describeHeaderUsage(this.usage.get(this.key) ?? "", this.spent.get(this.key)),
       multiRoot: (vscode.workspace.workspaceFolders?.length ?? 0) > 1,
     });
   }
@@ -296,6 +307,10 @@ export class ChatController implements vscode.Disposable {
     try {
       const raw = await this.connection.execute("elelem.context", folder ? { uri: this.connection.wireUri(folder.uri) } : {});
       this.usage.set(key, describeUsage(toContextUsage(raw)));
+      const spent = toTurnUsage(typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>).usage : undefined);
+      if (spent) {
+        this.spent.set(key, spent);
+      }
     } catch (error) {
       this.usage.delete(key);
       this.connection.log(`elelem.context: ${errorText(error)}`);
@@ -327,6 +342,7 @@ export class ChatController implements vscode.Disposable {
   private showConversation({ folder, transcript, fresh }: ShownConversation): void {
     const key = folder ? folder.uri.toString() : folderKey(undefined);
     this.titles.set(key, conversationTitle(transcript.title));
+    this.spent.delete(key);
     this.view.clear(key);
     if (fresh) {
       this.view.note(key, folder ? `New conversation in ${folder.name}` : "New conversation");

@@ -5,6 +5,8 @@
  */
 
 import { CheckedEvent, toCheckedEvent } from "./checked";
+import { PlanEvent, toPlanEvent } from "./plan";
+import { toUsageEvent, UsageEvent } from "./usage";
 
 /** A piece of text the model said (`saying`) or thought (`thinking`). */
 export interface TextEvent {
@@ -58,7 +60,7 @@ export interface CompactedEvent {
   text?: string;
 }
 
-export type AgentEvent = TextEvent | DoingEvent | ResultEvent | ContextEvent | CompactedEvent | CheckedEvent;
+export type AgentEvent = TextEvent | DoingEvent | ResultEvent | ContextEvent | CompactedEvent | CheckedEvent | PlanEvent | UsageEvent;
 
 /** The result of `elelem.ask` and `elelem.fix`. */
 export interface TurnResult {
@@ -68,6 +70,8 @@ export interface TurnResult {
   steps?: number;
   cancelled?: boolean;
   error?: string | null;
+  /** The turn's checkpoint number when it changed files (`elelem.rewind` takes it); null or absent otherwise. */
+  checkpoint?: number | null;
 }
 
 /** One tool call of a stored turn. */
@@ -218,6 +222,10 @@ export function toAgentEvent(value: unknown): AgentEvent | undefined {
       );
     case "checked":
       return toCheckedEvent(value);
+    case "plan":
+      return toPlanEvent(value);
+    case "usage":
+      return toUsageEvent(value);
     default:
       return undefined;
   }
@@ -256,6 +264,7 @@ export function toTurnResult(value: unknown): TurnResult {
     steps: typeof value.steps === "number" ? value.steps : undefined,
     cancelled: value.cancelled === true,
     error: typeof value.error === "string" && value.error ? value.error : null,
+    checkpoint: typeof value.checkpoint === "number" && Number.isInteger(value.checkpoint) ? value.checkpoint : null,
   };
 }
 

@@ -11,6 +11,7 @@ import hljs from "highlight.js/lib/common";
 import MarkdownIt from "markdown-it";
 
 import { renderChecked } from "./checked";
+import { renderPlan } from "./plan";
 import { FileChange, ToolOutcome, Turn, TurnItem } from "./transcript";
 
 /** A fenced block: highlighted when its language is known, with its actions above the code. */
@@ -164,6 +165,10 @@ function renderItem(turn: Turn, item: TurnItem, index: number): string {
       return `<div class="note">${escapeHtml(item.text)}</div>`;
     case "checked":
       return renderChecked(item, key, escapeHtml);
+    case "plan":
+      return renderPlan(item, escapeHtml);
+    case "usage":
+      return `<div class="usage-row" aria-label="${escapeHtml(`This turn used ${item.text}`)}">${escapeHtml(item.text)}</div>`;
   }
 }
 
@@ -176,20 +181,27 @@ function renderChange(turn: Turn, change: FileChange): string {
   );
 }
 
-/** The files the turn changed, each opening its diff, and the button that undoes them all. */
+/** The files the turn changed, each opening its diff, and the button that puts them all back:
+ * "Rewind to before this turn" when the server kept the turn's checkpoint (also for files only a
+ * command changed), else "Undo this turn's edits". */
 function renderEdits(turn: Turn): string {
-  if (!turn.edits?.length) {
+  const rewindable = turn.checkpoint !== undefined;
+  if (!turn.edits?.length && !rewindable) {
     return "";
   }
-  const files = turn.edits.length === 1 ? "1 file changed" : `${turn.edits.length} files changed`;
+  const count = turn.edits?.length ?? 0;
+  const files = count === 1 ? "1 file changed" : count ? `${count} files changed` : "Files changed";
+  const button = rewindable
+    ? `<button class="secondary" data-action="undo" data-turn="${turn.id}" title="Put back the files this turn and later turns changed, and optionally the conversation"><span class="codicon codicon-history"></span> Rewind to before this turn</button>`
+    : `<button class="secondary" data-action="undo" data-turn="${turn.id}"><span class="codicon codicon-discard"></span> Undo this turn's edits</button>`;
   const undo = turn.editsUndone
-    ? `<span class="undone">Edits undone</span>`
+    ? `<span class="undone">${escapeHtml(turn.rewound ?? "Edits undone")}</span>`
     : turn.status === "running"
       ? ""
-      : `<button class="secondary" data-action="undo" data-turn="${turn.id}"><span class="codicon codicon-discard"></span> Undo this turn's edits</button>`;
+      : button;
   return (
     `<div class="edits"><div class="edits-title">${files}</div>` +
-    `<ul>${turn.edits.map((change) => renderChange(turn, change)).join("")}</ul>${undo}</div>`
+    `<ul>${(turn.edits ?? []).map((change) => renderChange(turn, change)).join("")}</ul>${undo}</div>`
   );
 }
 

@@ -3,18 +3,23 @@
  * `$/progress` values of the turn's token and the command's result, or from a stored
  * conversation (`elelem.transcript`). Streaming text arrives in arbitrary pieces, so a piece of
  * the same kind as the previous item extends it; a tool call's `result` event completes the call
- * with the same id; `context`/`compacted` events become a dim note. Pure: no vscode import.
+ * with the same id; `context`/`compacted` events become a dim note; a `plan` event replaces the
+ * turn's plan where it stands; the host's `usage` is a row. Pure: no vscode import.
  */
 
 import { CheckedItem } from "./checked";
+import { PlanItem } from "./plan";
 import { AgentEvent, ContextUsage, ProgressValue, TranscriptResult, TurnResult } from "./protocol";
+import { UsageItem } from "./usage";
 
 export type TurnItem =
   | { kind: "saying" | "thinking"; text: string }
   | { kind: "tool"; id: string; name: string; arguments: Record<string, unknown>; title?: string; outcome?: ToolOutcome }
   | { kind: "error"; text: string }
   | { kind: "note"; text: string }
-  | CheckedItem;
+  | CheckedItem
+  | PlanItem
+  | UsageItem;
 
 export interface ToolOutcome {
   ok: boolean;
@@ -53,8 +58,12 @@ export interface Turn {
   steps?: number;
   /** The files this turn's edits changed (observed by the extension as they were applied). */
   edits?: FileChange[];
-  /** Set once "Undo this turn's edits" restored them. */
+  /** Set once "Undo this turn's edits" (or "Rewind to before this turn") restored them. */
   editsUndone?: boolean;
+  /** The turn's checkpoint, when it changed files and the server keeps checkpoints: it can be rewound. */
+  checkpoint?: number;
+  /** What the rewind did ("Rewound, with the conversation"), once done. */
+  rewound?: string;
 }
 
 /** "32,000" */
@@ -139,8 +148,18 @@ export function applyEvents(turn: Turn, events: readonly AgentEvent[]): void {
         break;
       }
       case "checked":
+      case "usage":
         turn.items.push(event.item);
         break;
+      case "plan": {
+        const shown = turn.items.findIndex((item) => item.kind === "plan");
+        if (shown === -1) {
+          turn.items.push(event.item);
+        } else {
+          turn.items[shown] = event.item;
+        }
+        break;
+      }
       case "context":
       case "compacted": {
         const note = describeContext(event);
@@ -198,6 +217,9 @@ export function finishTurn(turn: Turn, result: TurnResult): void {
   turn.provider = result.provider;
   turn.model = result.model;
   turn.steps = result.steps;
+  if (typeof result.checkpoint === "number") {
+    turn.checkpoint = result.checkpoint;
+  }
   if (result.reply && !result.error && !turn.items.some((item) => item.kind === "saying")) {
     turn.items.push({ kind: "saying", text: result.reply });
   }

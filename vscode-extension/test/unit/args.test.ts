@@ -1,6 +1,8 @@
 /** Argument building: what the extension sends to elelem-lsp for a turn, a setting, a command line. */
 
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "node:test";
 
 import { askArguments, describeServerCommand, parseServerCommand, ProgressTokens, serverSettings, withProgressToken } from "../../src/args";
@@ -126,4 +128,19 @@ test("a trusted workspace can still turn its plugins off", () => {
   assert.equal(serverSettings({ workspacePlugins: false }, true).workspacePlugins, false);
   assert.equal(serverSettings({ workspacePlugins: true }, true).workspacePlugins, true);
   assert.equal(serverSettings({}, true).workspacePlugins, true);
+});
+
+test("the checkpoint settings reach the server, checkpoints off included, and are not restricted", () => {
+  assert.deepEqual(serverSettings({ checkpoints: false, checkpointTurns: 20, checkpointDays: 7 }, false), {
+    checkpoints: false,
+    checkpointTurns: 20,
+    checkpointDays: 7,
+    workspacePlugins: false,
+    trusted: false,
+  });
+  // out/test/unit/ -> the extension's package.json
+  const manifest = JSON.parse(readFileSync(join(__dirname, "..", "..", "..", "package.json"), "utf8"));
+  const settings = manifest.contributes.configuration.properties;
+  assert.deepEqual([settings["elelem.checkpoints"].default, settings["elelem.checkpointTurns"].default, settings["elelem.checkpointDays"].default], [true, 50, 30]);
+  assert.ok(!manifest.capabilities.untrustedWorkspaces.restrictedConfigurations.includes("elelem.checkpoints"));
 });

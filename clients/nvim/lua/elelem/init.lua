@@ -228,6 +228,20 @@ function M.new_conversation()
   end)
 end
 
+--- Prints the folder's conversation's tokens in and out, context and cost (`elelem.context`).
+function M.usage()
+  local client, bufnr = target()
+  if not client then
+    return
+  end
+  M.execute(client, 'elelem.context', { uri = uri_of(client, bufnr) }, bufnr, function(err, result)
+    if err then
+      return notify(err.message, vim.log.levels.ERROR)
+    end
+    notify(require('elelem.usage').describe_context(result))
+  end)
+end
+
 --- "2026-12-01T21:45:03.120Z" -> "2026-12-01 21:45" (UTC, as the server stores it).
 --- @param iso any
 --- @return string
@@ -586,6 +600,7 @@ function M.setup(opts)
   api.nvim_create_user_command('ElelemConversations', M.conversations, { desc = 'Resume a stored elelem conversation' })
   api.nvim_create_user_command('ElelemDeleteConversation', M.delete_conversation, { desc = 'Delete a stored elelem conversation' })
   api.nvim_create_user_command('ElelemRewind', M.rewind, { desc = 'Put the files (and conversation) back to before an elelem turn' })
+  api.nvim_create_user_command('ElelemUsage', M.usage, { desc = "Show the elelem conversation's tokens and cost" })
   api.nvim_create_user_command('ElelemTranscript', function()
     transcript.show(true)
   end, { desc = 'Open the elelem transcript' })

@@ -1,10 +1,13 @@
 --- The transcript buffer: renders the agent events that elelem-lsp streams in its `$/progress`
---- reports (`saying`, `thinking`, `doing`, `result`, `context`, `compacted`) and the stored
+--- reports (`saying`, `thinking`, `doing`, `result`, `context`, `compacted`, `checked`, `plan`,
+--- the host's `usage`) and the stored
 --- conversations that `elelem.transcript`/`elelem.resume` return as readable, highlighted lines.
 ---
 --- One buffer for the whole editor session; each turn starts with its prompt and ends with a
 --- footer naming the provider. Thinking is highlighted `ElelemThinking`, each tool call and each
 --- tool outcome gets a line of its own; what the server left out or compacted is one dim line.
+--- A turn's plan is a `[x]`/`[~]`/`[ ]` checklist that each newer `plan` event rewrites where it
+--- stands; the host's `usage` is one dim line at the turn's end.
 --- The server words what it can: a call's `title` (`Read src/app.py`), a result's (`Ran npm
 --- test`), the `text` of a `context`/`compacted` note; these are shown as they are, and only what
 --- comes without them (an older server's events, stored entries) is worded here. Event types and
@@ -18,6 +21,7 @@ local M = {}
 local NAME = 'elelem://transcript'
 local ns = api.nvim_create_namespace('elelem.transcript')
 local cut_ns = api.nvim_create_namespace('elelem.transcript.cut')
+local plan_ns = api.nvim_create_namespace('elelem.transcript.plan')
 
 M.namespace = ns
 
@@ -48,7 +52,8 @@ api.nvim_create_autocmd('ColorScheme', { group = api.nvim_create_augroup('elelem
 
 local buf --- @type integer?
 --- Per-turn rendering state, keyed by progress token: which kind of text is open on the last line.
-local turns = {} --- @type table<string, {open: string?, said: boolean}>
+--- and where its plan is drawn (an extmark on its first line, and how many lines it has).
+local turns = {} --- @type table<string, {open: string?, said: boolean, plan: integer?, plan_lines: integer?}>
 
 --- @return integer
 function M.bufnr()
@@ -196,6 +201,8 @@ local function thousands(number)
   return (digits:reverse():gsub('(%d%d%d)', '%1,'):reverse():gsub('^(-?),', '%1'))
 end
 
+M.thousands = thousands
+
 --- `count` with `noun`, plural when it is not one: "3 earlier turns".
 --- @param count integer
 --- @param noun string
@@ -288,6 +295,36 @@ function M.start_turn(token, prompt, where)
   write(prompt_line(prompt, where), 'ElelemPrompt', false)
 end
 
+--- Draws the turn's plan: at the end the first time, over the lines of the last one after that.
+--- @param turn table the turn's rendering state
+--- @param lines {[1]: string, [2]: string?}[]
+local function show_plan(turn, lines)
+  local b = M.bufnr()
+  local at = turn.plan and api.nvim_buf_get_extmark_by_id(b, plan_ns, turn.plan, {})
+  if not at or not at[1] then
+    for _, line in ipairs(lines) do
+      write(line[1], line[2], false)
+    end
+    turn.plan = api.nvim_buf_set_extmark(b, plan_ns, api.nvim_buf_line_count(b) - #lines, 0, {})
+    turn.plan_lines = #lines
+    return
+  end
+  local first = at[1]
+  api.nvim_buf_clear_namespace(b, ns, first, first + turn.plan_lines)
+  vim.bo[b].modifiable = true
+  api.nvim_buf_set_lines(b, first, first + turn.plan_lines, false, vim.tbl_map(function(line)
+    return line[1]
+  end, lines))
+  vim.bo[b].modifiable = false
+  for index, line in ipairs(lines) do
+    if line[2] then
+      api.nvim_buf_set_extmark(b, ns, first + index - 1, 0, { end_col = #line[1], hl_group = line[2] })
+    end
+  end
+  api.nvim_buf_set_extmark(b, plan_ns, first, 0, { id = turn.plan })
+  turn.plan_lines = #lines
+end
+
 --- Renders the events of one progress report, in order.
 --- @param token string
 --- @param events table[]
@@ -316,6 +353,12 @@ function M.render_events(token, events)
       for _, line in ipairs(require('elelem.insight').checked_lines(event)) do
         write(line[1], line[2], false)
       end
+      turn.open = nil
+    elseif kind == 'plan' then
+      show_plan(turn, require('elelem.plan').lines(event))
+      turn.open = nil
+    elseif kind == 'usage' and require('elelem.usage').row(event) then
+      write(require('elelem.usage').row(event), 'ElelemNote', false)
       turn.open = nil
     elseif kind == 'context' or kind == 'compacted' then
       local note = M.note_text(event)

@@ -1,0 +1,49 @@
+--- The host's `usage` figures: the dim row ending a turn (the server's `text`), and the
+--- conversation's totals that `:ElelemUsage` prints from `elelem.context`'s `usage`.
+
+local M = {}
+
+--- The row at a turn's end, or nil for a provider's own `usage` event (it has no `text`).
+--- @param event table
+--- @return string?
+function M.row(event)
+  return type(event.text) == 'string' and event.text ~= '' and ('-- ' .. event.text:gsub('\n', ' ')) or nil
+end
+
+local function cost_of(usage)
+  if type(usage.cost) ~= 'number' then
+    return nil
+  end
+  local figure = ('%.' .. (usage.cost < 0.01 and 4 or 2) .. 'f'):format(usage.cost)
+  local currency = type(usage.currency) == 'string' and usage.currency or 'USD'
+  return currency == 'USD' and ('$' .. figure) or (figure .. ' ' .. currency)
+end
+
+--- "12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12"
+--- @param usage table the `usage` of `elelem.context`
+--- @return string
+function M.conversation_words(usage)
+  local thousands = require('elelem.transcript').thousands
+  local function count(value)
+    return thousands(type(value) == 'number' and value >= 0 and value or 0)
+  end
+  local context = 'context ' .. count(usage.contextTokens)
+  if type(usage.contextWindow) == 'number' and usage.contextWindow > 0 then
+    context = context .. ' of ' .. count(usage.contextWindow)
+  end
+  local parts = { count(usage.conversationInputTokens) .. ' in', count(usage.conversationOutputTokens) .. ' out', context }
+  parts[#parts + 1] = cost_of(usage)
+  return table.concat(parts, ' · ')
+end
+
+--- What `:ElelemUsage` says of an `elelem.context` result.
+--- @param result any
+--- @return string
+function M.describe_context(result)
+  if type(result) == 'table' and type(result.usage) == 'table' then
+    return 'conversation: ' .. M.conversation_words(result.usage)
+  end
+  return 'this server does not count usage (no usage in elelem.context)'
+end
+
+return M

@@ -1,0 +1,102 @@
+/**
+ * The host's `usage` event at a turn's end (its tokens, the conversation's so far, the context and
+ * the cost where the model's price is known) and the same figures in an `elelem.context` result:
+ * the turn's `text` is a small row at the end of the turn, the conversation's totals go in the
+ * chat view's header. A provider's own `usage` event (no `text`) is not shown. Pure: no vscode import.
+ */
+
+export interface TurnUsage {
+  inputTokens: number;
+  outputTokens: number;
+  conversationInputTokens: number;
+  conversationOutputTokens: number;
+  contextTokens: number;
+  contextWindow?: number;
+  cost?: number;
+  currency?: string;
+  /** The turn's figures in one line, as the server words them ("1,234 in · 567 out · $0.01"). */
+  text: string;
+}
+
+/** The transcript item: the turn's usage row. */
+export interface UsageItem {
+  kind: "usage";
+  text: string;
+  usage: TurnUsage;
+}
+
+export interface UsageEvent {
+  type: "usage";
+  item: UsageItem;
+}
+
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0;
+}
+
+/** The figures in `value` (a `usage` event or `elelem.context`'s `usage`); undefined without the host's `text`. */
+export function toTurnUsage(value: unknown): TurnUsage | undefined {
+  if (typeof value !== "object" || value === null) {
+    return undefined;
+  }
+  const raw = value as Record<string, unknown>;
+  if (typeof raw.text !== "string") {
+    return undefined;
+  }
+  const usage: TurnUsage = {
+    inputTokens: count(raw.inputTokens),
+    outputTokens: count(raw.outputTokens),
+    conversationInputTokens: count(raw.conversationInputTokens),
+    conversationOutputTokens: count(raw.conversationOutputTokens),
+    contextTokens: count(raw.contextTokens),
+    text: raw.text,
+  };
+  if (count(raw.contextWindow) > 0) {
+    usage.contextWindow = count(raw.contextWindow);
+  }
+  if (typeof raw.cost === "number" && Number.isFinite(raw.cost)) {
+    usage.cost = raw.cost;
+    usage.currency = typeof raw.currency === "string" && raw.currency ? raw.currency : "USD";
+  }
+  return usage;
+}
+
+/** The event in a `usage` progress event, or undefined for a provider's (which has no `text`). */
+export function toUsageEvent(value: Record<string, unknown>): UsageEvent | undefined {
+  const usage = toTurnUsage(value);
+  return usage && { type: "usage", item: { kind: "usage", text: usage.text, usage } };
+}
+
+function figure(value: number): string {
+  return value.toLocaleString("en-US");
+}
+
+/** The header's words on the conversation: "12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12". */
+export function describeConversationUsage(usage: TurnUsage): string {
+  const parts = [`${figure(usage.conversationInputTokens)} in`, `${figure(usage.conversationOutputTokens)} out`];
+  parts.push(usage.contextWindow ? `context ${figure(usage.contextTokens)} of ${figure(usage.contextWindow)}` : `context ${figure(usage.contextTokens)}`);
+  if (usage.cost !== undefined) {
+    parts.push(describeCost(usage.cost, usage.currency ?? "USD"));
+  }
+  return parts.join(" · ");
+}
+
+/** "$0.12"; a currency code Intl does not know is written after the figure ("0.12 XBT"). */
+function describeCost(cost: number, currency: string): string {
+  try {
+    return new Intl.NumberFormat("en-US", { style: "currency", currency, maximumFractionDigits: 4 }).format(cost);
+  } catch {
+    return `${cost.toFixed(4)} ${currency}`;
+  }
+}
+
+/** The turn's own figures (its last `usage` row), which carry the conversation's totals so far. */
+export function usageOf(items: readonly { kind: string }[]): TurnUsage | undefined {
+  const rows = items.filter((item): item is UsageItem => item.kind === "usage");
+  return rows[rows.length - 1]?.usage;
+}
+
+/** The header's line: the conversation's size against its budget, then its tokens and cost when known. */
+export function describeHeaderUsage(size: string, spent: TurnUsage | undefined): string {
+  return [size, spent ? describeConversationUsage(spent) : ""].filter(Boolean).join(" · ");
+}

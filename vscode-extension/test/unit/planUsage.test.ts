@@ -1,0 +1,88 @@
+/** The `plan` checklist and the host's `usage` row and header line, as the chat view shows them. */
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { toAgentEvent, toProgressValue } from "../../src/protocol";
+import { renderTurn } from "../../src/render";
+import { applyProgress, newTurn, Turn } from "../../src/transcript";
+import { describeConversationUsage, describeHeaderUsage, toTurnUsage, usageOf } from "../../src/usage";
+
+const USAGE = {
+  type: "usage",
+  inputTokens: 1234,
+  outputTokens: 567,
+  conversationInputTokens: 12345,
+  conversationOutputTokens: 2345,
+  contextTokens: 3000,
+  contextWindow: 128000,
+  cost: 0.1234,
+  currency: "USD",
+  text: "1,234 in · 567 out · $0.01",
+};
+
+function report(turn: Turn, ...events: unknown[]): void {
+  const value = toProgressValue({ kind: "report", message: "…", events });
+  assert.ok(value);
+  applyProgress(turn, value);
+}
+
+function plan(...statuses: string[]) {
+  return { type: "plan", entries: statuses.map((status, index) => ({ content: `Step <${index + 1}>`, status })) };
+}
+
+test("a plan is a checklist with a status icon and a spoken label per entry", () => {
+  const turn = newTurn(1, "Fix it");
+  report(turn, plan("completed", "in_progress", "pending"));
+  const html = renderTurn(turn);
+  assert.match(html, /<div class="plan" role="group" aria-label="Plan, 1 of 3 done">/);
+  assert.match(html, /aria-label="Step &lt;1&gt;, done"><span class="icon codicon codicon-pass-filled" aria-hidden="true"><\/span> Step &lt;1&gt;<\/li>/);
+  assert.match(html, /aria-label="Step &lt;2&gt;, in progress"><span class="icon codicon codicon-loading codicon-modifier-spin"/);
+  assert.match(html, /aria-label="Step &lt;3&gt;, to do"><span class="icon codicon codicon-circle-large-outline"/);
+});
+
+test("each plan event replaces the turn's plan where it stands", () => {
+  const turn = newTurn(1, "Fix it");
+  report(turn, { type: "saying", text: "Planning." }, plan("in_progress", "pending"), { type: "saying", text: " Working." });
+  report(turn, plan("completed", "in_progress", "pending"));
+  assert.deepEqual(turn.items.map((item) => item.kind), ["saying", "plan", "saying"]);
+  const shown = turn.items[1];
+  assert.ok(shown.kind === "plan");
+  assert.deepEqual(shown.entries.map((entry) => entry.status), ["completed", "in_progress", "pending"]);
+  assert.match(renderTurn(turn), /Plan, 1 of 3 done/);
+});
+
+test("a malformed plan keeps what it can: entries without text dropped, an unknown status pending", () => {
+  const event = toAgentEvent({ type: "plan", entries: [{ content: "Read", status: "blocked", priority: "high" }, { status: "completed" }, "x", null] });
+  assert.deepEqual(event, { type: "plan", item: { kind: "plan", entries: [{ content: "Read", status: "pending", priority: "high" }] } });
+  assert.deepEqual(toAgentEvent({ type: "plan" }), { type: "plan", item: { kind: "plan", entries: [] } });
+});
+
+test("the host's usage is a small row at the turn's end; a provider's usage (no text) is not shown", () => {
+  const turn = newTurn(1, "Fix it");
+  report(turn, { type: "usage", inputTokens: 10, outputTokens: 2 }, { type: "saying", text: "Done." }, USAGE);
+  assert.deepEqual(turn.items.map((item) => item.kind), ["saying", "usage"]);
+  assert.match(renderTurn(turn), /<div class="usage-row" aria-label="This turn used 1,234 in · 567 out · \$0\.01">1,234 in · 567 out · \$0\.01<\/div>/);
+  assert.equal(usageOf(turn.items)?.conversationInputTokens, 12345);
+});
+
+test("the header shows the conversation's totals, the context and the cost when the price is known", () => {
+  const usage = toTurnUsage(USAGE);
+  assert.ok(usage);
+  assert.equal(describeConversationUsage(usage), "12,345 in · 2,345 out · context 3,000 of 128,000 · $0.1234");
+  const unpriced = toTurnUsage({ ...USAGE, cost: undefined, contextWindow: undefined });
+  assert.ok(unpriced);
+  assert.equal(describeConversationUsage(unpriced), "12,345 in · 2,345 out · context 3,000");
+  const euros = toTurnUsage({ ...USAGE, cost: 0.5, currency: "EUR" });
+  assert.ok(euros);
+  assert.match(describeConversationUsage(euros), /€0\.50$/);
+  assert.equal(describeHeaderUsage("≈3,000 of 32,000 tokens", usage), "≈3,000 of 32,000 tokens · 12,345 in · 2,345 out · context 3,000 of 128,000 · $0.1234");
+  assert.equal(describeHeaderUsage("≈3,000 of 32,000 tokens", undefined), "≈3,000 of 32,000 tokens");
+});
+
+test("usage figures that are not counts are read as 0; an unknown currency is written after the figure", () => {
+  const usage = toTurnUsage({ ...USAGE, conversationInputTokens: "many", conversationOutputTokens: -3, currency: "not a code" });
+  assert.ok(usage);
+  assert.match(describeConversationUsage(usage), /^0 in · 0 out · .* · 0\.1234 not a code$/);
+  assert.equal(toTurnUsage({ inputTokens: 1 }), undefined);
+});
