@@ -206,7 +206,7 @@ class CheckpointStore:
             raise CheckpointError(f"{self.directory} is a symlink; checkpoints are not kept through one")
         if (self.git_dir / "HEAD").is_file():
             return
-        self._git("init", "--quiet", "--initial-branch=main")
+        self._git("init", "--quiet", "--template=", "--initial-branch=main")  # no template: no executable hook samples
         for key, value in {**CONFIG, "core.excludesFile": global_excludes()}.items():
             if value:
                 self._git("config", key, value)

@@ -35,12 +35,13 @@ def made_under(home: Path) -> dict[str, int]:
     return {str(p.relative_to(home)): stat.S_IMODE(p.lstat().st_mode) for p in [top, *top.rglob("*")]}
 
 
+def private(path: Path, mode: int) -> bool:
+    """A folder 0700; a file 0600, or read-only to its owner alone (git's objects in the checkpoints)."""
+    return mode == 0o700 if path.is_dir() else mode in (0o600, 0o400)
+
+
 def assert_private(made: dict[str, int], home: Path) -> None:
-    wrong = {
-        path: oct(mode)
-        for path, mode in made.items()
-        if mode != (0o700 if (home / path).is_dir() else 0o600)
-    }
+    wrong = {path: oct(mode) for path, mode in made.items() if not private(home / path, mode)}
     assert wrong == {}, "not private"
 
 
@@ -123,7 +124,8 @@ async def test_with_history_off_a_plain_client_gets_no_transcript_and_nothing_is
     assert result["reply"].startswith("The readme is a heading")
     await wait_until(lambda: reply_messages(editor), "the reply message")  # shown with the transcript, if any
     assert editor.client.shown_documents == []
-    assert not (home / ".local" / "state" / "elelem-lsp").exists()
+    state = home / ".local" / "state" / "elelem-lsp"  # checkpoints have a setting of their own
+    assert not (state / "conversations").exists() and not (state / "transcripts").exists()
 
 
 def test_state_folder_made_by_an_older_run_is_used_as_it_is(project, home):
@@ -139,4 +141,4 @@ def test_state_folder_made_by_an_older_run_is_used_as_it_is(project, home):
     assert done.returncode == 0, done.stderr
     assert stat.S_IMODE(state.stat().st_mode) == 0o750
     made = {path: mode for path, mode in made_under(home).items() if path.startswith(".local/state/elelem-lsp/")}
-    assert made and all(mode == (0o700 if (home / p).is_dir() else 0o600) for p, mode in made.items())
+    assert made and all(private(home / p, mode) for p, mode in made.items())
