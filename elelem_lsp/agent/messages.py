@@ -141,6 +141,6 @@ def tool_result(call_id: str, content: str) -> Message:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
-def encode(result: dict[str, Any]) -> str:
+def encode(result: Any) -> str:
     """A tool's result as the text of its ``tool`` message: compact JSON, non-ASCII kept."""
     return json.dumps(result, ensure_ascii=False, separators=(",", ":"))

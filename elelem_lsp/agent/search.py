@@ -29,6 +29,7 @@ import sysconfig
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NotRequired, TypedDict
 
 # Folders nobody means when searching a project, ignored by rule or not.
 SKIPPED = (".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache")
@@ -175,6 +176,15 @@ class Kept:
         return False
 
 
+class Found(TypedDict):
+    """One line of a search's answer: a match, or (``context`` set) a line around one."""
+
+    path: str
+    line: int
+    text: str
+    context: NotRequired[bool]
+
+
 class Matches:
     """Matching lines (and their context) parsed from rg's output, the first ``limit`` matches kept,
     the totals counted by rg."""
@@ -182,7 +192,7 @@ class Matches:
     def __init__(self, limit: int, context: int, name: str | None = None) -> None:
         self.kept = Kept(limit, context)
         self.name = name  # the path to report for a buffer read on stdin
-        self.found: list[dict[str, object]] = []
+        self.found: list[Found] = []
         self.pending = b""
         self.statistics = bytearray()  # rg's closing lines, which carry the totals
         self.files_searched = 0
@@ -204,7 +214,10 @@ class Matches:
             name, number, is_match = self.name or path.decode("utf-8", "replace"), int(numbered[1]), numbered[2] == b":"
             if self.kept.offer(name, number, is_match):
                 text = rest[numbered.end() :].decode("utf-8", "replace").rstrip("\r")[:LINE_LIMIT]
-                self.found.append({"path": name, "line": number, "text": text, **({} if is_match else {"context": True})})
+                found: Found = {"path": name, "line": number, "text": text}
+                if not is_match:
+                    found["context"] = True
+                self.found.append(found)
 
     def finish(self, code: int, errors: bytes) -> None:
         closing = bytes(self.statistics + self.pending)

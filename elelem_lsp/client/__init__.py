@@ -56,7 +56,7 @@ class TerminalClient:
         @client.feature(lsp.PROGRESS)
         def progress(params: lsp.ProgressParams) -> None:
             sink = self.sinks.get(params.token)
-            if sink is not None:
+            if sink is not None and isinstance(params.value, dict):  # the server's progress values are objects
                 sink(params.value)
 
         @client.feature(lsp.WINDOW_SHOW_MESSAGE)
@@ -90,7 +90,11 @@ class TerminalClient:
         await self.client.start_io(
             *command, cwd=str(self.root), env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True
         )
-        self._stderr = asyncio.create_task(self._forward_stderr())
+        process = self.client._server
+        if process is None or process.stderr is None:  # start_io sets both, piping the server's stderr
+            raise RuntimeError("the server process has no stderr stream")
+        self.process = process
+        self._stderr = asyncio.create_task(self._forward_stderr(process.stderr))
         await self.client.initialize_async(
             lsp.InitializeParams(
                 process_id=os.getpid(),
@@ -115,8 +119,7 @@ class TerminalClient:
         )
         self.client.initialized(lsp.InitializedParams())
 
-    async def _forward_stderr(self) -> None:
-        stream = self.client._server.stderr
+    async def _forward_stderr(self, stream: asyncio.StreamReader) -> None:
         while line := await stream.readline():
             self.terminal.server_log(line.decode("utf-8", errors="replace"))
 
@@ -171,7 +174,7 @@ class TerminalClient:
             await asyncio.wait_for(self.client.shutdown_async(None), 5)
             self.client.exit(None)
         except (TimeoutError, Exception):
-            self.client._server.kill()
+            self.process.kill()
         await self.client.stop()
         self._stderr.cancel()
 

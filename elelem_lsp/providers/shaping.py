@@ -139,6 +139,7 @@ class ToolCalls:
             if not name:
                 raise ProviderError("the model sent a tool call without a name")
             text = "".join(call["parts"])
+            arguments: str | dict[str, Any]
             if text.strip():
                 arguments = text
             else:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ class FrameReader:
         self.quiet = True
         return [Malformed(reason)]
 
-    def _header_line(self) -> list[bytes | Malformed] | None:
+    def _header_line(self) -> Sequence[bytes | Malformed] | None:
         end = self.buffer.find(b"\n")
         if end < 0:
             return None
@@ -102,7 +102,7 @@ class FrameReader:
             return self._skip(f"skipped {header.start()} bytes that were not a frame")
         return []
 
-    def _end_of_headers(self) -> list[bytes | Malformed]:
+    def _end_of_headers(self) -> Sequence[bytes | Malformed]:
         declared, invalid, started = self.declared, self.invalid, self.in_headers
         self.declared, self.invalid, self.in_headers = None, None, False
         if declared is not None:
@@ -112,7 +112,7 @@ class FrameReader:
             return self._skip(f"{invalid or 'a frame without Content-Length'}: skipped it")
         return []  # a stray blank line
 
-    def _body(self) -> list[bytes | Malformed] | None:
+    def _body(self) -> Sequence[bytes | Malformed] | None:
         length = self.body_length
         assert length is not None
         available = min(len(self.buffer), length)

@@ -167,7 +167,8 @@ class LspInsight(Insight):
                 location = self._location(uri, item.get("selectionRange") or item.get("range"))
                 parent = container
             if location is not None:
-                kind = SYMBOL_KINDS.get(item.get("kind"), "symbol")
+                number = item.get("kind")
+                kind = SYMBOL_KINDS.get(number, "symbol") if isinstance(number, int) else "symbol"
                 found.append(Symbol(item["name"], kind, location, parent or None))
             children = item.get("children")
             if isinstance(children, list):

@@ -194,7 +194,7 @@ ANSWER_CHECKS: dict[str | None, Callable[[Any], str | None]] = {
 }
 
 
-def invalid_params(error: JsonRpcInvalidParams) -> str:
+def invalid_params(error: JsonRpcException) -> str:
     """``Invalid params: <field>: <problem>`` from the cattrs error behind pygls' InvalidParams."""
     cause = error.__cause__
     if not isinstance(cause, cattrs.BaseValidationError):

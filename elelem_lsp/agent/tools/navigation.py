@@ -8,6 +8,7 @@ text of that line.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field, model_validator
@@ -50,6 +51,7 @@ def find_symbol(text: str, symbol: str, line: int | None) -> tuple[int, int]:
     name = symbol.rsplit(".", 1)[-1]
     word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
     lines = text.split("\n")
+    candidates: Sequence[int]
     if line is not None:
         if line > len(lines):
             raise ToolFailure(f"line {line} is past the end ({len(lines)} lines)")

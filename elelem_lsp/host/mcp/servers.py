@@ -13,7 +13,7 @@ from typing import Any
 
 from ...agent.messages import ToolDefinition
 from ...agent.toolbox import ToolSource, count, failure, line_count
-from ..frontend import Frontend
+from ..frontend import Frontend, Level
 from ..permission import allow_mcp_tool
 from ..settings import McpServerConfig, Settings
 from .calls import outcome, schema_problem, shown_call
@@ -71,7 +71,7 @@ class McpServers(ToolSource):
         if connection.state == "failed":
             self._tell(connection)
 
-    def _tell(self, connection: Connection, what: str | None = None, level: str = "error") -> None:
+    def _tell(self, connection: Connection, what: str | None = None, level: Level = "error") -> None:
         """One message to the person: the server, what happened (its state's error unless said), its stderr's end."""
         tail = connection.stderr_tail()
         self.frontend.show_message(
@@ -166,7 +166,11 @@ class McpServers(ToolSource):
     def _stop_soon(self, connections: list[Connection]) -> None:
         for connection in connections:
             task = asyncio.ensure_future(connection.stop())
-            task.add_done_callback(lambda _, connection=connection: connection.close_stderr())
+
+            def close_stderr(_: asyncio.Future[None], connection: Connection = connection) -> None:
+                connection.close_stderr()
+
+            task.add_done_callback(close_stderr)
             self.stopping.add(task)
             task.add_done_callback(self.stopping.discard)
 

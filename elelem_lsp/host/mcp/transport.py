@@ -52,7 +52,9 @@ class StderrPipe:
         reader, writer = os.pipe()
         os.set_blocking(reader, False)
         self.reader: int | None = reader
-        self.writer = os.fdopen(writer, "wb")  # the process's stderr (ours stays open: no end of input while it is)
+        # the process's stderr (ours stays open: no end of input while it is); the process writes to
+        # the descriptor itself, text mode is only the TextIO the SDK's stdio_client asks for
+        self.writer = os.fdopen(writer, "w", encoding="utf-8")
         self.kept = bytearray()
         self.loop = asyncio.get_running_loop()
         self.loop.add_reader(reader, self.read)

@@ -67,7 +67,7 @@ def with_tools_described(messages: list[Message], tools: list[ToolDefinition]) -
 
 def _turns(messages: list[Message], tools: list[ToolDefinition]) -> list[tuple[str, str]]:
     """(role, text) per message, tools described, calls and results written as the model writes them."""
-    turns = []
+    turns: list[tuple[str, str]] = []
     for message in with_tools_described(messages, tools):
         role, content = message["role"], message.get("content") or ""
         if role == "assistant":

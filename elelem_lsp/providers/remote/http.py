@@ -23,7 +23,7 @@ import ssl
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, overload
 from urllib.parse import parse_qsl, quote, urlsplit
 
 import httpx
@@ -290,6 +290,12 @@ async def ndjson_lines(response: httpx.Response) -> AsyncIterator[Any]:
     async for line in response.aiter_lines():
         if line.strip():
             yield parse_json(line, f"line from {origin(response.url)}")
+
+
+@overload
+def env(name: str, default: str) -> str: ...
+@overload
+def env(name: str, default: None = None) -> str | None: ...
 
 
 def env(name: str, default: str | None = None) -> str | None:

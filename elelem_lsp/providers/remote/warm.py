@@ -11,6 +11,7 @@ same client factory the providers use. Nothing is sent to the model server.
 from __future__ import annotations
 
 import asyncio
+from typing import Protocol
 
 import httpx
 
@@ -39,10 +40,15 @@ def prepare(url: str) -> None:
     asyncio.run(_one_loopback_request())
 
 
+class StreamsFromURL(Protocol):
+    """A provider's ``url``: an attribute of some, a property (built from its settings) of others."""
+
+    @property
+    def url(self) -> str: ...
+
+
 class PreparesHTTP:
     """For providers that stream from ``self.url``: ``prepare()`` readies their first request."""
 
-    url: str
-
-    def prepare(self) -> None:
+    def prepare(self: StreamsFromURL) -> None:
         prepare(self.url)
