@@ -291,7 +291,7 @@ class TurnUpdates(ProgressSink):
             self.calls.current = None
             call_id = self.calls.finish(event["id"])
             content = self.calls.content.pop(call_id, [])
-            raw = {k: event[k] for k in ("ok", "summary", "error") if k in event}
+            raw: dict[str, Any] = {k: event[k] for k in ("ok", "summary", "error") if k in event}
             self.outbox.put(outcome_of(call_id, event["ok"], event.get("error"), content, raw))
         elif kind in ("context", "compacted"):
             self.outbox.put_text("thinking", event["text"] + "\n")

@@ -282,7 +282,7 @@ class Session:
                 fitted = self.fitted(messages, history_length, tools)
                 if fitted.left_out > told[0] or fitted.shortened > told[1]:
                     told = (fitted.left_out, fitted.shortened)
-                    observer(context_event(fitted.tokens, self.context_tokens, fitted.left_out, fitted.shortened))
+                    observer(dict(context_event(fitted.tokens, self.context_tokens, fitted.left_out, fitted.shortened)))
                 await self._fetch(fitted.messages, tools, fetched, observer)
                 if not fetched.calls:
                     break

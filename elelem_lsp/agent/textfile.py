@@ -196,9 +196,9 @@ class ModelView:
         if found is None or self.newline in (None, "\n") and not self.mixed:
             return found
         if not self.mixed:
-            return Replacement(found.start, found.end, found.text.replace("\n", self.newline))
+            return Replacement(found.start, found.end, found.text.replace("\n", self.newline or "\n"))
         stored_span = self.stored[self.stored_offset(found.start) : self.stored_offset(found.end)]
-        return Replacement(found.start, found.end, with_endings(stored_span, found.text, self.newline))
+        return Replacement(found.start, found.end, with_endings(stored_span, found.text, self.newline or "\n"))
 
     def stored_offset(self, offset: int) -> int:
         """The offset in the stored text of ``offset`` in the model's."""

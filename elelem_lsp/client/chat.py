@@ -173,7 +173,7 @@ class Chat:
         actions: dict[str, Callable[[], Any]] = {
             "/provider": lambda: self.provider(rest),
             "/model": lambda: self.model(rest),
-            "/reset": lambda: self.command("elelem.reset") and self.terminal.print("new conversation"),
+            "/reset": self.reset,
             "/conversations": self.conversations,
             "/resume": lambda: self.resume(rest),
             "/compact": self.compact,
@@ -200,6 +200,10 @@ class Chat:
 
     def command(self, name: str, argument: dict[str, Any] | None = None) -> Any:
         return self.call(self.client.command(name, argument))
+
+    def reset(self) -> None:
+        if self.command("elelem.reset"):
+            self.terminal.print("new conversation")
 
     def provider(self, name: str) -> None:
         if not name:

@@ -21,6 +21,7 @@ conflict, left alone unless forced. Folders are 0700 and files 0600 or stricter.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import hashlib
 import json
@@ -333,7 +334,7 @@ class CheckpointStore:
                 continue  # not one of ours
         return sorted(checkpoints, key=lambda c: c.turn)
 
-    def prune(self, keep_turns: int = KEEP_TURNS, keep_days: float = KEEP_DAYS) -> list[int]:
+    def prune(self, keep_turns: int = KEEP_TURNS, keep_days: float = KEEP_DAYS) -> builtins.list[int]:
         """Forget all but the last ``keep_turns`` turns and any older than ``keep_days``; the turns forgotten."""
         kept = self.list()
         oldest = (datetime.now(UTC) - timedelta(days=keep_days)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -402,7 +403,7 @@ class CheckpointStore:
             conflicts = []
         return RewindPlan(turn, turns, restores, conflicts)
 
-    def _entries(self, tree: str, paths: list[str]) -> dict[str, tuple[str, str]]:
+    def _entries(self, tree: str, paths: builtins.list[str]) -> dict[str, tuple[str, str]]:
         """path -> (blob, mode) in ``tree`` of those of ``paths`` it holds."""
         if not paths:
             return {}
@@ -415,7 +416,7 @@ class CheckpointStore:
                 entries[os.fsdecode(path)] = (blob, mode)
         return entries
 
-    def _read_blobs(self, blobs: list[str]) -> dict[str, bytes]:
+    def _read_blobs(self, blobs: builtins.list[str]) -> dict[str, bytes]:
         """Each blob's bytes, in one ``cat-file --batch``."""
         if not blobs:
             return {}
@@ -573,6 +574,7 @@ class Worker:
                 done.set_result(result)
 
         def job() -> None:
+            outcome: tuple[Any, BaseException | None]
             try:
                 outcome = (work(), None)
             except BaseException as error:  # reported on the loop, whatever it is

@@ -111,8 +111,12 @@ async def restore_open_buffers(agent: FolderAgent, files: dict[str, RestoredFile
         if file.text is None or agent.frontend.open_document(file.path) is None:
             continue
         text = for_model(file.text)
+
+        def as_it_was(_now: str | None, text: str = text) -> str:
+            return text
+
         try:
-            await agent.workspace.update(file.path, lambda _old, text=text: text, tool="rewind")
+            await agent.workspace.update(file.path, as_it_was, tool="rewind")
         except WorkspaceError as error:
             raise Refused(f"the editor did not rewind {path}: {error}") from None
         taken[path] = file

@@ -82,7 +82,7 @@ class ElelemServer(LanguageServer):
         self._stop_event = stop = threading.Event()
 
         async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            self.protocol.set_writer(writer)  # type: ignore[arg-type]
+            self.protocol.set_writer(writer)
             await framing.serve(lambda: reader.read(framing.CHUNK), self.protocol.receive, stop.is_set)
             self.shutdown()
 
