@@ -235,3 +235,13 @@ def test_the_hosts_usage_is_a_dim_row_and_a_providers_usage_is_not_shown():
     terminal.show({"kind": "report", "events": [{"type": "saying", "text": "done"},
                                                 {"type": "usage", "inputTokens": 10, "outputTokens": 2}, host_usage]})
     assert out.getvalue() == f"done\n{DIM}1,234 in · 567 out · $0.01\n{RESET}"
+
+
+def test_a_turn_no_provider_counted_shows_no_usage_row():
+    out = io.StringIO()
+    out.isatty = lambda: True
+    terminal = Terminal(out=out, err=io.StringIO(), interactive=False)
+    nothing = {"type": "usage", "inputTokens": 0, "outputTokens": 0, "conversationInputTokens": 0,
+               "conversationOutputTokens": 0, "contextTokens": 40, "text": "0 in · 0 out"}
+    terminal.show({"kind": "report", "events": [{"type": "saying", "text": "done."}, nothing]})
+    assert out.getvalue() == "done.\n"

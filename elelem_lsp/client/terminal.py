@@ -75,6 +75,12 @@ def checked_lines(event: dict[str, Any]) -> str:
     return f"✓ {one_line(str(event.get('text') or 'checked'), 300)}\n" + "".join(shown)
 
 
+def counted(usage: dict[str, Any]) -> bool:
+    """Whether a ``usage`` event is the host's with tokens counted: a provider's has no ``text``, and a
+    turn no provider counted (the stub, a request that failed) has nothing worth a row."""
+    return bool(usage.get("inputTokens") or usage.get("outputTokens"))
+
+
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]"}  # any other status is pending: "[ ]"
 
 
@@ -161,7 +167,7 @@ class Terminal:
             elif kind == "plan":
                 self.newline()
                 self.write(plan_lines(event))
-            elif kind == "usage" and isinstance(event.get("text"), str):  # the host's; a provider's has no text
+            elif kind == "usage" and isinstance(event.get("text"), str) and counted(event):
                 self.newline()
                 self.write(one_line(event["text"], 300) + "\n", dim=True)
 
