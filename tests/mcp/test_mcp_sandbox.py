@@ -13,7 +13,15 @@ from test_mcp_host import answer, host_for, stopped_hosts  # noqa: F401  (stoppe
 
 from elelem_lsp.agent import sandbox
 from elelem_lsp.agent.sandbox import Available, probe
-from mcp_servers import SAY_RESULT, call, tool_server
+from mcp_servers import SAY_RESULT, TOOL_SERVER, call, tool_server
+
+
+def sandboxed_server(project: Path, log: Path | None = None, **config) -> dict:
+    """The tool server's entry with its script copied into the workspace: the sandbox has a /tmp of
+    its own, so a checkout under /tmp (as CI's may be) is not there for the server to start from."""
+    script = project / ".tool_server.py"
+    shutil.copy(TOOL_SERVER, script)
+    return {**tool_server(log, **config), "args": [str(script)]}
 
 
 @pytest.fixture
@@ -36,7 +44,7 @@ async def test_a_sandboxed_server_cannot_write_outside_the_workspace(
     project, stopped_hosts, outside, a_sandbox_works_here, sandboxed, written
 ):
     log = outside / "calls.log"  # the tool server notes each call in this file
-    host, frontend, folder = host_for(project, {"t": tool_server(log, sandbox=sandboxed)}, [call("t__echo", text="hi"), SAY_RESULT])
+    host, frontend, folder = host_for(project, {"t": sandboxed_server(project, log, sandbox=sandboxed)}, [call("t__echo", text="hi"), SAY_RESULT])
     stopped_hosts.append(host)
     result = answer(await folder.turn("echo"))
     assert log.exists() is written
@@ -49,7 +57,7 @@ async def test_a_sandboxed_server_cannot_write_outside_the_workspace(
 
 async def test_a_sandboxed_server_works_and_writes_in_the_workspace(project, stopped_hosts, a_sandbox_works_here):
     log = project / "calls.log"
-    host, frontend, folder = host_for(project, {"t": tool_server(log, sandbox=True)}, [call("t__echo", text="hi"), SAY_RESULT])
+    host, frontend, folder = host_for(project, {"t": sandboxed_server(project, log, sandbox=True)}, [call("t__echo", text="hi"), SAY_RESULT])
     stopped_hosts.append(host)
     assert answer(await folder.turn("echo"))["content"] == "hi"
     assert "echo hi" in log.read_text()
@@ -57,7 +65,7 @@ async def test_a_sandboxed_server_works_and_writes_in_the_workspace(project, sto
 
 async def test_where_no_sandbox_works_a_sandboxed_server_does_not_start_and_says_why(project, stopped_hosts, monkeypatch):
     monkeypatch.setattr(sandbox, "probe", lambda: Available(None, why_not="bubblewrap is not installed"))
-    host, frontend, folder = host_for(project, {"t": tool_server(sandbox=True)}, [call("t__echo", text="hi"), SAY_RESULT])
+    host, frontend, folder = host_for(project, {"t": sandboxed_server(project, sandbox=True)}, [call("t__echo", text="hi"), SAY_RESULT])
     stopped_hosts.append(host)
     await folder.turn("echo")
     [status] = (await folder.mcp_status())["servers"]
