@@ -238,9 +238,11 @@ Return TURN with markers around the plan."
             turn))))))
 
 (defun elelem-usage-line (event)
-  "The dim line of the host's `usage' EVENT at a turn's end; nil for a provider's (no text)."
+  "The dim line of the host's `usage' EVENT at a turn's end.
+Nil for a provider's (no text) and for a turn no provider counted (the stub, a failed request)."
   (when-let ((text (elelem--words (plist-get event :text))))
-    (concat "-- " (elelem--one-line text))))
+    (when (> (+ (or (plist-get event :inputTokens) 0) (or (plist-get event :outputTokens) 0)) 0)
+      (concat "-- " (elelem--one-line text)))))
 
 (defun elelem-conversation-usage (usage)
   "The conversation's figures in USAGE (a plist of `elelem.context'), as words.

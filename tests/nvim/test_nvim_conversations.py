@@ -279,7 +279,8 @@ def test_the_plan_is_a_checklist_rewritten_in_place_and_the_usage_a_dim_line(wor
 def test_elelem_usage_prints_the_conversations_figures_or_says_the_server_has_none(workspace: Path, start_nvim) -> None:
     nvim = start_nvim(workspace, "a.txt")
     nvim.command("ElelemUsage")
-    nvim.wait("vim.api.nvim_exec2('messages', { output = true }).output:find('does not count usage', 1, true)",
+    # The server counts usage: a fresh conversation has its context and no tokens yet.
+    nvim.wait("vim.api.nvim_exec2('messages', { output = true }).output:find('elelem: conversation: 0 in · 0 out · context ', 1, true)",
               what="the answer of elelem.context")
     words = nvim.lua("return require('elelem.usage').describe_context(...)",
                      {"usage": {"conversationInputTokens": 12345, "conversationOutputTokens": 2345, "contextTokens": 3000,

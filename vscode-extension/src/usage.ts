@@ -61,10 +61,14 @@ export function toTurnUsage(value: unknown): TurnUsage | undefined {
   return usage;
 }
 
-/** The event in a `usage` progress event, or undefined for a provider's (which has no `text`). */
+/** The event in a `usage` progress event, or undefined for a provider's (which has no `text`) and for a
+ * turn no provider counted (the stub, a failed request: nothing worth a row). */
 export function toUsageEvent(value: Record<string, unknown>): UsageEvent | undefined {
   const usage = toTurnUsage(value);
-  return usage && { type: "usage", item: { kind: "usage", text: usage.text, usage } };
+  if (!usage || usage.inputTokens + usage.outputTokens === 0) {
+    return undefined;
+  }
+  return { type: "usage", item: { kind: "usage", text: usage.text, usage } };
 }
 
 function figure(value: number): string {

@@ -3,11 +3,13 @@
 
 local M = {}
 
---- The row at a turn's end, or nil for a provider's own `usage` event (it has no `text`).
+--- The row at a turn's end, or nil for a provider's own `usage` event (it has no `text`) and for a
+--- turn no provider counted (the stub, a failed request: nothing worth a row).
 --- @param event table
 --- @return string?
 function M.row(event)
-  return type(event.text) == 'string' and event.text ~= '' and ('-- ' .. event.text:gsub('\n', ' ')) or nil
+  local counted = (tonumber(event.inputTokens) or 0) + (tonumber(event.outputTokens) or 0) > 0
+  return counted and type(event.text) == 'string' and event.text ~= '' and ('-- ' .. event.text:gsub('\n', ' ')) or nil
 end
 
 local function cost_of(usage)
