@@ -161,6 +161,9 @@ export class ChatController implements vscode.Disposable {
         await this.edits.openDiff(message.turn, message.uri);
         break;
       case "undo":
+        await this.edits.undo(message.turn);
+        break;
+      case "rewind":
         await this.rewinder.rewind(message.turn, this.folder);
         break;
     }

@@ -181,9 +181,9 @@ function renderChange(turn: Turn, change: FileChange): string {
   );
 }
 
-/** The files the turn changed, each opening its diff, and the button that puts them all back:
- * "Rewind to before this turn" when the server kept the turn's checkpoint (also for files only a
- * command changed), else "Undo this turn's edits". */
+/** The files the turn changed, each opening its diff, and the buttons that put them back: "Undo this
+ * turn's edits" (the edits it made through the editor) and, when the server kept the turn's
+ * checkpoint, "Rewind to before this turn" (every file it and later turns changed, commands' too). */
 function renderEdits(turn: Turn): string {
   const rewindable = turn.checkpoint !== undefined;
   if (!turn.edits?.length && !rewindable) {
@@ -191,9 +191,13 @@ function renderEdits(turn: Turn): string {
   }
   const count = turn.edits?.length ?? 0;
   const files = count === 1 ? "1 file changed" : count ? `${count} files changed` : "Files changed";
-  const button = rewindable
-    ? `<button class="secondary" data-action="undo" data-turn="${turn.id}" title="Put back the files this turn and later turns changed, and optionally the conversation"><span class="codicon codicon-history"></span> Rewind to before this turn</button>`
-    : `<button class="secondary" data-action="undo" data-turn="${turn.id}"><span class="codicon codicon-discard"></span> Undo this turn's edits</button>`;
+  const rewind = rewindable
+    ? `<button class="secondary" data-action="rewind" data-turn="${turn.id}" title="Put back the files this turn and later turns changed, and optionally the conversation"><span class="codicon codicon-history"></span> Rewind to before this turn</button>`
+    : "";
+  const undoEdits = turn.edits?.length
+    ? `<button class="secondary" data-action="undo" data-turn="${turn.id}"><span class="codicon codicon-discard"></span> Undo this turn's edits</button>`
+    : "";
+  const button = undoEdits + rewind;
   const undo = turn.editsUndone
     ? `<span class="undone">${escapeHtml(turn.rewound ?? "Edits undone")}</span>`
     : turn.status === "running"

@@ -501,7 +501,8 @@ log.addEventListener("click", (event) => {
       vscode.postMessage({ type: "diff", turn: Number(action.dataset.turn), uri: action.dataset.uri });
       break;
     case "undo":
-      vscode.postMessage({ type: "undo", turn: Number(action.dataset.turn) });
+    case "rewind":
+      vscode.postMessage({ type: action.dataset.action, turn: Number(action.dataset.turn) });
       break;
   }
 });

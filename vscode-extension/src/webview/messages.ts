@@ -43,4 +43,5 @@ export type ViewMessage =
   | { type: "copy" | "insert"; code: string }
   | { type: "diff"; turn: number; uri: string }
   | { type: "undo"; turn: number }
+  | { type: "rewind"; turn: number }
   | { type: "answer"; id: number; answer: string | null };
