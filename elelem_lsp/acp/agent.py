@@ -48,7 +48,6 @@ from acp.schema import (
 from .. import __version__
 from ..agent.images import takes_images
 from ..host import stored
-from ..host.conversations import ConversationStore
 from ..host.frontend import BadRequest, Refused
 from .errors import invalid
 from .frontend import AcpFrontend
@@ -286,7 +285,8 @@ class ElelemAgent:
         return PromptResponse(stop_reason="cancelled") if task.cancelled() else task.result()
 
     async def _answer(self, session: AcpSession, prompt: list[Any]) -> PromptResponse:
-        asked = await prompt_text(prompt, session.agent.workspace, await self._image_store(session, prompt))
+        await self._refuse_images_untaken(session, prompt)
+        asked = await prompt_text(prompt, session.agent.workspace)
         if not asked.text.strip():
             raise invalid("prompt", "is empty")
         slash = slash_command(asked.prompt)  # the person's words, not the files attached to them
@@ -306,9 +306,8 @@ class ElelemAgent:
         await session.frontend.outbox.sent()
         return PromptResponse(stop_reason=stop_reason)
 
-    async def _image_store(self, session: AcpSession, prompt: list[Any]) -> ConversationStore | None:
-        """Where the prompt's images are kept (None when the conversation is not stored); refused
-        when the session's provider cannot take images."""
+    async def _refuse_images_untaken(self, session: AcpSession, prompt: list[Any]) -> None:
+        """InvalidParams naming the first image block when the session's provider cannot take images."""
         index = next((i for i, block in enumerate(prompt) if getattr(block, "type", None) == "image"), None)
         if index is None:
             return None
@@ -319,7 +318,6 @@ class ElelemAgent:
         if not takes_images(provider):
             name = session.agent.provider_choice.choice().name
             raise invalid(f"prompt[{index}]", f"provider {name!r} cannot take images; pick one that can in the Provider option")
-        return ConversationStore(session.root) if session.agent.settings.history else None
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         session = self.sessions.get(session_id)

@@ -1,15 +1,12 @@
 """What a ``session/prompt`` asks, from its content blocks: the person's words (text, links kept
 as links), as the turn's context the files attached (resource links inside the workspace,
 read with their unsaved text, and embedded text resources), each fenced with its path, and
-the images (``image`` blocks), kept once as files beside the stored conversations so that the
+the images (``image`` blocks), which the folder agent keeps once as files beside the stored conversations so that the
 conversation names them by path."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
-import mimetypes
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -24,21 +21,21 @@ from acp.schema import (
 
 from ..agent.messages import Image
 from ..agent.workspace import WorkspaceError
-from ..host.conversations import Asked, ConversationStore
+from ..host.conversations import Asked
+from ..host.images import ImageError, decode_image
 from ..host.workspace import FrontendWorkspace
-from ..providers.images import MAX_BASE64, MEDIA_TYPES
 from .errors import invalid
 
 log = logging.getLogger(__name__)
 
 
-async def prompt_text(blocks: list[Any], workspace: FrontendWorkspace, store: ConversationStore | None) -> Asked:
-    """The person's words (text, links kept as links), as the context the files attached, and
-    the images: kept in ``store`` when the conversation is stored, else sent as they came."""
+async def prompt_text(blocks: list[Any], workspace: FrontendWorkspace) -> Asked:
+    """The person's words (text, links kept as links), as the context the files attached, and the
+    images, checked (the folder agent keeps them beside the conversation: ``host/images.py``)."""
     words, files, images = [], [], []
     for index, block in enumerate(blocks):
         if isinstance(block, ImageContentBlock):
-            images.append(image_of(block, f"prompt[{index}]", store))
+            images.append(image_of(block, f"prompt[{index}]"))
         elif isinstance(block, TextContentBlock):
             words.append(block.text)
         elif isinstance(block, ResourceContentBlock):
@@ -58,25 +55,13 @@ async def prompt_text(blocks: list[Any], workspace: FrontendWorkspace, store: Co
     return Asked(words_text, files_text, tuple(images))
 
 
-def image_of(block: ImageContentBlock, field: str, store: ConversationStore | None) -> Image:
-    """An image block as a message's image: checked, and written to ``store`` (its path) if any."""
-    if block.mime_type not in MEDIA_TYPES:
-        raise invalid(field, f"images must be PNG, JPEG, GIF or WebP, got {block.mime_type!r}")
-    if len(block.data) > MAX_BASE64:
-        raise invalid(field, f"the image is larger than the {MAX_BASE64 // 4 * 3:,} bytes a provider takes")
+def image_of(block: ImageContentBlock, field: str) -> Image:
+    """An image block as a message's image, checked as every face's images are; InvalidParams names the block."""
     try:
-        data = base64.b64decode(block.data, validate=True)
-    except binascii.Error:
-        raise invalid(field, "the image's data is not base64") from None
-    if store is None:
-        return {"mimeType": block.mime_type, "data": block.data}
-    suffix = mimetypes.guess_extension(block.mime_type) or ""
-    try:
-        path = store.keep_image(data, suffix)
-    except OSError as error:
-        log.warning("could not keep an image with the conversation (%s); sending it as it came", error)
-        return {"mimeType": block.mime_type, "data": block.data}
-    return {"mimeType": block.mime_type, "path": str(path)}
+        decode_image(block.mime_type, block.data)
+    except ImageError as error:
+        raise invalid(field, str(error)) from None
+    return {"mimeType": block.mime_type, "data": block.data}
 
 
 async def linked(block: ResourceContentBlock, workspace: FrontendWorkspace) -> str | None:

@@ -145,25 +145,6 @@ class ConversationStore:
             finally:
                 os.close(descriptor)
 
-    def keep_image(self, data: bytes, suffix: str) -> Path:
-        """An image sent with a prompt, written once under ``images/`` (named by its hash, so the
-        same image sent again is the same file): the entries name its path, never hold its bytes."""
-        self._ready()
-        folder = self.directory / "images"
-        if folder.is_symlink():
-            raise StoreError(f"{folder} is a symlink; images are not stored through one")
-        folder.mkdir(mode=0o700, exist_ok=True)
-        path = folder / (hashlib.sha256(data).hexdigest()[:32] + suffix)
-        if not path.is_file():
-            temporary = folder / f".{path.name}-{secrets.token_hex(4)}"
-            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW, 0o600)
-            try:
-                os.write(descriptor, data)
-            finally:
-                os.close(descriptor)
-            os.replace(temporary, path)
-        return path
-
     def make_current(self, conversation: str) -> None:
         """Name the conversation the folder continues at the next start (written whole, atomically)."""
         self.path(conversation)
