@@ -162,7 +162,10 @@ def test_chat_continues_lists_and_resumes_conversations(project):
     assert rows[0].startswith("* ") and rows[0].endswith("bananas are yellow")
     assert rows[1].startswith("  ") and rows[1].endswith("1 turn  apples are red")
     apples = rows[1].split()[0]
-    child.sendline("/resume " + apples[:17])  # the start of an id is enough when only one has it
+    bananas = rows[0].split()[1]
+    # The start of an id is enough when only one has it; both may start in the same second.
+    unique = next(n for n in range(1, len(apples) + 1) if not bananas.startswith(apples[:n]))
+    child.sendline("/resume " + apples[:unique])
     child.expect("resumed: apples are red \\(1 turn\\)")
     child.expect(PROMPT)
     child.sendline("/resume 1999")
@@ -181,7 +184,6 @@ def test_chat_continues_lists_and_resumes_conversations(project):
     assert "[user]" not in context_shown(fresh)
     leave(fresh)
 
-    bananas = [line.split()[1] for line in rows if line.startswith("* ")][0]
     named = spawn(project, "-p", "echo", "--resume", bananas)
     assert "continuing: bananas are yellow (1 turn)" in named.before
     leave(named)
