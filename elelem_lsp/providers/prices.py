@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-PRICES_AS_OF = "2025-11-30"
+PRICES_AS_OF = "2026-03-21"  # checked against the providers' pricing pages as published then
 
 
 class PerMillion(Protocol):
@@ -37,6 +37,7 @@ class Price:
 
 PRICES: dict[str, Price] = {
     # OpenAI
+    "gpt-5.1": Price(1.25, 10.0),
     "gpt-5": Price(1.25, 10.0),
     "gpt-5-mini": Price(0.25, 2.0),
     "gpt-5-nano": Price(0.05, 0.40),
@@ -48,9 +49,11 @@ PRICES: dict[str, Price] = {
     "o3": Price(2.0, 8.0),
     "o4-mini": Price(1.10, 4.40),
     # Anthropic (also on Vertex AI, where the model's name carries @<date>)
+    "claude-opus-4-6": Price(5.0, 25.0),
     "claude-opus-4-5": Price(5.0, 25.0),
     "claude-opus-4-1": Price(15.0, 75.0),
     "claude-opus-4": Price(15.0, 75.0),
+    "claude-sonnet-4-6": Price(3.0, 15.0),
     "claude-sonnet-4-5": Price(3.0, 15.0),
     "claude-sonnet-4": Price(3.0, 15.0),
     "claude-3-7-sonnet": Price(3.0, 15.0),
