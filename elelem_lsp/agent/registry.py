@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import importlib
+import importlib.machinery
 import importlib.util
 import inspect
 import logging
@@ -145,10 +146,14 @@ class Config:
     def _run_plugin(self, path: Path) -> None:
         name = f"{PLUGIN_MODULE}{abs(hash(str(path.resolve())))}"
         try:
-            spec = importlib.util.spec_from_file_location(name, path)
-            assert spec and spec.loader
+            loader = importlib.machinery.SourceFileLoader(name, str(path))
+            spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+            assert spec
             module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
+            # Compiled from the file as it is now, never from a cached .pyc: an edit made within the
+            # same second that keeps the size would run the old code, and no __pycache__ is left
+            # in the person's plugin folders.
+            exec(loader.source_to_code(path.read_bytes(), str(path)), module.__dict__)
         except BaseException as error:  # a plugin may raise anything, even SystemExit
             if isinstance(error, KeyboardInterrupt):
                 raise
