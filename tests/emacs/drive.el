@@ -6,8 +6,9 @@
 ;; step: "edits" asks, switches provider, creates a file, undoes, fixes a flymake diagnostic;
 ;; "conversations" asks in three conversations, lists, resumes, continues, reopens the transcript,
 ;; is refused mid-turn, deletes one; "checked" has the agent break a.txt, which a Flymake
-;; backend then reports, and redraws the transcript; "rewind" asks, types in the buffer, and rewinds
-;; the turn; "planned" asks a turn that plans twice, asks for the usage, reopens the transcript.
+;; backend then reports, and redraws the transcript; "rewind" asks, types in the buffer, refuses to
+;; overwrite that, then rewinds the turn; "planned" asks a turn that plans twice, asks for the usage,
+;; reopens the transcript.
 
 (require 'json)
 (add-to-list 'load-path drive-client)
@@ -189,6 +190,11 @@ Returns the candidates offered, in the order the completion UI shows them."
     (push (cons "asked" (drive-snapshot buffer)) seen)
     (goto-char (point-max))
     (insert "typed since\n")
+    (cl-letf (((symbol-function 'yes-or-no-p) (lambda (prompt) (setq conflict prompt) nil)))
+      (push (list "refused" :message (condition-case err (progn (drive-pick #'elelem-rewind "turn 1") "no refusal")
+                                        (user-error (error-message-string err))))
+            seen))
+    (push (cons "kept" (drive-snapshot buffer)) seen)
     (cl-letf (((symbol-function 'yes-or-no-p) (lambda (prompt) (setq conflict prompt) t)))
       (push (list "offered" :labels (vconcat (drive-pick #'elelem-rewind "turn 1"))) seen))
     (push (list "conflict" :prompt conflict) seen)
