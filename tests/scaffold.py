@@ -52,6 +52,13 @@ def write_script(root: Path, fetches: list[list[dict[str, Any]]]) -> None:
     path.write_text(json.dumps(fetches))
 
 
+def write_user_settings(home: Path, settings: dict[str, Any]) -> None:
+    """The person's own settings file (``~/.config/elelem-lsp/settings.json``) under ``home``."""
+    path = home / ".config" / "elelem-lsp" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings))
+
+
 def run_ask(
     cwd: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None, trust: bool = True
 ) -> subprocess.CompletedProcess:

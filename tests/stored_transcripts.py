@@ -143,3 +143,24 @@ def check_conversation_labels(labels: list[str], titles: list[str]) -> None:
         _, updated, turns, by = label.split(" · ")
         assert len(updated) == 16 and updated[10] == " " and updated[13] == ":", label
         assert (turns, by) == ("1 turn", "scripted"), label
+
+
+def plan_call(call_id: str, *statuses: str) -> dict:
+    """The model's call of the `plan` tool: "step 1", "step 2"... with these statuses."""
+    entries = [{"content": f"step {n}", "status": status} for n, status in enumerate(statuses, 1)]
+    return {"type": "doing", "id": call_id, "name": "plan", "arguments": {"entries": entries}}
+
+
+def usage(read: int, written: int) -> dict:
+    """A fetch's own count, as a provider reports it."""
+    return {"type": "usage", "inputTokens": read, "outputTokens": written}
+
+
+# A turn (of the `scripted` provider of tests/plugins) that plans, moves its plan on, and answers:
+# each fetch counted. The transcript rewrites the checklist where it stands.
+PLANNED_SCRIPT = [
+    [plan_call("p1", "in_progress", "pending"), usage(1200, 30)],
+    [plan_call("p2", "completed", "in_progress"), usage(1500, 40)],
+    [{"type": "saying", "text": "Both done."}, usage(1800, 20)],
+]
+PLANNED_USAGE = "4,500 in · 90 out"  # the turn's row, and the conversation's figures

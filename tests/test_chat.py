@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pexpect
 
-from scaffold import add_plugin, write_script
+from scaffold import add_plugin, run_ask, write_script, write_user_settings
+from stored_transcripts import plan_call
 
 PROMPT = "elelem> "
 
@@ -254,3 +255,19 @@ def test_chat_shows_the_plan_as_a_checklist_and_usage_prints_the_conversations_t
     assert "this conversation: 2,100 tokens in, 65 out (no price known for this model)" in child.before
     assert re.search(r"the context holds [1-9][\d,]* of 32,000 tokens", child.before)  # counted afresh
     leave(child)
+
+
+def test_continuing_shows_the_last_turns_checks_and_plan_as_the_turn_did(project, home):
+    add_plugin(project, "scripted")
+    write_user_settings(home, {"provider": "scripted", "checkCommand": "wc -l {files}", "allowCommands": ["wc -l"]})
+    write = {"type": "doing", "id": "w", "name": "write", "arguments": {"path": "a.txt", "content": "one\ntwo\n"}}
+    write_script(project, [[plan_call("p", "completed", "in_progress")], [write], [{"type": "saying", "text": "Wrote it."}]])
+    asked = run_ask(project, "write a.txt")
+    assert asked.returncode == 0, asked.stderr
+    row = "✓ checked a.txt: wc -l a.txt (exit 0)\n    2 a.txt\n"
+    assert row in asked.stderr
+
+    again = spawn(project, "--continue")
+    shown = again.before.replace("\r\n", "\n")
+    assert f"> write a.txt\n{row}Plan:\n  [x] step 1\n  [~] step 2\nWrote it.\n" in shown, shown
+    leave(again)

@@ -9,15 +9,9 @@ import shutil
 from pathlib import Path
 
 from optional_parts import require
-from scaffold import add_plugin, run_ask, write_script
+from scaffold import add_plugin, run_ask, write_script, write_user_settings
 
 RUFF = "ruff check --no-cache --output-format concise {files}"
-
-
-def write_user_settings(home: Path, settings: dict) -> None:
-    path = home / ".config" / "elelem-lsp" / "settings.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(settings))
 
 
 def test_the_terminal_runs_the_check_command_and_the_model_reads_ruff(project: Path, home: Path) -> None:

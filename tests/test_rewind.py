@@ -1,6 +1,6 @@
 """Rewind through each face that has it: ``elelem.checkpoints``/``elelem.rewind`` over LSP (an unsaved
 buffer in the way, refused then forced, bad arguments, a server restarted), ``elelem-lsp rewind``
-and chat's ``/rewind``, each against a real server process."""
+and chat's ``/rewind`` (a file changed since: refused, then forced), each against a real server process."""
 
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ def test_elelem_lsp_rewind_lists_refuses_a_change_made_since_and_forces(workspac
     assert unknown.returncode == 2 and "no checkpoint of turn 7" in unknown.stderr
 
 
-def test_chat_rewinds_the_files_and_the_conversation(workspace):
+def test_chat_rewinds_the_files_and_the_conversation_asking_before_overwriting_a_change(workspace):
     child = pexpect.spawn(
         sys.executable, ["-m", "elelem_lsp", "chat", "--trust", "-y", "-p", "scripted"], cwd=str(workspace),
         encoding="utf-8", timeout=20, env={**os.environ, "TERM": "dumb"}, dimensions=(40, 200),
@@ -129,7 +129,17 @@ def test_chat_rewinds_the_files_and_the_conversation(workspace):
     child.sendline("/rewind")
     child.expect("elelem> ")
     assert "turn 1" in child.before and "modified app.py" in child.before
+    (workspace / "made" / "new.txt").write_text("the person's\n")  # changed since the turn: asked about
     child.sendline("/rewind 1")
+    child.expect(r"overwrite them with how they were before the turn\? \[y/N\] ")
+    assert "made/new.txt: changed since the turn" in child.before
+    child.sendline("n")
+    child.expect("nothing rewound")
+    child.expect("elelem> ")
+    assert (workspace / "made" / "new.txt").read_text() == "the person's\n" and (workspace / "renamed.txt").exists()
+    child.sendline("/rewind 1")
+    child.expect(r"\[y/N\] ")
+    child.sendline("y")
     child.expect("rewound turn 1 and the conversation:")
     child.expect("elelem> ")
     assert as_before(workspace)

@@ -280,17 +280,22 @@ model and steps."
 
 (defun elelem--entry-lines (entry)
   "The lines of a stored ENTRY, as (TEXT . FACE).
-A turn, or a compaction's one line; none for a kind this client does not know."
+A turn (its prompt, tool calls with the check after a step, plan, reply and
+footer), or a compaction's one line; none for a kind this client does not know."
   (pcase (plist-get entry :kind)
     ("compaction" (let ((note (elelem-note-text entry))) (and note (list (cons note 'elelem-note-face)))))
     ("turn"
-     (append (list (cons (concat "> " (elelem--one-line (or (plist-get entry :prompt) "")))
-                         'elelem-prompt-face))
-             (seq-mapcat (lambda (tool)
-                           (list (cons (elelem--call-line tool) 'elelem-tool-face)
-                                 (elelem--outcome-line tool)))
-                         (plist-get entry :tools) 'list)
-             (elelem--ending-lines entry t)))))
+     (let ((plan (plist-get entry :plan)))
+       (append (list (cons (concat "> " (elelem--one-line (or (plist-get entry :prompt) "")))
+                           'elelem-prompt-face))
+               (seq-mapcat (lambda (tool)
+                             (let ((checked (plist-get tool :checked)))  ; the event as it came live
+                               (append (list (cons (elelem--call-line tool) 'elelem-tool-face)
+                                             (elelem--outcome-line tool))
+                                       (and (consp checked) (elelem-checked-lines checked)))))
+                           (plist-get entry :tools) 'list)
+               (and plan (sequencep plan) (not (stringp plan)) (elelem-plan-lines (list :entries plan)))
+               (elelem--ending-lines entry t))))))
 
 (defun elelem--clear-transcript ()
   "Empty the transcript; turns still running go on writing on fresh lines."

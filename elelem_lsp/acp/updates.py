@@ -194,8 +194,8 @@ def outcome_of(call_id: str, ok: bool, error: str | None, content: list[Any], ra
 
 def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[Any]:
     """A stored conversation as the updates that would have shown it: each prompt, its tool
-    calls with their final status (ids made unique in the session by ``calls``), the plan as it
-    left it, its reply (each message with its ``messageId``, a prompt's images read again from
+    calls with their final status (ids made unique in the session by ``calls``) and the check
+    after a step, the plan as it left it, its reply (each message with its ``messageId``, a prompt's images read again from
     their files); a compaction, a reset or a rewind as one thought line."""
     updates: list[Any] = []
     for entry in transcript["entries"]:
@@ -223,6 +223,9 @@ def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[A
                 **({"error": call["error"]} if call.get("error") else {}),
             }
             updates.append(outcome_of(call_id, call["ok"], call.get("error"), [], raw))
+            checked = call.get("checked")
+            if isinstance(checked, dict) and isinstance(checked.get("text"), str):  # as it was shown live
+                updates.append(update_agent_thought_text(f"{checked['text']}\n"))
         if isinstance(entry.get("plan"), list):
             updates.append(plan_update(entry["plan"]))
         reply = entry.get("reply") or ("(cancelled)" if entry.get("cancelled") else "")

@@ -27,7 +27,7 @@ from ..agent.wording import checkpoint_lines, counted, rewind_lines
 from ..host.trust import PluginSet
 from ..spinner import Spinner
 from . import TerminalClient
-from .terminal import Terminal, one_line
+from .terminal import Terminal, checked_lines, one_line, plan_lines
 from .trust_prompt import TrustDecision
 
 HELP = """\
@@ -248,14 +248,18 @@ class Chat:
         self.recap(self.command("elelem.resume", {"id": matches[0]}), "resumed")
 
     def recap(self, transcript: dict[str, Any], how: str) -> None:
-        """One line on the conversation this chat goes on with, and its last exchange."""
+        """One line on the conversation this chat goes on with, and its last exchange: the prompt,
+        the checks after its steps and its plan (as the turn showed them), the reply."""
         turns = [entry for entry in transcript["entries"] if entry["kind"] == "turn"]
         if not turns:
             self.terminal.notice(f"{how}: a conversation with no turns yet")
             return
         self.terminal.notice(f"{how}: {transcript['title']} ({counted(len(turns), 'turn')})")
         last = turns[-1]
-        self.terminal.print(f"> {one_line(last['prompt'])}\n{one_line(last['reply'] or '(no reply)', 300)}")
+        checks = [checked_lines(tool["checked"]) for tool in last.get("tools") or [] if isinstance(tool.get("checked"), dict)]
+        plan = [plan_lines({"entries": last["plan"]})] if isinstance(last.get("plan"), list) else []
+        shown = [f"> {one_line(last['prompt'])}\n", *checks, *plan, one_line(last["reply"] or "(no reply)", 300)]
+        self.terminal.print("".join(shown))
 
     def compact(self) -> None:
         self.terminal.print(self.command("elelem.compact")["text"])

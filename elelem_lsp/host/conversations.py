@@ -303,7 +303,8 @@ def turn_entry(asked: Asked, result: dict[str, Any], started: str, tools: list[d
 
 
 class ToolLog:
-    """A turn's tool calls and their outcomes, gathered from its events."""
+    """A turn's tool calls and their outcomes, gathered from its events; the check after a step
+    that changed files (its ``checked`` event, as sent) goes with the step's last call."""
 
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
@@ -325,3 +326,6 @@ class ToolLog:
                 if call["id"] == event["id"]:
                     call.update(ok=bool(event["ok"]), summary=event.get("summary"), error=event.get("error"))
                     break
+        elif event["type"] == "checked" and self.calls:
+            # after the step's results: kept on its last call, where a redrawn transcript shows it
+            self.calls[-1]["checked"] = dict(event)

@@ -54,6 +54,17 @@ def test_a_replayed_turn_shows_prompt_calls_and_reply(tmp_path: Path):
     assert calls.announce("c1") == "c1-2"  # a later call the provider also names c1 gets a card of its own
 
 
+def test_a_replayed_step_shows_its_check_after_its_calls(tmp_path: Path):
+    checked = {"type": "checked", "files": ["a.py"], "text": "checked a.py: no new problems", "newProblems": []}
+    transcript = {"entries": [{"kind": "turn", "prompt": "hi", "reply": "done", "cancelled": False, "tools": [
+        {"id": "w", "name": "write", "arguments": {"path": "a.py"}, "ok": True, "summary": "wrote", "error": None,
+         "checked": checked}]}]}
+    updates = replayed(transcript, tmp_path, ToolCalls())
+    assert [u.session_update for u in updates] == [
+        "user_message_chunk", "tool_call", "tool_call_update", "agent_thought_chunk", "agent_message_chunk"]
+    assert updates[3].content.text == "checked a.py: no new problems\n"
+
+
 def test_tool_call_ids_are_unique_in_the_session_and_results_find_their_call():
     calls = ToolCalls()
     first = [calls.announce("call_1"), calls.announce("call_2")]

@@ -6,7 +6,9 @@
 ;; step: "edits" asks, switches provider, creates a file, undoes, fixes a flymake diagnostic;
 ;; "conversations" asks in three conversations, lists, resumes, continues, reopens the transcript,
 ;; is refused mid-turn, deletes one; "checked" has the agent break a.txt, which a Flymake
-;; backend then reports; "rewind" asks, types in the buffer, and rewinds the turn.
+;; backend then reports, and redraws the transcript; "rewind" asks, types in the buffer, refuses to
+;; overwrite that, then rewinds the turn; "planned" asks a turn that plans twice, asks for the usage,
+;; reopens the transcript.
 
 (require 'json)
 (add-to-list 'load-path drive-client)
@@ -114,7 +116,22 @@
   (flymake-start)
   (elelem-ask "break a.txt")
   (drive-wait-turns 1)
-  (list (cons "checked" (drive-snapshot buffer))))
+  (let ((checked (drive-snapshot buffer)))
+    (kill-buffer "*elelem*")
+    (elelem-transcript)  ; drawn again from the stored conversation
+    (list (cons "redrawn" (drive-snapshot buffer)) (cons "checked" checked))))
+
+(defun drive-planned (buffer)
+  "A turn that plans twice and counts its fetches; `elelem-usage'; the transcript reopened."
+  (let (seen)
+    (elelem-ask "do two things")
+    (drive-wait-turns 1)
+    (push (cons "asked" (drive-snapshot buffer)) seen)
+    (push (list "usage" :message (elelem-usage)) seen)
+    (kill-buffer "*elelem*")
+    (elelem-transcript)
+    (push (cons "reopened" (drive-snapshot buffer)) seen)
+    seen))
 
 (defun drive-pick (command wanted)
   "Call COMMAND interactively, picking the candidate containing WANTED.
@@ -173,6 +190,11 @@ Returns the candidates offered, in the order the completion UI shows them."
     (push (cons "asked" (drive-snapshot buffer)) seen)
     (goto-char (point-max))
     (insert "typed since\n")
+    (cl-letf (((symbol-function 'yes-or-no-p) (lambda (prompt) (setq conflict prompt) nil)))
+      (push (list "refused" :message (condition-case err (progn (drive-pick #'elelem-rewind "turn 1") "no refusal")
+                                        (user-error (error-message-string err))))
+            seen))
+    (push (cons "kept" (drive-snapshot buffer)) seen)
     (cl-letf (((symbol-function 'yes-or-no-p) (lambda (prompt) (setq conflict prompt) t)))
       (push (list "offered" :labels (vconcat (drive-pick #'elelem-rewind "turn 1"))) seen))
     (push (list "conflict" :prompt conflict) seen)

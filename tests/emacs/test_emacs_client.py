@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from scaffold import add_plugin, write_script
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,12 +27,17 @@ def elisp_string(value: str) -> str:
     return json.dumps(value)  # a JSON string literal is a valid elisp string literal here
 
 
-def drive(emacs: str, tmp_path: Path, scenario: str) -> tuple[Path, dict]:
+def drive(emacs: str, tmp_path: Path, scenario: str, script: list | None = None) -> tuple[Path, dict]:
     """Plays `scenario` of drive.el in a batch Emacs on a fresh workspace (a.txt is "x", the
-    editing plugin installed); returns the workspace and what the driver recorded."""
+    editing plugin installed, or with `script` the scripted provider of tests/plugins playing it);
+    returns the workspace and what the driver recorded."""
     root = tmp_path / "work"
     (root / ".agents" / "plugins").mkdir(parents=True)
-    shutil.copy(EDITING_PLUGIN, root / ".agents" / "plugins" / EDITING_PLUGIN.name)
+    if script is None:
+        shutil.copy(EDITING_PLUGIN, root / ".agents" / "plugins" / EDITING_PLUGIN.name)
+    else:
+        add_plugin(root, "scripted")
+        write_script(root, script)
     (root / "a.txt").write_text("x\n")
     out = tmp_path / "seen.json"
     setup = (

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
-                                ODD, ODD_LINES, SHORT, SHORT_LINES, WORDED_EVENTS, WORDED_LINES, WORDED_NOTES,
-                                check_conversation_labels)
+                                ODD, ODD_LINES, PLANNED_SCRIPT, PLANNED_USAGE, SHORT, SHORT_LINES, WORDED_EVENTS,
+                                WORDED_LINES, WORDED_NOTES, check_conversation_labels)
 from test_emacs_client import CLIENT, drive, elisp_string
 
 pytestmark = pytest.mark.slow
@@ -137,3 +137,17 @@ def test_the_conversations_usage_is_worded_for_elelem_usage(emacs: str) -> None:
                   u={"conversationInputTokens": 12345, "conversationOutputTokens": 2345, "contextTokens": 3000,
                      "contextWindow": 128000, "cost": 0.1234, "currency": "USD"})
     assert seen["noted"] == ["12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12"]
+
+
+def test_a_planned_turn_against_the_server_rewrites_its_checklist_counts_and_reopens_with_the_plan(
+    emacs: str, tmp_path: Path, home: Path
+) -> None:
+    _, seen = drive(emacs, tmp_path, "planned", script=PLANNED_SCRIPT)
+    plan = ["Plan:", "  [x] step 1", "  [~] step 2"]
+    assert seen["asked"]["transcript"].splitlines() == [
+        "> do two things", "+ Plan", "  ok: Updated the plan — 0 of 2 steps done", *plan,
+        "+ Plan", "  ok: Updated the plan — 1 of 2 steps done", "Both done.", f"-- {PLANNED_USAGE}", "-- scripted · 3 steps"]
+    assert seen["usage"]["message"].startswith(f"elelem: conversation: {PLANNED_USAGE} · context ")
+    reopened = seen["reopened"]["transcript"].splitlines()
+    assert reopened[0] == "> do two things" and reopened.count("Plan:") == 1
+    assert reopened[-5:] == [*plan, "Both done.", "-- scripted"]

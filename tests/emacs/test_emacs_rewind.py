@@ -1,6 +1,6 @@
 """`M-x elelem-rewind` in a batch Emacs (eglot) against a real elelem-lsp: the turn's edit, unsaved
-in the buffer, is picked from the server's list, a line typed since is asked about, and the buffer
-goes back to before the turn."""
+in the buffer, is picked from the server's list, a line typed since is asked about; answered no,
+nothing changes; answered yes, the buffer goes back to before the turn (unsaved)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from test_emacs_client import drive
 pytestmark = pytest.mark.slow
 
 
-def test_emacs_rewinds_the_turn_in_the_buffer_after_asking_about_a_change_typed_since(
+def test_emacs_refuses_then_rewinds_the_turn_in_the_buffer_after_asking_about_a_change_typed_since(
     emacs: str, tmp_path: Path, home: Path
 ) -> None:
     root, seen = drive(emacs, tmp_path, "rewind")
@@ -23,4 +23,6 @@ def test_emacs_rewinds_the_turn_in_the_buffer_after_asking_about_a_change_typed_
     assert seen["conflict"]["prompt"] == (
         "elelem: changed since turn 1:\na.txt: has unsaved changes in the editor\nOverwrite them? "
     )
-    assert seen["rewound"]["text"] == "x\n"
+    assert seen["refused"]["message"] == "elelem: nothing rewound"
+    assert seen["kept"]["text"] == "y\ntyped since\n" and (root / "a.txt").read_text() == "x\n"
+    assert seen["rewound"]["text"] == "x\n" and seen["rewound"]["modified"] is True

@@ -16,6 +16,7 @@ from scaffold import add_plugin, write_script
 
 from elelem_lsp.agent.insight import KINDS, Diagnostics, Insight, Location, Problem, Symbol
 from elelem_lsp.agent.sandbox import probe
+from elelem_lsp.host import stored
 from elelem_lsp.host.host import Host
 
 from .memory_frontend import MemoryFrontend
@@ -215,3 +216,17 @@ def test_the_tools_listing_names_the_editor_tools_the_front_end_answers(project)
     assert "diagnostics" in names and "definition" not in names
     host, _ = host_with(project, None)
     assert not {"diagnostics", "definition"} & {tool["name"] for tool in host.tools()["tools"]}
+
+
+async def test_the_check_is_kept_with_the_step_in_the_stored_conversation(project):
+    """A redrawn transcript shows the ``checked`` row: the event as it was sent, on the step's last call."""
+    fake = FakeInsight()
+    host, frontend = host_with(project, fake)
+    step = [write("app.py", "x = 1  # BAD\n", "w1"), {"type": "doing", "id": "r", "name": "read", "arguments": {"path": "app.py"}}]
+    await turn(host, project, [step, [{"type": "doing", "id": "r2", "name": "read", "arguments": {"path": "app.py"}}], [{"type": "record"}]])
+    [live] = [e for e in frontend.progress[-1].events if e["type"] == "checked"]
+    assert live["text"] == "checked app.py: 1 new error"
+
+    restarted, _ = host_with(project, FakeInsight())
+    [entry] = (await stored.transcript(restarted.agents[project.as_uri()]))["entries"]
+    assert [(tool["id"], tool.get("checked")) for tool in entry["tools"]] == [("w1", None), ("r", live), ("r2", None)]

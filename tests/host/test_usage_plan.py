@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from scaffold import add_plugin, write_script
+from stored_transcripts import plan_call, usage
 
 from elelem_lsp.host import stored
 from elelem_lsp.providers.prices import cost
@@ -15,15 +16,6 @@ from elelem_lsp.providers.prices import cost
 from .test_host_conversations import folder_of, started_host
 
 SCRIPTED = {"workspacePlugins": True, "provider": "scripted"}
-
-
-def usage(read: int, written: int) -> dict:
-    return {"type": "usage", "inputTokens": read, "outputTokens": written}
-
-
-def plan_call(call_id: str, *statuses: str) -> dict:
-    entries = [{"content": f"step {n}", "status": status} for n, status in enumerate(statuses, 1)]
-    return {"type": "doing", "id": call_id, "name": "plan", "arguments": {"entries": entries}}
 
 
 async def test_a_turns_fetches_are_summed_priced_and_kept_with_the_conversation(project):

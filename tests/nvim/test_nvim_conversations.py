@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from scaffold import add_plugin, write_script
 from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
-                                ODD, ODD_LINES, SHORT, SHORT_LINES, WORDED_EVENTS, WORDED_LINES, WORDED_NOTES,
-                                check_conversation_labels)
+                                ODD, ODD_LINES, PLANNED_SCRIPT, PLANNED_USAGE, SHORT, SHORT_LINES, WORDED_EVENTS,
+                                WORDED_LINES, WORDED_NOTES, check_conversation_labels)
 from test_nvim_client import highlighted, messages
 
 pytestmark = pytest.mark.slow
@@ -286,3 +287,34 @@ def test_elelem_usage_prints_the_conversations_figures_or_says_the_server_has_no
                      {"usage": {"conversationInputTokens": 12345, "conversationOutputTokens": 2345, "contextTokens": 3000,
                                 "contextWindow": 128000, "cost": 0.1234, "currency": "USD"}})
     assert words == "conversation: 12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12"
+
+
+def test_a_planned_turn_against_the_server_rewrites_its_checklist_counts_and_redraws_the_plan(
+    tmp_path: Path, start_nvim
+) -> None:
+    root = tmp_path / "planned"
+    add_plugin(root, "scripted")
+    write_script(root, PLANNED_SCRIPT)
+    (root / "a.txt").write_text("x\n")
+    nvim = start_nvim(root, "a.txt")
+    nvim.lua(PICKER)
+    ask(nvim, "do two things", 1)
+    plan = ["Plan:", "  [x] step 1", "  [~] step 2"]
+    # the second plan rewrote the first where it stood, under the call that sent it
+    assert nvim.transcript() == ["> do two things", "+ Plan", "  ok: Updated the plan — 0 of 2 steps done", *plan,
+                                 "+ Plan", "  ok: Updated the plan — 1 of 2 steps done", "Both done.",
+                                 f"-- {PLANNED_USAGE}", "-- scripted · 3 steps"]
+    assert highlighted(nvim, "ElelemNote") == [f"-- {PLANNED_USAGE}"]
+
+    nvim.command("ElelemUsage")
+    nvim.wait("#vim.g.notified > 0", what="the answer of elelem.context")
+    [[said, _level]] = nvim.lua("return vim.g.notified")
+    assert said.startswith(f"elelem: conversation: {PLANNED_USAGE} · context ")
+
+    nvim.lua("vim.g.pick = 'do two things'")
+    nvim.command("ElelemConversations")  # the stored conversation, drawn again
+    nvim.wait("vim.api.nvim_buf_line_count(vim.fn.bufnr('elelem://transcript')) < 11", what="the redrawn transcript")
+    redrawn = nvim.transcript()
+    assert redrawn[0] == "> do two things" and redrawn.count("Plan:") == 1
+    assert redrawn[-5:] == [*plan, "Both done.", "-- scripted"]  # the plan as the turn left it, before the reply
+    assert highlighted(nvim, "ElelemToolOk")[-1] == "  [x] step 1"

@@ -1,7 +1,7 @@
 """clients/nvim answering what the buffer's other language servers know, in a real headless
 Neovim: `ruff server` (and basedpyright, for definitions) attached beside elelem-lsp. The agent
 breaks a Python file; the model's next fetch holds ruff's message for that line, the
-transcript shows the `checked` row and its problems, and `definition`, `references` and `symbols`
+transcript shows the `checked` row and its problems (drawn again from the stored conversation), and `definition`, `references` and `symbols`
 land in the right files and lines."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 
 from optional_parts import require
 from scaffold import add_plugin, write_script
+from test_nvim_conversations import PICKER
 
 pytestmark = pytest.mark.slow
 
@@ -80,3 +81,14 @@ def test_the_agent_reads_ruffs_problem_with_its_change_and_finds_a_definition(py
     row = next(line for line in transcript if line.startswith("✓ checked app.py: "))
     assert row == "✓ " + checked[0]
     assert "    app.py:3:7 error: Undefined name `undefined_name`" in transcript
+
+    # the stored conversation keeps the row: drawn again from it, it follows the edit's outcome
+    nvim.lua(PICKER)
+    nvim.lua("vim.g.pick = 'break it'")
+    nvim.command("ElelemConversations")
+    nvim.wait("vim.api.nvim_buf_get_lines(vim.fn.bufnr('elelem://transcript'), -2, -1, false)[1] == '-- scripted'",
+              what="the transcript redrawn from the stored conversation")
+    redrawn = nvim.transcript()
+    at = redrawn.index(row)
+    assert redrawn[at - 2].startswith("+ edit(") and redrawn[at - 1].startswith("  ok: ")
+    assert "    app.py:3:7 error: Undefined name `undefined_name`" in redrawn[at:]

@@ -4,8 +4,8 @@
  * turn untrusted JSON into those shapes. Pure: no vscode import, so unit tests can load it.
  */
 
-import { CheckedEvent, toCheckedEvent } from "./checked";
-import { PlanEvent, toPlanEvent } from "./plan";
+import { CheckedEvent, CheckedItem, toCheckedEvent } from "./checked";
+import { PlanEvent, PlanItem, toPlanEvent } from "./plan";
 import { toUsageEvent, UsageEvent } from "./usage";
 
 /** A piece of text the model said (`saying`) or thought (`thinking`). */
@@ -82,6 +82,8 @@ export interface TranscriptTool {
   ok: boolean;
   summary: string | null;
   error: string | null;
+  /** The check after the step this call ended (the `checked` event as it came live). */
+  checked?: CheckedItem;
 }
 
 /** One entry of a stored conversation: a turn, or older turns replaced by a summary. */
@@ -95,6 +97,8 @@ export type TranscriptEntry =
       cancelled: boolean;
       error: string | null;
       tools: TranscriptTool[];
+      /** The plan as the turn left it. */
+      plan?: PlanItem;
     }
   | { kind: "compaction"; turns: number; summary: string };
 
@@ -298,6 +302,7 @@ function toTranscriptEntry(value: unknown): TranscriptEntry | undefined {
       ok: tool.ok === true,
       summary: text(tool.summary) ?? null,
       error: text(tool.error) ?? null,
+      ...(isObject(tool.checked) ? { checked: toCheckedEvent(tool.checked).item } : {}),
     }),
   );
   return {
@@ -309,6 +314,7 @@ function toTranscriptEntry(value: unknown): TranscriptEntry | undefined {
     cancelled: value.cancelled === true,
     error: text(value.error) ?? null,
     tools,
+    ...(Array.isArray(value.plan) ? { plan: toPlanEvent({ entries: value.plan }).item } : {}),
   };
 }
 

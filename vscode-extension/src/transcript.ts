@@ -274,8 +274,9 @@ export function conversationTitle(title: string): string {
 }
 
 /**
- * The turns of a stored conversation, each numbered by `nextId`: a turn's tool calls, then its
- * reply (a stored turn keeps no order between them); a compaction becomes a prompt-less note.
+ * The turns of a stored conversation, each numbered by `nextId`: a turn's tool calls (each step's
+ * check after its last call), its plan as the turn left it, then its reply (a stored turn keeps no
+ * order between them); a compaction becomes a prompt-less note.
  */
 export function turnsFromTranscript(transcript: TranscriptResult, nextId: () => number): Turn[] {
   const turns: Turn[] = [];
@@ -296,6 +297,12 @@ export function turnsFromTranscript(transcript: TranscriptResult, nextId: () => 
         outcome.error = tool.error;
       }
       turn.items.push({ kind: "tool", id: tool.id, name: tool.name, arguments: tool.arguments, outcome });
+      if (tool.checked) {
+        turn.items.push(tool.checked);
+      }
+    }
+    if (entry.plan) {
+      turn.items.push(entry.plan);
     }
     turn.provider = entry.provider || undefined;
     turn.model = entry.model;

@@ -1,11 +1,12 @@
-/** The `plan` checklist and the host's `usage` row and header line, as the chat view shows them. */
+/** The `plan` checklist and the host's `usage` row and header line, as the chat view shows them;
+ * a stored turn's plan and checks drawn again from `elelem.transcript`. */
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { toAgentEvent, toProgressValue } from "../../src/protocol";
+import { toAgentEvent, toProgressValue, toTranscriptResult } from "../../src/protocol";
 import { renderTurn } from "../../src/render";
-import { applyProgress, newTurn, Turn } from "../../src/transcript";
+import { applyProgress, newTurn, Turn, turnsFromTranscript } from "../../src/transcript";
 import { describeConversationUsage, describeHeaderUsage, toTurnUsage, usageOf } from "../../src/usage";
 
 const USAGE = {
@@ -85,4 +86,25 @@ test("usage figures that are not counts are read as 0; an unknown currency is wr
   assert.ok(usage);
   assert.match(describeConversationUsage(usage), /^0 in · 0 out · .* · 0\.1234 not a code$/);
   assert.equal(toTurnUsage({ inputTokens: 1 }), undefined);
+});
+
+test("a stored turn is drawn again with each step's check after its call and the plan it left", () => {
+  const checked = { type: "checked", files: ["a.ts"], text: "checked a.ts: 1 new error", newProblems: [
+    { path: "a.ts", line: 3, column: 7, severity: "error", message: "bad" }] };
+  const transcript = toTranscriptResult({ id: "c", title: "t", entries: [{
+    kind: "turn", prompt: "Fix it", reply: "Done.", provider: "scripted", model: null, cancelled: false, error: null,
+    tools: [
+      { id: "w", name: "write", arguments: { path: "a.ts" }, ok: true, summary: "wrote", error: null, checked },
+      { id: "r", name: "read", arguments: { path: "a.ts" }, ok: true, summary: "read", error: null, checked: "odd" },
+    ],
+    plan: plan("completed", "in_progress").entries,
+  }] });
+  const [turn] = turnsFromTranscript(transcript, () => 1);
+  assert.deepEqual(turn.items.map((item) => item.kind), ["tool", "checked", "tool", "plan", "saying"]);
+  const live = newTurn(2, "Fix it");
+  report(live, checked, plan("completed", "in_progress"));
+  assert.deepEqual(turn.items[1], live.items[0], "the check is drawn as it was live");
+  assert.deepEqual(turn.items[3], live.items[1], "the plan is drawn as it was live");
+  assert.match(renderTurn(turn), /checked a.ts: 1 new error/);
+  assert.match(renderTurn(turn), /Plan, 1 of 2 done/);
 });

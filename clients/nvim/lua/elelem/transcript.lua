@@ -387,8 +387,8 @@ function M.finish_turn(token, err, result)
   end
 end
 
---- The lines of one stored entry: a turn (its prompt, tool rows, reply and footer) or a
---- compaction (one dim line); none for a kind this client does not know.
+--- The lines of one stored entry: a turn (its prompt, tool rows with their checks, plan, reply
+--- and footer) or a compaction (one dim line); none for a kind this client does not know.
 --- @param entry table
 --- @return {[1]: string, [2]: string?}[]
 local function entry_lines(entry)
@@ -402,6 +402,12 @@ local function entry_lines(entry)
   for _, tool in ipairs(type(entry.tools) == 'table' and entry.tools or {}) do
     out[#out + 1] = { call_line(tool), 'ElelemTool' }
     out[#out + 1] = { outcome_line(tool) }
+    if type(tool.checked) == 'table' then -- the check after the step, the event as it came live
+      vim.list_extend(out, require('elelem.insight').checked_lines(tool.checked))
+    end
+  end
+  if type(entry.plan) == 'table' then -- the plan as the turn left it
+    vim.list_extend(out, require('elelem.plan').lines({ entries = entry.plan }))
   end
   vim.list_extend(out, ending_lines(entry, true))
   return out
