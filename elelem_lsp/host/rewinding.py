@@ -2,8 +2,9 @@
 turns kept, and rewind to before one.
 
 Each takes the folder's agent (whose ``turn_checkpoints`` keeps each turn's checkpoint). A rewind
-puts back the files (an editor's unsaved buffer counts as a change of its file; the editor makes
-the change where it can, so its undo takes it back), and with ``conversation`` the model's history
+puts back the files (an editor's unsaved buffer counts as a change of its file, also one only the
+editor can tell, as an ACP client's; the editor makes the change where it can, so its undo takes it
+back, and the disk takes what it cannot, such as a deletion by an ACP client), and with ``conversation`` the model's history
 too, as a ``rewind`` entry of the stored conversation (nothing stored is deleted). A rewind is
 itself kept as a checkpoint, so that rewinding it undoes it. What names no turn or file is
 ``BadRequest``; what cannot be done now is ``Refused``.
@@ -60,6 +61,10 @@ async def rewind(
     store = CheckpointStore(agent.root)
     try:
         plan = await asyncio.to_thread(store.plan, turn, files, force=force, current=unsaved.get)
+        asked = await agent.frontend.unsaved_texts([agent.root / restore.path for restore in plan.restores])
+        if asked:  # buffers only the editor knows of (ACP's client): each counts as a change of its file
+            unsaved |= {path.relative_to(agent.root).as_posix(): text.encode("utf-8") for path, text in asked.items()}
+            plan = await asyncio.to_thread(store.plan, turn, files, force=force, current=unsaved.get)
         undo = None if plan.conflicts else await apply(agent, store, plan)
     except CheckpointError as error:
         if str(error).startswith(("turn:", "files:")):
@@ -83,7 +88,12 @@ async def rewind(
 async def apply(agent: FolderAgent, store: CheckpointStore, plan: RewindPlan) -> Checkpoint | None:
     """Carry out the plan: the text files through the editor when it can (its undo takes them
     back), the rest on disk, kept as a checkpoint (rewinding that undoes it)."""
-    in_editor = {restore.path: file for restore in plan.restores if (file := editable(agent.root, restore)) is not None}
+    deletes = agent.frontend.restores_deletions
+    in_editor = {
+        restore.path: file
+        for restore in plan.restores
+        if (file := editable(agent.root, restore)) is not None and (file.text is not None or deletes)
+    }
     if in_editor:
         label = f"elelem: rewind to before turn {plan.turn}"
         answer = await agent.frontend.restore_files(list(in_editor.values()), label)
