@@ -5,8 +5,8 @@ folder's plugin trust; the trust question, command permission and ``confirmEdits
 to ``session/request_permission``. Reads go through ``fs/read_text_file`` and writes
 through ``fs/write_text_file`` when the client offers them (its unsaved buffers, its
 undo), else the disk; either way each edit is recorded as a diff on the tool call that
-made it. A rewind writes through the client too, and a buffer whose text the client reads
-differently from its file stands in its way as the person's change. Each question shows
+made it. A rewind goes through the client the same way (host/rewinding.py), its
+deletions to the disk. Each question shows
 on its card what is asked (a command's title says whether it runs in the sandbox, an
 edit's question shows its diff). Commands run in a client terminal when the client offers
 ``terminal`` (the person watches it live; a cancelled turn kills it), else in our own
@@ -32,9 +32,9 @@ from acp import (
 )
 from acp.schema import ClientCapabilities, PermissionOption, PermissionOptionKind, ToolCallUpdate
 
-from ..agent.textfile import ModelView, for_model
+from ..agent.textfile import ModelView
 from ..agent.workspace import ProcessResult, WorkspaceError, read_stored, write_atomically
-from ..host.frontend import FileEdit, Frontend, Level, OpenDocument, ProgressSink, RestoredFile, Unanswered
+from ..host.frontend import FileEdit, Frontend, Level, OpenDocument, ProgressSink, Unanswered
 from ..host.permission import ALLOW_ONCE, ALLOW_SESSION, DENY, IN_SANDBOX, NO_SANDBOX, RUN_QUESTION
 from ..host.trust import PLUGIN_FOLDER, PluginSet, TrustStore
 from ..host.user_settings import SettingsFileError, read_user_settings
@@ -279,46 +279,6 @@ class AcpFrontend(Frontend):
             except (OSError, WorkspaceError) as error:
                 return False, str(error)
         self.calls.add(diff)
-        return True, None
-
-    # -- rewinds ---------------------------------------------------------------------
-    @property
-    def restores_deletions(self) -> bool:
-        return False  # ACP has no request that deletes a file: a rewind's deletions go to the disk
-
-    async def unsaved_texts(self, paths: list[Path]) -> dict[Path, str]:
-        """The client's text of each of ``paths`` that is not its file's (an unsaved buffer), asked
-        through ``fs/read_text_file``; line endings alone are no change (an editor may show CRLF as LF)."""
-        texts: dict[Path, str] = {}
-        if not self.reads_through_client:
-            return texts
-        for path in paths:
-            if path.is_symlink():
-                continue
-            document = await self.read_document(path)
-            if document is None:
-                continue
-            try:
-                on_disk = path.read_bytes().decode("utf-8")
-            except (OSError, UnicodeDecodeError):
-                on_disk = None
-            if on_disk is None or for_model(document.text) != for_model(on_disk):
-                texts[path] = document.text
-        return texts
-
-    async def restore_files(self, files: list[RestoredFile], label: str) -> tuple[bool, str | None] | None:
-        """A rewind through ``fs/write_text_file``, so that the client's buffers follow (Zed keeps each
-        write for review, to reject it there); None when the client does not write files (the host
-        writes the disk). ``files`` holds no deletion (``restores_deletions``)."""
-        if not self.writes_through_client:
-            return None
-        for file in files:
-            if file.text is None:
-                continue
-            try:
-                await self.conn.write_text_file(session_id=self.session_id, path=str(file.path), content=file.text)
-            except RequestError as error:
-                return False, f"{file.path}: {error}"
         return True, None
 
     # -- commands -------------------------------------------------------------------

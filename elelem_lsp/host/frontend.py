@@ -179,17 +179,6 @@ class Documents:
         return None
 
     @property
-    def restores_deletions(self) -> bool:
-        """True when ``restore_files`` can delete a file; False leaves a rewind's deletions to the disk."""
-        return True
-
-    async def unsaved_texts(self, paths: list[Path]) -> dict[Path, str]:
-        """The editor's text of those of ``paths`` whose buffer is not their file, where the editor must
-        be asked for it (ACP's ``fs/read_text_file``); the open documents are known without asking
-        (``open_documents``), so none by default."""
-        return {}
-
-    @property
     def insight(self) -> Insight:
         """What the editor's language servers know, where the face can ask them."""
         return NO_INSIGHT
