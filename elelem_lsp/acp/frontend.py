@@ -5,16 +5,19 @@ folder's plugin trust; the trust question, command permission and ``confirmEdits
 to ``session/request_permission``. Reads go through ``fs/read_text_file`` and writes
 through ``fs/write_text_file`` when the client offers them (its unsaved buffers, its
 undo), else the disk; either way each edit is recorded as a diff on the tool call that
-made it. Commands run in a client terminal when the client offers ``terminal`` (the
-person watches it live; a cancelled turn kills it), else in our own subprocess. Messages
-for the person become thought chunks of the next turn (and the log).
+made it. A rewind goes through the client the same way (host/rewinding.py), its
+deletions to the disk. Each question shows
+on its card what is asked (a command's title says whether it runs in the sandbox, an
+edit's question shows its diff). Commands run in a client terminal when the client offers
+``terminal`` (the person watches it live; a cancelled turn kills it), else in our own
+subprocess. Messages for the person become thought chunks of the next turn (and the log).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +35,7 @@ from acp.schema import ClientCapabilities, PermissionOption, PermissionOptionKin
 from ..agent.textfile import ModelView
 from ..agent.workspace import ProcessResult, WorkspaceError, read_stored, write_atomically
 from ..host.frontend import FileEdit, Frontend, Level, OpenDocument, ProgressSink, Unanswered
-from ..host.permission import ALLOW_ONCE, ALLOW_SESSION, DENY
+from ..host.permission import ALLOW_ONCE, ALLOW_SESSION, DENY, IN_SANDBOX, NO_SANDBOX, RUN_QUESTION
 from ..host.trust import PLUGIN_FOLDER, PluginSet, TrustStore
 from ..host.user_settings import SettingsFileError, read_user_settings
 from .updates import Outbox, ToolCalls, TurnUpdates
@@ -177,23 +180,33 @@ class AcpFrontend(Frontend):
 
     # -- questions ------------------------------------------------------------------
     async def ask(
-        self, title: str, options: list[str], kinds: dict[str, PermissionOptionKind], call_id: str | None, card: str
+        self,
+        question: str,
+        options: list[str],
+        kinds: dict[str, PermissionOptionKind],
+        call_id: str | None,
+        card: str,
+        shown: Sequence[Any] = (),
     ) -> str | None:
         """The option the person picked through ``session/request_permission``; None when the
         request was cancelled; Unanswered when the client could not ask.
 
-        Asked on the card of the tool call ``call_id`` when a call is running (its own title, such
-        as ``Run pytest -q``, says what is asked); else on a card of its own, named ``card`` and
-        titled ``title``, that ends once answered (completed when allowed) instead of waiting forever."""
+        The card shows the question (and ``shown``, such as an edit's diff) while it waits. Asked on
+        the card of the tool call ``call_id`` when a call is running (its title, such as ``Run
+        pytest -q``, gains whether a command runs in the sandbox; the question leaves the card once
+        answered); else on a card of its own, named ``card`` and titled ``question``, that ends once
+        answered (completed when allowed) instead of waiting forever."""
         ids = {f"option-{number}": option for number, option in enumerate(options)}
+        content = [tool_content(text_block(question)), *shown]
         own_card = call_id is None
         if call_id is not None:
-            about = ToolCallUpdate(tool_call_id=call_id)
+            title = asked_title(self.calls.titles.get(call_id), question)
+            about = ToolCallUpdate(tool_call_id=call_id, title=title, content=content)
         else:
             call_id = self.calls.unique(card)
-            self.outbox.put(start_tool_call(call_id, title, kind="other", status="pending"))
+            self.outbox.put(start_tool_call(call_id, question, kind="other", status="pending"))
             await self.outbox.sent()
-            about = ToolCallUpdate(tool_call_id=call_id, title=title)
+            about = ToolCallUpdate(tool_call_id=call_id, title=question, content=content)
         answer = None
         try:
             response = await self.conn.request_permission(
@@ -212,6 +225,8 @@ class AcpFrontend(Frontend):
             if own_card:
                 allowed = answer is not None and kinds.get(answer, "allow_once").startswith("allow")
                 self.outbox.put(update_tool_call(call_id, status="completed" if allowed else "failed"))
+            else:  # the call goes on: its card shows what it does (a terminal, a diff, an error), not the question
+                self.outbox.put(update_tool_call(call_id, content=[]))
         return answer
 
     async def ask_permission(self, question: str, options: list[str]) -> str | None:
@@ -233,6 +248,13 @@ class AcpFrontend(Frontend):
 
     async def apply_edit(self, edit: FileEdit) -> tuple[bool, str | None]:
         name = edit.path.relative_to(self.root).as_posix() if edit.path.is_relative_to(self.root) else str(edit.path)
+        old = edit.document.text if edit.document is not None else None
+        if edit.before is None:
+            new = edit.replacement.text
+        else:
+            stored = old if old is not None else read_stored(edit.path, name).text
+            old, new = stored, ModelView.of(stored).in_stored(edit.replacement).applied_to(stored)
+        diff = tool_diff_content(str(edit.path), new, old)
         if edit.confirm and not self.edits_allowed:
             answer = await self.ask(
                 f"elelem wants to {edit.tool} {name}",
@@ -240,16 +262,11 @@ class AcpFrontend(Frontend):
                 KIND_OF_ANSWER,
                 self.calls.current,
                 f"elelem-edit-{name}",
+                [diff],  # the person sees what the edit does before allowing it
             )
             if answer not in (ALLOW_ONCE, ALLOW_SESSION):
                 return False, "the person rejected it" if answer == DENY else "the question was dismissed"
             self.edits_allowed = answer == ALLOW_SESSION
-        old = edit.document.text if edit.document is not None else None
-        if edit.before is None:
-            new = edit.replacement.text
-        else:
-            stored = old if old is not None else read_stored(edit.path, name).text
-            old, new = stored, ModelView.of(stored).in_stored(edit.replacement).applied_to(stored)
         if self.writes_through_client:
             try:
                 await self.conn.write_text_file(session_id=self.session_id, path=str(edit.path), content=new)
@@ -261,7 +278,7 @@ class AcpFrontend(Frontend):
                 write_atomically(edit.path, on_disk.encode(new) if on_disk is not None else new)
             except (OSError, WorkspaceError) as error:
                 return False, str(error)
-        self.calls.add(tool_diff_content(str(edit.path), new, old))
+        self.calls.add(diff)
         return True, None
 
     # -- commands -------------------------------------------------------------------
@@ -344,6 +361,14 @@ class AcpFrontend(Frontend):
             await asyncio.wait_for(self.conn.release_terminal(**ids), KILL_GRACE)
         except (TimeoutError, RequestError, ConnectionError) as error:
             log.info("could not release terminal %s: %s", ids["terminal_id"], error)
+
+
+def asked_title(title: str | None, question: str) -> str | None:
+    """A running call's title while the person is asked about it: a command's says whether it runs
+    in the sandbox (``Run pytest -q (in the sandbox)``), as the question does; None keeps the title."""
+    if title is None or not question.startswith(RUN_QUESTION):
+        return None
+    return next((title + note for note in (IN_SANDBOX, NO_SANDBOX) if question.endswith(note)), None)
 
 
 def command_output(result: ProcessResult) -> str:

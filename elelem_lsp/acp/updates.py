@@ -121,6 +121,7 @@ class ToolCalls:
     announced: dict[str, deque[str]] = field(default_factory=dict)  # provider's id -> ours, until finished
     current: str | None = None
     content: dict[str, list[Any]] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)  # each announced call's title (ours -> title)
 
     def unique(self, call_id: str) -> str:
         """An id no other tool call of the session has, ``call_id`` if it is free."""
@@ -288,7 +289,7 @@ class TurnUpdates(ProgressSink):
         elif kind == "doing":
             self.message_ids = {kind: new_message_id() for kind in TEXT_UPDATES}
             call_id = self.calls.announce(event["id"])
-            title = event["title"]
+            title = self.calls.titles[call_id] = event["title"]
             self.outbox.put(tool_call_of(call_id, title, event["name"], event["arguments"], self.root, "pending"))
         elif kind == "result":
             self.calls.current = None

@@ -2,8 +2,9 @@
 turns kept, and rewind to before one.
 
 Each takes the folder's agent (whose ``turn_checkpoints`` keeps each turn's checkpoint). A rewind
-puts back the files (an editor's unsaved buffer counts as a change of its file; the editor makes
-the change where it can, so its undo takes it back), and with ``conversation`` the model's history
+puts back the files (an editor's unsaved buffer counts as a change of its file, also one the editor
+is asked for, as an ACP client's; the editor makes the change where it can, so its undo takes it
+back, and the disk takes what it cannot, such as a deletion for an ACP client), and with ``conversation`` the model's history
 too, as a ``rewind`` entry of the stored conversation (nothing stored is deleted). A rewind is
 itself kept as a checkpoint, so that rewinding it undoes it. What names no turn or file is
 ``BadRequest``; what cannot be done now is ``Refused``.
@@ -60,6 +61,10 @@ async def rewind(
     store = CheckpointStore(agent.root)
     try:
         plan = await asyncio.to_thread(store.plan, turn, files, force=force, current=unsaved.get)
+        asked = await unsaved_in_editor(agent, [restore.path for restore in plan.restores if restore.path not in unsaved])
+        if asked:  # buffers the editor is asked for (an ACP client's): each counts as a change of its file
+            unsaved |= asked
+            plan = await asyncio.to_thread(store.plan, turn, files, force=force, current=unsaved.get)
         undo = None if plan.conflicts else await apply(agent, store, plan)
     except CheckpointError as error:
         if str(error).startswith(("turn:", "files:")):
@@ -101,14 +106,14 @@ async def apply(agent: FolderAgent, store: CheckpointStore, plan: RewindPlan) ->
 
 
 async def restore_open_buffers(agent: FolderAgent, files: dict[str, RestoredFile]) -> dict[str, RestoredFile]:
-    """For an editor that cannot create or delete files (eglot, Helix): each open buffer goes back
-    as an ordinary edit of it, undoable there (the disk is written when the person saves); the
-    files it took."""
+    """For an editor that cannot create or delete files (eglot, Helix, an ACP client): each file it
+    has (an open buffer; any file an ACP client reads) goes back as an ordinary edit of it, undoable
+    there (the disk is written when the person saves); the files it took."""
     taken: dict[str, RestoredFile] = {}
     if not agent.frontend.can_edit:
         return taken
     for path, file in files.items():
-        if file.text is None or agent.frontend.open_document(file.path) is None:
+        if file.text is None or await agent.frontend.read_document(file.path) is None:
             continue
         text = for_model(file.text)
 
@@ -121,6 +126,27 @@ async def restore_open_buffers(agent: FolderAgent, files: dict[str, RestoredFile
             raise Refused(f"the editor did not rewind {path}: {error}") from None
         taken[path] = file
     return taken
+
+
+async def unsaved_in_editor(agent: FolderAgent, paths: list[str]) -> dict[str, bytes]:
+    """Those of ``paths`` (relative to the folder) whose text in the editor, asked for where it must
+    be (``read_document``: an ACP client's ``fs/read_text_file``), is not their file's; line endings
+    alone are no change (an editor may show CRLF as LF)."""
+    found: dict[str, bytes] = {}
+    for relative in paths:
+        path = agent.root / relative
+        if path.is_symlink():
+            continue
+        document = await agent.frontend.read_document(path)
+        if document is None:
+            continue
+        try:
+            on_disk: str | None = path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            on_disk = None
+        if on_disk is None or for_model(document.text) != for_model(on_disk):
+            found[relative] = document.text.encode("utf-8")
+    return found
 
 
 def editable(root: Path, restore: Restore) -> RestoredFile | None:

@@ -39,7 +39,8 @@ async def test_a_clients_mcp_server_is_attached_and_its_tool_called(scripted_pro
     assert done.status == "completed"
     assert "hi there" in agent.client.text()
     [(call, _options)] = agent.client.permission_requests
-    assert call.tool_call_id == "m1"
+    assert call.tool_call_id == "m1" and call.title is None  # the card keeps its title
+    assert call.content[0].content.text == 'elelem wants to call echo {"text": "hi there"} (MCP server tools)'
     assert "echo" in log.read_text()
 
 

@@ -4,7 +4,10 @@ subprocess; permission asked with ``session/request_permission``."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+
+import pytest
 
 from conftest import write_user_settings
 from elelem_lsp.agent.sandbox import probe
@@ -107,6 +110,9 @@ async def test_confirm_edits_asks_and_a_rejection_leaves_the_file(scripted_proje
     [(call, options)] = agent.client.permission_requests
     assert call.tool_call_id == "e1"
     assert {o.kind for o in options} == {"allow_once", "allow_always", "reject_once"}
+    question, diff = call.content  # what is asked, and what the edit would do
+    assert question.content.text == "elelem wants to edit app.py" and call.title is None  # the card keeps "Edit app.py"
+    assert (diff.type, diff.path, diff.old_text, diff.new_text) == ("diff", str(path), "a = 1\n", "a = 2\n")
     assert agent.client.writes == [] and path.read_text() == "a = 1\n"
     assert "rejected" in agent.client.tool_updates("e1")[-1].content[0].content.text
 
@@ -150,7 +156,8 @@ async def test_permission_allow_once_asks_again_always_does_not_reject_refuses(s
     await agent.prompt("run five times")
     assert len(agent.client.permission_requests) == 3
     assert [c.tool_call_id for c, _ in agent.client.permission_requests] == ["x1", "x2", "x3"]
-    assert all(c.title is None for c, _ in agent.client.permission_requests)  # the card keeps "Run echo x >> ran.txt"
+    note = "in the sandbox" if probe().kind else "no sandbox"
+    assert {c.title for c, _ in agent.client.permission_requests} == {f"Run echo x >> ran.txt ({note})"}
     assert marker.read_text() == "x\n" * 5
 
     other = await agent.conn.new_session(cwd=str(scripted_project), mcp_servers=[])
@@ -188,3 +195,43 @@ async def test_tool_call_ids_a_provider_repeats_get_cards_of_their_own(scripted_
         ("call_1", "Read README.md"), ("call_1-2", "List ."), ("call_2", "Read gone"), ("call_1-3", "Read README.md")]
     finished = [agent.client.tool_updates(u.tool_call_id)[-1].status for u in started]
     assert finished == ["completed", "completed", "failed", "completed"]
+
+
+def a_sandbox_works_here() -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.skip(f"checked with bubblewrap, on Linux ({sys.platform} here)")
+    assert probe().kind == "bubblewrap", f"no sandbox works on this Linux machine: {probe().why_not}"
+
+
+@pytest.mark.parametrize(("sandbox", "note"), [("auto", "in the sandbox"), ("off", "no sandbox")])
+async def test_the_permission_card_of_a_command_says_whether_it_runs_in_the_sandbox(
+    scripted_project: Path, home: Path, start_agent, sandbox: str, note: str
+):
+    if sandbox == "auto":
+        a_sandbox_works_here()
+    write_user_settings(home, {"provider": "scripted", "sandbox": sandbox})
+    write_script(scripted_project, [[doing("x1", "execute", command="echo hi")], ECHO_RESULT])
+    agent = await start_agent(scripted_project, terminal=True)
+    await agent.prompt("run")
+    [(call, _options)] = agent.client.permission_requests
+    assert (call.tool_call_id, call.title) == ("x1", f"Run echo hi ({note})")
+    [question] = call.content
+    assert question.content.text == f"elelem wants to run: echo hi ({note})"
+    # answered, the card shows what the command does (its terminal, its end), not the question
+    *_, answered, _running, done = agent.client.tool_updates("x1")
+    assert answered.content == [] and [c.type for c in done.content] == ["terminal"]
+    assert done.status == "completed" and "hi" in agent.client.text()
+
+
+async def test_the_permission_card_of_a_new_file_shows_its_text(scripted_project: Path, home: Path, start_agent):
+    write_user_settings(home, {"provider": "scripted", "confirmEdits": True})
+    write_script(scripted_project, [[doing("w1", "write", path="made.txt", content="fresh\n")]])
+    agent = await start_agent(scripted_project, fs=True)
+    await agent.prompt("write")
+    [(call, _options)] = agent.client.permission_requests
+    question, diff = call.content
+    assert question.content.text == "elelem wants to write made.txt"
+    assert (diff.path, diff.old_text, diff.new_text) == (str(scripted_project / "made.txt"), None, "fresh\n")
+    assert agent.client.writes == [(str(scripted_project / "made.txt"), "fresh\n")]
+    [diff_after] = agent.client.tool_updates("w1")[-1].content  # the finished card keeps the diff alone
+    assert diff_after.type == "diff"

@@ -1,7 +1,8 @@
 """``elelem-lsp acp`` driven by the official ACP TypeScript SDK (``@agentclientprotocol/sdk``, its
 stable v1 entrypoint) as the client: initialize, authenticate, a prompt with an image block that
-sends a plan, a usage update and the title, session/close, session/resume; every message both
-ways checked against the schema the SDK ships (``schema_check``)."""
+sends a plan, a usage update and the title, session/close, session/resume; a command's permission
+request that says whether it runs in the sandbox; every message both ways checked against the
+schema the SDK ships (``schema_check``)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,15 @@ import os
 import sys
 from pathlib import Path
 
+from typing import Any
+
+import pytest
+
+from conftest import write_user_settings
 from optional_parts import require, require_program
 from schema_check import problems
 from scaffold import write_script
+from test_acp_tools import a_sandbox_works_here, doing
 
 from test_acp_current import PNG, recorded
 
@@ -26,12 +33,23 @@ INSTALL = (
 )
 
 
-async def test_the_typescript_sdk_client_sees_plan_usage_title_and_closes_and_resumes(
-    scripted_project: Path, home: Path, tmp_path: Path
-):
+async def drive(project: Path, out: Path, *arguments: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """What ``drive.mjs`` recorded, driving ``elelem-lsp acp`` in ``project`` through the SDK (``arguments``: the scenario)."""
     node = require_program("node", "acp_sdk", "apt-get install nodejs")
     require((SDK_FOLDER / "node_modules" / "@agentclientprotocol" / "sdk").is_dir(), "acp_sdk",
             "the ACP TypeScript SDK", INSTALL)
+    process = await asyncio.create_subprocess_exec(
+        node, str(DRIVER), str(SDK_FOLDER), str(project), str(out), *arguments,
+        env={**os.environ, "PYTHON": sys.executable, **(env or {})}, cwd=project, stderr=asyncio.subprocess.PIPE,
+    )
+    _, stderr = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, stderr.decode(errors="replace")[-3000:]
+    return json.loads(out.read_text())
+
+
+async def test_the_typescript_sdk_client_sees_plan_usage_title_and_closes_and_resumes(
+    scripted_project: Path, home: Path, tmp_path: Path
+):
     (home / ".config" / "elelem-lsp" / "settings.json").write_text(
         json.dumps({"provider": "scripted", "model": "claude-haiku-4-5"}))
     entries = [{"content": "look at the picture", "status": "completed"}, {"content": "say what it is", "status": "in_progress"}]
@@ -40,15 +58,8 @@ async def test_the_typescript_sdk_client_sees_plan_usage_title_and_closes_and_re
          {"type": "usage", "inputTokens": 900, "outputTokens": 30}],
         [{"type": "saying", "text": "A single dot."}, {"type": "usage", "inputTokens": 950, "outputTokens": 8}],
     ])  # played again from the start by the resumed session's provider
-    out = tmp_path / "session.json"
-    process = await asyncio.create_subprocess_exec(
-        node, str(DRIVER), str(SDK_FOLDER), str(scripted_project), str(out), base64.b64encode(PNG).decode(),
-        env={**os.environ, "PYTHON": sys.executable, "SCRIPTED_IMAGES": "1"}, cwd=scripted_project,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    _, stderr = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode == 0, stderr.decode(errors="replace")[-3000:]
-    session = json.loads(out.read_text())
+    session = await drive(scripted_project, tmp_path / "session.json", "session", base64.b64encode(PNG).decode(),
+                          env={"SCRIPTED_IMAGES": "1"})
     steps, updates = session["steps"], session["updates"]
 
     capabilities = steps["initialize"]["agentCapabilities"]
@@ -80,3 +91,24 @@ async def test_the_typescript_sdk_client_sees_plan_usage_title_and_closes_and_re
     sent = [(m["from"], m["message"]) for m in session["messages"]]
     assert {sender for sender, _ in sent} == {"client", "agent"} and len(sent) > 20
     assert problems(sent) == []
+
+
+@pytest.mark.parametrize(("sandbox", "note"), [("auto", "in the sandbox"), ("off", "no sandbox")])
+async def test_the_typescript_sdk_client_is_asked_about_a_command_naming_the_sandbox(
+    scripted_project: Path, home: Path, tmp_path: Path, sandbox: str, note: str
+):
+    if sandbox == "auto":
+        a_sandbox_works_here()
+    write_user_settings(home, {"provider": "scripted", "sandbox": sandbox})
+    write_script(scripted_project, [[doing("x1", "execute", command="echo hi")], [{"type": "say_tool_result"}]])
+    session = await drive(scripted_project, tmp_path / "permission.json", "permission")
+    assert session["steps"]["prompt"]["stopReason"] == "end_turn"
+    [asked] = session["permissions"]
+    call = asked["toolCall"]
+    assert (call["toolCallId"], call["title"]) == ("x1", f"Run echo hi ({note})")
+    assert call["content"] == [{"type": "content", "content": {"type": "text", "text": f"elelem wants to run: echo hi ({note})"}}]
+    assert [o["kind"] for o in asked["options"]][0] == "allow_once"
+    done = [u for u in session["updates"] if u.get("toolCallId") == "x1"][-1]
+    assert done["status"] == "completed"
+    assert '"exit_code":0' in "".join(u["content"]["text"] for u in session["updates"] if u["sessionUpdate"] == "agent_message_chunk")
+    assert problems([(m["from"], m["message"]) for m in session["messages"]]) == []

@@ -1,17 +1,19 @@
 // elelem-lsp acp driven by the official ACP TypeScript SDK as its client (tests/acp/test_acp_typescript.py).
 //
-// node drive.mjs SDK_FOLDER PROJECT OUT IMAGE_BASE64: starts `python -m elelem_lsp acp --trust` in
-// PROJECT, then initialize, authenticate, session/new, a prompt with an image block, session/close,
-// a prompt to the closed session (refused), session/resume and a prompt that goes on. Every message
-// both ways, and what each step answered, are written to OUT as JSON for the test to check against
-// the schema.
+// node drive.mjs SDK_FOLDER PROJECT OUT session IMAGE_BASE64: starts `python -m elelem_lsp acp --trust`
+// in PROJECT, then initialize, authenticate, session/new, a prompt with an image block, session/close,
+// a prompt to the closed session (refused), session/resume and a prompt that goes on.
+// node drive.mjs SDK_FOLDER PROJECT OUT permission: initialize, session/new and one prompt, each
+// session/request_permission answered with its first option (allow once) and kept.
+// Every message both ways, what each step answered and the permission requests are written to OUT as
+// JSON for the test to check against the schema.
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
 
-const [sdkFolder, project, out, image] = process.argv.slice(2);
+const [sdkFolder, project, out, scenario, image] = process.argv.slice(2);
 const sdkPath = createRequire(`${sdkFolder}/`).resolve("@agentclientprotocol/sdk");
 const acp = await import(pathToFileURL(sdkPath).href);
 
@@ -51,14 +53,16 @@ const stream = {
 };
 
 const updates = [];
+const permissions = [];
 const app = acp
   .client({ name: "elelem-ts-test" })
   .onNotification("session/update", (ctx) => {
     updates.push(ctx.params.update);
   })
-  .onRequest("session/request_permission", (ctx) => ({
-    outcome: { outcome: "selected", optionId: ctx.params.options[0].optionId },
-  }));
+  .onRequest("session/request_permission", (ctx) => {
+    permissions.push(ctx.params);
+    return { outcome: { outcome: "selected", optionId: ctx.params.options[0].optionId } };
+  });
 
 const steps = {};
 const refused = async (promise) => {
@@ -79,6 +83,13 @@ await app.connectWith(stream, async (ctx) => {
   steps.authenticate = await ctx.request("authenticate", { methodId: steps.initialize.authMethods[0].id });
   const session = await ctx.request("session/new", { cwd: project, mcpServers: [] });
   steps.sessionId = session.sessionId;
+  if (scenario === "permission") {
+    steps.prompt = await ctx.request("session/prompt", {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "run it" }],
+    });
+    return;
+  }
   steps.prompt = await ctx.request("session/prompt", {
     sessionId: session.sessionId,
     prompt: [
@@ -102,4 +113,4 @@ await app.connectWith(stream, async (ctx) => {
 });
 agent.stdin.end();
 steps.exitCode = await exited;
-writeFileSync(out, JSON.stringify({ steps, updates, messages }, null, 1));
+writeFileSync(out, JSON.stringify({ steps, updates, permissions, messages }, null, 1));
