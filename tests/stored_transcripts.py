@@ -133,6 +133,39 @@ WORDED_LINES = [
 ]
 
 
+# a stored turn as the server serves it now: its tool calls with the titles their rows had live,
+# its usage with the row's words; a turn no provider counted gets no usage row
+WORDED_TURN = {
+    **TURN,
+    "prompt": "run the tests",
+    "reply": "Passed.",
+    "tools": [
+        {"id": "c1", "name": "bash", "arguments": {"command": "npm test"}, "title": "Run npm test",
+         "outcomeTitle": "Ran npm test", "ok": True, "summary": "exit 0, 1 line of output", "error": None},
+        {"id": "c2", "name": "edit", "arguments": {"path": "a.py"}, "title": "Edit a.py", "outcomeTitle": "Edit a.py",
+         "ok": False, "summary": None, "error": "old text not found"},
+    ],
+    "usage": {"inputTokens": 1234, "outputTokens": 567, "cost": 0.0123, "text": "1,234 in · 567 out · $0.01"},
+}
+WORDED_CONVERSATION = {"id": "c5", "title": "run the tests", "entries": [
+    WORDED_TURN,
+    {**TURN, "prompt": "uncounted", "reply": "ok", "tools": [], "usage": {"inputTokens": 0, "outputTokens": 0, "text": "0 in · 0 out"}},
+]}
+WORDED_CONVERSATION_LINES = [
+    "> run the tests",
+    "+ Run npm test",
+    "  ok: Ran npm test — exit 0, 1 line of output",
+    "+ Edit a.py",
+    "  failed: Edit a.py: old text not found",
+    "Passed.",
+    "-- 1,234 in · 567 out · $0.01",
+    "-- scripted · m1",
+    "",
+    "> uncounted",
+    "ok",
+    "-- scripted · m1",
+]
+
 def check_conversation_labels(labels: list[str], titles: list[str]) -> None:
     """The picker's labels: `title · 2026-12-01 21:45 · 1 turn · scripted`, titles starting as
     `titles` do, in their order."""

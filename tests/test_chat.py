@@ -261,13 +261,14 @@ def test_continuing_shows_the_last_turns_checks_and_plan_as_the_turn_did(project
     add_plugin(project, "scripted")
     write_user_settings(home, {"provider": "scripted", "checkCommand": "wc -l {files}", "allowCommands": ["wc -l"]})
     write = {"type": "doing", "id": "w", "name": "write", "arguments": {"path": "a.txt", "content": "one\ntwo\n"}}
-    write_script(project, [[plan_call("p", "completed", "in_progress")], [write], [{"type": "saying", "text": "Wrote it."}]])
+    write_script(project, [[plan_call("p", "completed", "in_progress")], [write],
+                           [{"type": "saying", "text": "Wrote it."}, {"type": "usage", "inputTokens": 1000, "outputTokens": 40}]])
     asked = run_ask(project, "write a.txt")
     assert asked.returncode == 0, asked.stderr
     row = "✓ checked a.txt: wc -l a.txt (exit 0)\n    2 a.txt\n"
-    assert row in asked.stderr
+    assert row in asked.stderr and "1,000 in · 40 out" in asked.stderr
 
     again = spawn(project, "--continue")
     shown = again.before.replace("\r\n", "\n")
-    assert f"> write a.txt\n{row}Plan:\n  [x] step 1\n  [~] step 2\nWrote it.\n" in shown, shown
+    assert f"> write a.txt\n{row}Plan:\n  [x] step 1\n  [~] step 2\nWrote it.\n1,000 in · 40 out\n" in shown, shown
     leave(again)

@@ -285,17 +285,28 @@ footer), or a compaction's one line; none for a kind this client does not know."
   (pcase (plist-get entry :kind)
     ("compaction" (let ((note (elelem-note-text entry))) (and note (list (cons note 'elelem-note-face)))))
     ("turn"
-     (let ((plan (plist-get entry :plan)))
+     (let* ((plan (plist-get entry :plan))
+            (usage (plist-get entry :usage))
+            (row (and (consp usage) (elelem-usage-line usage)))
+            (ending (elelem--ending-lines entry t))
+            (footer (and (eq (cdr (car (last ending))) 'elelem-footer-face) (last ending))))
        (append (list (cons (concat "> " (elelem--one-line (or (plist-get entry :prompt) "")))
                            'elelem-prompt-face))
                (seq-mapcat (lambda (tool)
                              (let ((checked (plist-get tool :checked)))  ; the event as it came live
                                (append (list (cons (elelem--call-line tool) 'elelem-tool-face)
-                                             (elelem--outcome-line tool))
+                                             ;; the result's own title ("Ran npm test"), as its row said it live
+                                             (elelem--outcome-line
+                                              (append (list :title (or (elelem--words (plist-get tool :outcomeTitle))
+                                                                       (plist-get tool :title)))
+                                                      tool)))
                                        (and (consp checked) (elelem-checked-lines checked)))))
                            (plist-get entry :tools) 'list)
                (and plan (sequencep plan) (not (stringp plan)) (elelem-plan-lines (list :entries plan)))
-               (elelem--ending-lines entry t))))))
+               ;; the usage row where the turn's usage event put it: before the footer
+               (butlast ending (length footer))
+               (and row (list (cons row 'elelem-note-face)))
+               footer)))))
 
 (defun elelem--clear-transcript ()
   "Empty the transcript; turns still running go on writing on fresh lines."

@@ -216,7 +216,7 @@ def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[A
         for call in entry.get("tools", []):
             arguments = call["arguments"] if isinstance(call.get("arguments"), dict) else {}
             call_id = calls.unique(str(call["id"]))
-            title = call_title(BUILTIN_ALIASES.get(call["name"], call["name"]), arguments)
+            title = call.get("title") or call_title(BUILTIN_ALIASES.get(call["name"], call["name"]), arguments)
             updates.append(tool_call_of(call_id, title, call["name"], arguments, root, "pending"))
             raw = {
                 "ok": call["ok"],

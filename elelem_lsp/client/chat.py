@@ -27,7 +27,7 @@ from ..agent.wording import checkpoint_lines, counted, rewind_lines
 from ..host.trust import PluginSet
 from ..spinner import Spinner
 from . import TerminalClient
-from .terminal import Terminal, checked_lines, one_line, plan_lines
+from .terminal import Terminal, checked_lines, one_line, plan_lines, usage_row
 from .trust_prompt import TrustDecision
 
 HELP = """\
@@ -249,7 +249,7 @@ class Chat:
 
     def recap(self, transcript: dict[str, Any], how: str) -> None:
         """One line on the conversation this chat goes on with, and its last exchange: the prompt,
-        the checks after its steps and its plan (as the turn showed them), the reply."""
+        the checks after its steps and its plan (as the turn showed them), the reply, its usage."""
         turns = [entry for entry in transcript["entries"] if entry["kind"] == "turn"]
         if not turns:
             self.terminal.notice(f"{how}: a conversation with no turns yet")
@@ -259,7 +259,8 @@ class Chat:
         checks = [checked_lines(tool["checked"]) for tool in last.get("tools") or [] if isinstance(tool.get("checked"), dict)]
         plan = [plan_lines({"entries": last["plan"]})] if isinstance(last.get("plan"), list) else []
         shown = [f"> {one_line(last['prompt'])}\n", *checks, *plan, one_line(last["reply"] or "(no reply)", 300)]
-        self.terminal.print("".join(shown))
+        row = usage_row(last["usage"]) if isinstance(last.get("usage"), dict) else None
+        self.terminal.print("".join(shown) + (f"\n{row.rstrip()}" if row else ""))
 
     def compact(self) -> None:
         self.terminal.print(self.command("elelem.compact")["text"])

@@ -75,10 +75,12 @@ def checked_lines(event: dict[str, Any]) -> str:
     return f"✓ {one_line(str(event.get('text') or 'checked'), 300)}\n" + "".join(shown)
 
 
-def counted(usage: dict[str, Any]) -> bool:
-    """Whether a ``usage`` event is the host's with tokens counted: a provider's has no ``text``, and a
-    turn no provider counted (the stub, a request that failed) has nothing worth a row."""
-    return bool(usage.get("inputTokens") or usage.get("outputTokens"))
+def usage_row(usage: dict[str, Any]) -> str | None:
+    """The dim row ending a turn, for the host's ``usage`` (a live event or a stored turn's, with its
+    ``text``); none for a provider's own (no ``text``) or a turn no provider counted (the stub, a
+    request that failed: nothing worth a row)."""
+    counted = usage.get("inputTokens") or usage.get("outputTokens")
+    return one_line(usage["text"], 300) + "\n" if counted and isinstance(usage.get("text"), str) else None
 
 
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]"}  # any other status is pending: "[ ]"
@@ -167,9 +169,9 @@ class Terminal:
             elif kind == "plan":
                 self.newline()
                 self.write(plan_lines(event))
-            elif kind == "usage" and isinstance(event.get("text"), str) and counted(event):
+            elif kind == "usage" and (row := usage_row(event)):
                 self.newline()
-                self.write(one_line(event["text"], 300) + "\n", dim=True)
+                self.write(row, dim=True)
 
     def stream(self, text: str, dim: bool = False) -> None:
         """A piece of streamed text; an escape sequence split across pieces is held until whole."""

@@ -316,6 +316,7 @@ class ToolLog:
                     "id": event["id"],
                     "name": event["name"],
                     "arguments": event["arguments"],
+                    **({"title": event["title"]} if "title" in event else {}),
                     "ok": False,
                     "summary": None,
                     "error": None,
@@ -325,6 +326,8 @@ class ToolLog:
             for call in reversed(self.calls):
                 if call["id"] == event["id"]:
                     call.update(ok=bool(event["ok"]), summary=event.get("summary"), error=event.get("error"))
+                    if "title" in event:
+                        call["outcomeTitle"] = event["title"]  # "Ran npm test", as the result's row said
                     break
         elif event["type"] == "checked" and self.calls:
             # after the step's results: kept on its last call, where a redrawn transcript shows it

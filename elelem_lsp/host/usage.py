@@ -58,16 +58,37 @@ class TurnUsage:
         return Spent(self.input, self.output, priced)
 
 
+def _turn_spent(entry: Mapping[str, Any]) -> Spent | None:
+    """A stored turn's ``usage`` (None for another entry, or a turn stored without one)."""
+    usage = entry.get("usage")
+    if entry.get("kind") != "turn" or not isinstance(usage, Mapping):
+        return None
+    priced = usage.get("cost")
+    known = priced if isinstance(priced, (int, float)) and not isinstance(priced, bool) else None
+    return Spent(count(usage.get("inputTokens")), count(usage.get("outputTokens")), known)
+
+
 def stored_spent(entries: Iterable[Mapping[str, Any]]) -> Spent:
     """A stored conversation's totals: the sum of its turns' ``usage``."""
     total = Spent()
     for entry in entries:
-        usage = entry.get("usage")
-        if entry.get("kind") == "turn" and isinstance(usage, Mapping):
-            priced = usage.get("cost")
-            known = priced if isinstance(priced, (int, float)) and not isinstance(priced, bool) else None
-            total.add(Spent(count(usage.get("inputTokens")), count(usage.get("outputTokens")), known))
+        spent = _turn_spent(entry)
+        if spent is not None:
+            total.add(spent)
     return total
+
+
+def with_usage_text(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Stored entries as a client draws them again: each turn's ``usage`` with the ``text`` its
+    live ``usage`` event had (the turn's tokens, the conversation's cost up to it)."""
+    total, shown = Spent(), []
+    for entry in entries:
+        spent = _turn_spent(entry)
+        if spent is not None:
+            total.add(spent)
+            entry = entry | {"usage": entry["usage"] | {"text": usage_text(spent, total.cost)}}
+        shown.append(entry)
+    return shown
 
 
 def usage_event(turn: Spent, conversation: Spent, context_tokens: int, context_window: int | None) -> dict[str, Any]:

@@ -13,7 +13,8 @@ import pytest
 
 from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
                                 ODD, ODD_LINES, PLANNED_SCRIPT, PLANNED_USAGE, SHORT, SHORT_LINES, WORDED_EVENTS,
-                                WORDED_LINES, WORDED_NOTES, check_conversation_labels)
+                                WORDED_CONVERSATION, WORDED_CONVERSATION_LINES, WORDED_LINES, WORDED_NOTES,
+                                check_conversation_labels)
 from test_emacs_client import CLIENT, drive, elisp_string
 
 pytestmark = pytest.mark.slow
@@ -60,6 +61,12 @@ def test_a_stored_conversation_is_drawn_turn_by_turn(emacs: str) -> None:
                    c=CONVERSATION, d=SHORT)
     assert again["text"].splitlines() == SHORT_LINES
     assert again["noted"] == []
+
+
+def test_a_stored_turn_is_drawn_in_the_servers_words_as_it_was_live(emacs: str) -> None:
+    seen = render(emacs, "(elelem-show-conversation (drive-json c))", c=WORDED_CONVERSATION)
+    assert seen["text"].splitlines() == WORDED_CONVERSATION_LINES
+    assert seen["noted"] == ["-- 1,234 in · 567 out · $0.01"]  # the usage row, dim as live
 
 
 def test_odd_or_newer_entries_are_skipped_not_fatal(emacs: str) -> None:
@@ -148,6 +155,7 @@ def test_a_planned_turn_against_the_server_rewrites_its_checklist_counts_and_reo
         "> do two things", "+ Plan", "  ok: Updated the plan — 0 of 2 steps done", *plan,
         "+ Plan", "  ok: Updated the plan — 1 of 2 steps done", "Both done.", f"-- {PLANNED_USAGE}", "-- scripted · 3 steps"]
     assert seen["usage"]["message"].startswith(f"elelem: conversation: {PLANNED_USAGE} · context ")
-    reopened = seen["reopened"]["transcript"].splitlines()
-    assert reopened[0] == "> do two things" and reopened.count("Plan:") == 1
-    assert reopened[-5:] == [*plan, "Both done.", "-- scripted"]
+    # the rows in the words they had live, the plan as the turn left it, the usage row
+    assert seen["reopened"]["transcript"].splitlines() == [
+        "> do two things", "+ Plan", "  ok: Updated the plan — 0 of 2 steps done",
+        "+ Plan", "  ok: Updated the plan — 1 of 2 steps done", *plan, "Both done.", f"-- {PLANNED_USAGE}", "-- scripted"]

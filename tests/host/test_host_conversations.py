@@ -65,8 +65,10 @@ async def test_a_turn_is_stored_with_its_tools_and_a_new_host_continues_it(proje
     first, second = transcript["entries"]
     assert (first["prompt"], first["reply"], first["cancelled"], first["error"]) == ("what is in it?", "It says hello.", False, None)
     assert first["tools"] == [
-        {"id": "r1", "name": "read", "arguments": {"path": "README.md"}, "ok": True, "summary": first["tools"][0]["summary"], "error": None},
-        {"id": "r2", "name": "read", "arguments": {"path": "missing.md"}, "ok": False, "summary": None, "error": first["tools"][1]["error"]},
+        {"id": "r1", "name": "read", "arguments": {"path": "README.md"}, "title": "Read README.md",
+         "outcomeTitle": "Read README.md", "ok": True, "summary": first["tools"][0]["summary"], "error": None},
+        {"id": "r2", "name": "read", "arguments": {"path": "missing.md"}, "title": "Read missing.md",
+         "outcomeTitle": "Read missing.md", "ok": False, "summary": None, "error": first["tools"][1]["error"]},
     ]
     assert first["tools"][0]["summary"] and "missing.md" in first["tools"][1]["error"]
     assert first["started"] <= first["ended"] <= second["started"] and first["ended"].endswith("Z")

@@ -51,8 +51,13 @@ async def test_a_turns_fetches_are_summed_priced_and_kept_with_the_conversation(
     again = folder_of(restarted, project)
     reopened = (await again.context())["usage"]
     assert (reopened["conversationInputTokens"], reopened["conversationOutputTokens"], reopened["cost"]) == (3500, 100, round(both, 6))
-    entries = (await stored.transcript(again))["entries"]
-    assert entries[0]["usage"] == {"inputTokens": 2200, "outputTokens": 80, "cost": one}
+    # served again with the words each turn's usage row had live, and the tool rows' titles
+    for served in ((await stored.transcript(again))["entries"], (await stored.resume(again, again.conversation))["entries"]):
+        assert served[0]["usage"] == {"inputTokens": 2200, "outputTokens": 80, "cost": one, "text": first[-1]["text"]}
+        assert served[1]["usage"]["text"] == second["text"] == "1,300 in · 20 out · $0.01"  # the conversation's cost so far
+        [call] = served[0]["tools"]
+        doing, result = (next(e for e in first if e["type"] == kind) for kind in ("doing", "result"))
+        assert (call["title"], call["outcomeTitle"]) == (doing["title"], result["title"]) == ("Read README.md", "Read README.md")
 
 
 @pytest.mark.parametrize(("prices", "expected"), [

@@ -11,7 +11,8 @@ import pytest
 from scaffold import add_plugin, write_script
 from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
                                 ODD, ODD_LINES, PLANNED_SCRIPT, PLANNED_USAGE, SHORT, SHORT_LINES, WORDED_EVENTS,
-                                WORDED_LINES, WORDED_NOTES, check_conversation_labels)
+                                WORDED_CONVERSATION, WORDED_CONVERSATION_LINES, WORDED_LINES, WORDED_NOTES,
+                                check_conversation_labels)
 from test_nvim_client import highlighted, messages
 
 pytestmark = pytest.mark.slow
@@ -34,6 +35,13 @@ def test_a_stored_conversation_is_drawn_turn_by_turn(workspace: Path, start_nvim
     # drawing another conversation replaces this one, highlights included
     assert show(nvim, SHORT) == SHORT_LINES
     assert highlighted(nvim, "ElelemNote") == [] and highlighted(nvim, "ElelemToolError") == []
+
+
+def test_a_stored_turn_is_drawn_in_the_servers_words_as_it_was_live(workspace: Path, start_nvim) -> None:
+    nvim = start_nvim(workspace)
+    assert show(nvim, WORDED_CONVERSATION) == WORDED_CONVERSATION_LINES
+    assert highlighted(nvim, "ElelemNote") == ["-- 1,234 in · 567 out · $0.01"]  # the usage row, dim as live
+    assert highlighted(nvim, "ElelemToolError") == ["  failed: Edit a.py: old text not found"]
 
 
 def test_odd_or_newer_entries_are_skipped_not_fatal(workspace: Path, start_nvim) -> None:
@@ -313,8 +321,10 @@ def test_a_planned_turn_against_the_server_rewrites_its_checklist_counts_and_red
 
     nvim.lua("vim.g.pick = 'do two things'")
     nvim.command("ElelemConversations")  # the stored conversation, drawn again
-    nvim.wait("vim.api.nvim_buf_line_count(vim.fn.bufnr('elelem://transcript')) < 11", what="the redrawn transcript")
-    redrawn = nvim.transcript()
-    assert redrawn[0] == "> do two things" and redrawn.count("Plan:") == 1
-    assert redrawn[-5:] == [*plan, "Both done.", "-- scripted"]  # the plan as the turn left it, before the reply
+    nvim.wait("vim.api.nvim_buf_get_lines(vim.fn.bufnr('elelem://transcript'), -2, -1, false)[1] == '-- scripted'",
+              what="the redrawn transcript")
+    # the rows in the words they had live, the plan as the turn left it, the usage row
+    assert nvim.transcript() == ["> do two things", "+ Plan", "  ok: Updated the plan — 0 of 2 steps done",
+                                 "+ Plan", "  ok: Updated the plan — 1 of 2 steps done", *plan, "Both done.",
+                                 f"-- {PLANNED_USAGE}", "-- scripted"]
     assert highlighted(nvim, "ElelemToolOk")[-1] == "  [x] step 1"

@@ -6,7 +6,7 @@
 
 import { CheckedEvent, CheckedItem, toCheckedEvent } from "./checked";
 import { PlanEvent, PlanItem, toPlanEvent } from "./plan";
-import { toUsageEvent, UsageEvent } from "./usage";
+import { toUsageEvent, UsageEvent, UsageItem } from "./usage";
 
 /** A piece of text the model said (`saying`) or thought (`thinking`). */
 export interface TextEvent {
@@ -79,6 +79,9 @@ export interface TranscriptTool {
   id: string;
   name: string;
   arguments: Record<string, unknown>;
+  /** The call and its outcome as the server worded them live ("Run npm test", "Ran npm test"). */
+  title?: string;
+  outcomeTitle?: string;
   ok: boolean;
   summary: string | null;
   error: string | null;
@@ -99,6 +102,8 @@ export type TranscriptEntry =
       tools: TranscriptTool[];
       /** The plan as the turn left it. */
       plan?: PlanItem;
+      /** The turn's usage row, as the server words it (only when a provider counted tokens). */
+      usage?: UsageItem;
     }
   | { kind: "compaction"; turns: number; summary: string };
 
@@ -294,11 +299,14 @@ function toTranscriptEntry(value: unknown): TranscriptEntry | undefined {
   if (value.kind !== "turn" || typeof value.prompt !== "string") {
     return undefined;
   }
+  const usage = isObject(value.usage) ? toUsageEvent(value.usage) : undefined;
   const tools = (Array.isArray(value.tools) ? value.tools : []).filter(isObject).map(
     (tool): TranscriptTool => ({
       id: String(tool.id ?? ""),
       name: String(tool.name ?? "?"),
       arguments: isObject(tool.arguments) ? tool.arguments : {},
+      ...(text(tool.title) ? { title: text(tool.title) } : {}),
+      ...(text(tool.outcomeTitle) ? { outcomeTitle: text(tool.outcomeTitle) } : {}),
       ok: tool.ok === true,
       summary: text(tool.summary) ?? null,
       error: text(tool.error) ?? null,
@@ -315,6 +323,7 @@ function toTranscriptEntry(value: unknown): TranscriptEntry | undefined {
     error: text(value.error) ?? null,
     tools,
     ...(Array.isArray(value.plan) ? { plan: toPlanEvent({ entries: value.plan }).item } : {}),
+    ...(usage ? { usage: usage.item } : {}),
   };
 }
 

@@ -290,13 +290,16 @@ export function turnsFromTranscript(transcript: TranscriptResult, nextId: () => 
     }
     for (const tool of entry.tools) {
       const outcome: ToolOutcome = { ok: tool.ok };
+      if (tool.outcomeTitle ?? tool.title) {
+        outcome.title = tool.outcomeTitle ?? tool.title;
+      }
       if (tool.summary) {
         outcome.summary = tool.summary;
       }
       if (tool.error) {
         outcome.error = tool.error;
       }
-      turn.items.push({ kind: "tool", id: tool.id, name: tool.name, arguments: tool.arguments, outcome });
+      turn.items.push({ kind: "tool", id: tool.id, name: tool.name, arguments: tool.arguments, ...(tool.title ? { title: tool.title } : {}), outcome });
       if (tool.checked) {
         turn.items.push(tool.checked);
       }
@@ -308,6 +311,9 @@ export function turnsFromTranscript(transcript: TranscriptResult, nextId: () => 
     turn.model = entry.model;
     if (entry.reply && !entry.error) {
       turn.items.push({ kind: "saying", text: entry.reply });
+    }
+    if (entry.usage) {
+      turn.items.push(entry.usage);
     }
     if (entry.error) {
       fail(turn, entry.error.startsWith("Error") ? entry.error : `Error: ${entry.error}`);

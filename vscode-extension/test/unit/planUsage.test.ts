@@ -108,3 +108,28 @@ test("a stored turn is drawn again with each step's check after its call and the
   assert.match(renderTurn(turn), /checked a.ts: 1 new error/);
   assert.match(renderTurn(turn), /Plan, 1 of 2 done/);
 });
+
+test("a stored turn's tool rows and usage row use the server's words, as they did live", () => {
+  const stored = (usage: unknown) =>
+    turnsFromTranscript(toTranscriptResult({ id: "c", title: "t", entries: [{
+      kind: "turn", prompt: "Test it", reply: "Passed.", provider: "scripted", model: "m1", cancelled: false, error: null,
+      tools: [
+        { id: "b", name: "bash", arguments: { command: "npm test" }, title: "Run npm test", outcomeTitle: "Ran npm test",
+          ok: true, summary: "exit 0", error: null },
+        { id: "r", name: "read", arguments: { path: "a.ts" }, ok: true, summary: "read", error: null },
+      ],
+      usage,
+    }] }), () => 1)[0];
+  const turn = stored({ inputTokens: 1234, outputTokens: 567, cost: 0.0123, text: "1,234 in · 567 out · $0.01" });
+  assert.deepEqual(turn.items.map((item) => item.kind), ["tool", "tool", "saying", "usage"]);
+  const live = newTurn(2, "Test it");
+  report(live,
+    { type: "doing", id: "b", name: "bash", arguments: { command: "npm test" }, title: "Run npm test" },
+    { type: "result", id: "b", name: "bash", ok: true, title: "Ran npm test", summary: "exit 0" });
+  assert.deepEqual(turn.items[0], live.items[0], "the titled call and its outcome are drawn as they were live");
+  assert.match(renderTurn(turn), /<div class="usage-row" [^>]*>1,234 in · 567 out · \$0\.01<\/div>/);
+  assert.match(renderTurn(turn), /read/, "a call stored without titles keeps its name");
+  for (const uncounted of [{ inputTokens: 0, outputTokens: 0, text: "0 in · 0 out" }, { inputTokens: 5 }, "odd"]) {
+    assert.ok(!stored(uncounted).items.some((item) => item.kind === "usage"), JSON.stringify(uncounted));
+  }
+});

@@ -401,7 +401,8 @@ local function entry_lines(entry)
   local out = { { prompt_line(entry.prompt), 'ElelemPrompt' } }
   for _, tool in ipairs(type(entry.tools) == 'table' and entry.tools or {}) do
     out[#out + 1] = { call_line(tool), 'ElelemTool' }
-    out[#out + 1] = { outcome_line(tool) }
+    -- the result's own title ("Ran npm test") as its row said it live
+    out[#out + 1] = { outcome_line(vim.tbl_extend('force', tool, { title = text_of(tool.outcomeTitle) or tool.title })) }
     if type(tool.checked) == 'table' then -- the check after the step, the event as it came live
       vim.list_extend(out, require('elelem.insight').checked_lines(tool.checked))
     end
@@ -409,7 +410,13 @@ local function entry_lines(entry)
   if type(entry.plan) == 'table' then -- the plan as the turn left it
     vim.list_extend(out, require('elelem.plan').lines({ entries = entry.plan }))
   end
-  vim.list_extend(out, ending_lines(entry, true))
+  local ending = ending_lines(entry, true)
+  local usage = type(entry.usage) == 'table' and require('elelem.usage').row(entry.usage)
+  if usage then -- the server's words, where the turn's usage event put them: before the footer
+    local footer = #ending > 0 and ending[#ending][2] == 'ElelemFooter'
+    table.insert(ending, footer and #ending or #ending + 1, { usage, 'ElelemNote' })
+  end
+  vim.list_extend(out, ending)
   return out
 end
 
