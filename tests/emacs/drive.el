@@ -189,7 +189,9 @@ Returns the candidates offered, in the order the completion UI shows them."
     (drive-wait-turns 1)
     (push (cons "asked" (drive-snapshot buffer)) seen)
     (goto-char (point-max))
+    (undo-boundary)  ; as the command loop puts one between the person's commands
     (insert "typed since\n")
+    (undo-boundary)
     (cl-letf (((symbol-function 'yes-or-no-p) (lambda (prompt) (setq conflict prompt) nil)))
       (push (list "refused" :message (condition-case err (progn (drive-pick #'elelem-rewind "turn 1") "no refusal")
                                         (user-error (error-message-string err))))
@@ -199,6 +201,9 @@ Returns the candidates offered, in the order the completion UI shows them."
       (push (list "offered" :labels (vconcat (drive-pick #'elelem-rewind "turn 1"))) seen))
     (push (list "conflict" :prompt conflict) seen)
     (push (cons "rewound" (drive-snapshot buffer)) seen)
+    (undo-boundary)
+    (let ((last-command nil)) (undo))  ; the rewind is an ordinary change: undo takes it back
+    (push (cons "undone" (drive-snapshot buffer)) seen)
     seen))
 
 (let* ((buffer (find-file-noselect (expand-file-name "a.txt" drive-root)))

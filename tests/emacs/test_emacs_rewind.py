@@ -1,6 +1,7 @@
 """`M-x elelem-rewind` in a batch Emacs (eglot) against a real elelem-lsp: the turn's edit, unsaved
 in the buffer, is picked from the server's list, a line typed since is asked about; answered no,
-nothing changes; answered yes, the buffer goes back to before the turn (unsaved)."""
+nothing changes; answered yes, the buffer goes back to before the turn (unsaved), and undo takes
+that back."""
 
 from __future__ import annotations
 
@@ -26,3 +27,4 @@ def test_emacs_refuses_then_rewinds_the_turn_in_the_buffer_after_asking_about_a_
     assert seen["refused"]["message"] == "elelem: nothing rewound"
     assert seen["kept"]["text"] == "y\ntyped since\n" and (root / "a.txt").read_text() == "x\n"
     assert seen["rewound"]["text"] == "x\n" and seen["rewound"]["modified"] is True
+    assert seen["undone"]["text"] == "y\ntyped since\n"  # undo takes the rewind back, as any edit
