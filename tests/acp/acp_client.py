@@ -181,13 +181,15 @@ class RunningAgent:
         return self.stderr.read_text(errors="replace")
 
 
-def capabilities(fs: bool, terminal: bool) -> ClientCapabilities:
-    return ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs), terminal=terminal)
+def capabilities(fs: bool | str, terminal: bool) -> ClientCapabilities:
+    """``fs``: both file methods (True), none (False), or only ``"read"`` or ``"write"``."""
+    files = FileSystemCapabilities(read_text_file=fs in (True, "read"), write_text_file=fs in (True, "write"))
+    return ClientCapabilities(fs=files, terminal=terminal)
 
 
 @contextlib.asynccontextmanager
 async def running_agent(
-    root: Path, logs: Path, *, fs: bool = True, terminal: bool = True, args: tuple[str, ...] = ("--trust",),
+    root: Path, logs: Path, *, fs: bool | str = True, terminal: bool = True, args: tuple[str, ...] = ("--trust",),
     env: dict[str, str] | None = None, client: RecordingClient | None = None, new_session: bool = True,
 ) -> AsyncIterator[RunningAgent]:
     """``elelem-lsp acp`` in ``root``, initialized with the given client capabilities (and a session)."""

@@ -1,12 +1,15 @@
 """``/rewind`` over ACP: it lists the turns that changed files, puts the files and the context back
 to before one, says what stands in the way (a change made since, a buffer the client has not
-saved) until ``force``, and a restart replays the rewind as one thought line. A client that writes
-files gets the rewind through ``fs/write_text_file`` (its buffers follow); one that does not, on disk."""
+saved) until ``force``, and a restart replays the rewind as one thought line. A client that reads and
+writes files gets the rewind through ``fs/write_text_file`` (its buffers follow); one that lacks
+either, on disk."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import pytest
 
 from conftest import write_user_settings
 from scaffold import wait_until, write_script
@@ -116,3 +119,20 @@ async def test_without_client_files_a_rewind_writes_the_disk(scripted_project: P
     await agent.prompt("/rewind 1")
     assert (scripted_project / "app.py").read_text() == "x = 1\n" and not (scripted_project / "made.txt").exists()
     assert agent.client.writes == [] and agent.client.reads == []
+
+
+@pytest.mark.parametrize("fs", ["read", "write"])
+async def test_a_client_with_one_of_the_file_methods_gets_the_rewind_on_disk(scripted_project: Path, start_agent, fs):
+    edit_turn(scripted_project)
+    agent = await start_agent(scripted_project, fs=fs)
+    await agent.prompt("edit")
+    app = scripted_project / "app.py"
+    assert app.read_text() == "x = 2\n"
+    agent.client.writes.clear()
+
+    seen = len(agent.client.updates)
+    await agent.prompt("/rewind 1")
+    assert "rewound turn 1" in agent.client.text(since=seen)
+    assert app.read_text() == "x = 1\n" and not (scripted_project / "made.txt").exists()
+    if fs == "read":  # the client was asked for its buffer, and never to write one
+        assert agent.client.writes == [] and str(app) in agent.client.reads
