@@ -134,5 +134,5 @@ async def test_a_client_with_one_of_the_file_methods_gets_the_rewind_on_disk(scr
     await agent.prompt("/rewind 1")
     assert "rewound turn 1" in agent.client.text(since=seen)
     assert app.read_text() == "x = 1\n" and not (scripted_project / "made.txt").exists()
-    if fs == "read":  # the client was asked for its buffer, and never to write one
-        assert agent.client.writes == [] and str(app) in agent.client.reads
+    assert agent.client.writes == []  # never asked to write a buffer it cannot read back, or at all
+    assert (str(app) in agent.client.reads) == (fs == "read")  # its buffer is asked for where it can be
