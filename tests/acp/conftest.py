@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +10,7 @@ import pytest
 import pytest_asyncio
 
 from acp_client import running_agent
-from scaffold import add_plugin
-
-
-def write_user_settings(home: Path, settings: dict[str, Any]) -> None:
-    path = home / ".config" / "elelem-lsp" / "settings.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(settings))
+from scaffold import add_plugin, write_user_settings
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from conftest import write_user_settings
+from scaffold import write_user_settings
 from optional_parts import require
 from scaffold import write_script
 

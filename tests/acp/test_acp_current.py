@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError, image_block, text_block
 
-from conftest import write_user_settings
+from scaffold import write_user_settings
 from schema_check import problems
 from scaffold import wait_until, write_script
 

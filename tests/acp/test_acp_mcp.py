@@ -13,7 +13,7 @@ import pytest
 from acp import RequestError
 from acp.schema import EnvVariable, McpServerStdio, SseMcpServer
 
-from conftest import write_user_settings
+from scaffold import write_user_settings
 from scaffold import wait_until, write_script
 from security.attacks_cmds import alive
 

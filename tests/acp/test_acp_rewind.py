@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_user_settings
+from scaffold import write_user_settings
 from scaffold import wait_until, write_script
 
 COMMAND = "printf 'x = 2\\n' > app.py && rm old.txt && echo new > new.txt"

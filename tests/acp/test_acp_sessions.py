@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError, resource_block, embedded_text_resource, resource_link_block, text_block, image_block
 
-from conftest import write_user_settings
+from scaffold import write_user_settings
 from elelem_lsp.host.conversations import conversations_dir
 from scaffold import wait_until, write_script
 

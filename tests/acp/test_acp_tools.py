@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_user_settings
+from scaffold import write_user_settings
 from elelem_lsp.agent.sandbox import probe
 from scaffold import write_script
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import write_user_settings
+from scaffold import write_user_settings
 from optional_parts import require, require_program
 from schema_check import problems
 from scaffold import write_script

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from scaffold import add_plugin, run_ask, write_script
+from scaffold import add_plugin, run_ask, write_script, write_user_settings
 
 from mcp_servers import FILESYSTEM_INSTALL, SAY_RESULT, alive, call, filesystem_server_path, tool_server
 from optional_parts import require, require_program
@@ -45,12 +45,6 @@ async def test_the_reference_filesystem_server_lists_and_reads_through_ask(proje
     assert set(listing.splitlines()) >= {"[FILE] README.md", "[DIR] src"}
     write_script(project, [call("fs__read_text_file", path=str(project / "README.md")), SAY_RESULT])
     assert json.loads((await editor.ask("read", token="turn-3"))["reply"])["content"] == "# hello\n"
-
-
-def write_user_settings(home, settings: dict) -> None:
-    path = home / ".config" / "elelem-lsp" / "settings.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(settings))
 
 
 def test_the_terminal_takes_servers_from_the_settings_file_and_shows_their_calls(project, home):
