@@ -89,6 +89,7 @@ def test_the_agent_reads_ruffs_problem_with_its_change_and_finds_a_definition(py
     nvim.wait("vim.api.nvim_buf_get_lines(vim.fn.bufnr('elelem://transcript'), -2, -1, false)[1] == '-- scripted'",
               what="the transcript redrawn from the stored conversation")
     redrawn = nvim.transcript()
-    at = redrawn.index(row)
-    assert redrawn[at - 2].startswith("+ edit(") and redrawn[at - 1].startswith("  ok: ")
+    at, live_at = redrawn.index(row), transcript.index(row)
+    assert redrawn[at - 2] == transcript[live_at - 2] == "+ Edit app.py"
+    assert redrawn[at - 2 : at + 2] == transcript[live_at - 2 : live_at + 2]
     assert "    app.py:3:7 error: Undefined name `undefined_name`" in redrawn[at:]
