@@ -126,6 +126,7 @@ def test_ask_fix_cancel_undo_in_code_server(compiled, packaged):
         },
     )
     steps = [line for line in output.splitlines() if line.startswith("[e2e")]
+    print("\n".join(steps))  # what was seen, step by step (pytest -rP shows it)
     assert steps and steps[-1].endswith("PASS"), output[-8000:]
     assert (OUTPUT / "chat-dark.png").stat().st_size > 10_000
     assert (OUTPUT / "chat-light.png").stat().st_size > 10_000

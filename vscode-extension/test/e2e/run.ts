@@ -688,6 +688,29 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   step("the checked row opens to TypeScript's new error; the model read it and the definition in lib.ts");
   fs.writeFileSync(settingsPath, settingsBefore);
 
+  // --- A planned turn: its plan as a checklist, its tokens in a usage row, and a rewind -----------
+  await sendInChat(frame, "Plan the notes in plan.txt");
+  const plannedTurn = frame.locator("section.turn", { hasText: "Plan the notes in plan.txt" });
+  await plannedTurn.and(frame.locator(".done")).waitFor({ timeout: 30_000 });
+  await waitFor("plan.txt on disk", async () => (fs.existsSync(path.join(folders.workspace, "plan.txt")) ? true : undefined), 10_000);
+  const planGroup = plannedTurn.locator(".plan");
+  if ((await planGroup.count()) !== 1 || (await planGroup.getAttribute("aria-label")) !== "Plan, 2 of 2 done") {
+    throw new Error(`one plan, 2 of 2 done, expected; saw ${await planGroup.count()}: ${await planGroup.first().getAttribute("aria-label")}`);
+  }
+  const ticked = await plannedTurn.locator(".plan-entry.completed").allInnerTexts();
+  assertIncludes(ticked.join(" | "), "Write plan.txt", "the plan's ticked entries");
+  assertIncludes(ticked.join(" | "), "Say it is written", "the plan's ticked entries");
+  const usageRow = await plannedTurn.locator(".usage-row").innerText();
+  assertIncludes(usageRow, "1,200 in · 80 out", "the turn's usage row");
+  step(`the planned turn shows its plan ticked off (2 of 2 done) and its usage row: ${usageRow}`);
+  await plannedTurn.locator("button[data-action=rewind]").click();
+  const rewindDialog = page.locator(".monaco-dialog-box", { hasText: "Rewind to before this turn?" });
+  await rewindDialog.waitFor({ timeout: 10_000 });
+  await rewindDialog.getByRole("button", { name: "Rewind Files", exact: true }).click();
+  await plannedTurn.locator(".undone").waitFor({ timeout: 15_000 });
+  await waitFor("plan.txt to be gone", async () => (fs.existsSync(path.join(folders.workspace, "plan.txt")) ? undefined : true), 10_000);
+  step(`Rewind to before this turn asked in VS Code's dialog and took plan.txt away: "${await plannedTurn.locator(".undone").innerText()}"`);
+
   // The folder asks for confirmation of edits from here on (used below, after the server has
   // had the time of the next turn to pull the changed setting).
   const settingsFile = path.join(folders.workspace, ".vscode", "settings.json");
@@ -711,11 +734,15 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   }
   step("with elelem.confirmEdits the edit waits in VS Code's Refactor Preview");
   // VS Code leaves an edit that needs confirmation unticked: Apply alone would apply nothing.
-  const ticks = page.locator(".bulk-edit-panel input.edit-checkbox");
-  await ticks.first().waitFor({ timeout: 10_000 });
-  for (let index = 0; index < (await ticks.count()); index++) {
-    await ticks.nth(index).check();
-  }
+  // Ticking a file ticks its edits too, re-drawing the tree: tick whichever box is still unticked
+  // until none is, rather than walking boxes that may change under the click.
+  await page.locator(".bulk-edit-panel input.edit-checkbox").first().waitFor({ timeout: 10_000 });
+  const unticked = page.locator(".bulk-edit-panel input.edit-checkbox:not(:checked)");
+  await waitFor("every edit in the Refactor Preview ticked", async () => {
+    if ((await unticked.count()) === 0) return true;
+    await unticked.first().click({ timeout: 2_000 });
+    return undefined;
+  }, 15_000);
   await apply.click();
   const confirmedTurn = frame.locator("section.turn", { hasText: "Create notes once more" });
   await confirmedTurn.and(frame.locator(".done")).waitFor({ timeout: 30_000 });

@@ -10,6 +10,8 @@ reaches VS Code as a workspace/applyEdit:
 - "Create notes..." writes a new file, notes.txt, for undoing a turn that created a file;
 - "Break the types..." writes a type error into app.ts, then asks for the definition of `add`
   there, and says what the check after the edit and the definition gave it;
+- "Plan the notes..." sets out a plan, writes plan.txt, ticks the plan off and says so, counting
+  300 tokens in and 20 out on each of its four fetches, for the plan, usage and rewind rows;
 - any other prompt changes the greeting in hello.txt.
 """
 
@@ -28,9 +30,36 @@ async def stream(emit, kind, text, pieces=4):
         await asyncio.sleep(PAUSE)
 
 
+PLAN = ["Write plan.txt", "Say it is written"]
+
+
+def plan(*statuses):
+    return {"type": "doing", "id": f"plan-{len(statuses)}-{statuses[-1]}", "name": "plan",
+            "arguments": {"entries": [{"content": step, "status": status} for step, status in zip(PLAN, statuses)]}}
+
+
+async def planned_turn(messages, emit):
+    """The "Plan the notes..." turn, one step per fetch."""
+    emit({"type": "usage", "inputTokens": 300, "outputTokens": 20})
+    last = messages[-1]
+    outcome = json.loads(last["content"]) if last["role"] == "tool" else {}
+    if last["role"] == "user":
+        emit(plan("in_progress", "pending"))
+    elif outcome.get("path") == "plan.txt":
+        emit(plan("completed", "completed"))
+    elif all(entry["status"] == "completed" for entry in outcome["plan"]):
+        await stream(emit, "saying", "plan.txt is written, and the plan is done.")
+    else:
+        emit({"type": "doing", "id": "plan-write", "name": "write", "arguments": {"path": "plan.txt", "content": "The plan\n"}})
+
+
 class ScriptedProvider:
     async def fetch(self, messages, tools, emit):
         last = messages[-1]
+        asked = next(message["content"] for message in reversed(messages) if message["role"] == "user")
+        if isinstance(asked, str) and asked.startswith("Plan the notes"):
+            await planned_turn(messages, emit)
+            return
         if last["role"] == "tool":
             outcome = json.loads(last["content"])
             if "checked" in outcome and outcome.get("path") == "app.ts":
