@@ -229,9 +229,9 @@ class Session:
 
     async def estimate(self, prompt: str | None = None) -> Fitted:
         """What the next turn would send (before its prompt, or with ``prompt``) as it fits the
-        budget, with the tools it would offer (outside tools too: their servers may start)."""
+        budget, with the tools it would offer (outside tools too: a server not started yet starts)."""
         asked = [user(prompt)] if prompt is not None else []
-        return self.fitted([*await self.messages(), *asked], len(self.history), await self.toolbox.offered())
+        return self.fitted([*await self.messages(), *asked], len(self.history), await self.toolbox.counted())
 
     async def summarise(self, messages: list[Message]) -> str:
         """The provider's summary of ``messages``, in fetches without tools that each fit the budget:

@@ -37,6 +37,11 @@ class ToolSource(ABC):
     async def definitions(self) -> list[ToolDefinition]:
         """The tools it offers for this turn, readying whatever serves them."""
 
+    async def counted(self) -> list[ToolDefinition]:
+        """The tools to count for the next request: those it would offer, short of starting again
+        what failed (a count at a turn's end must not restart a server that crashed in it)."""
+        return await self.definitions()
+
     @abstractmethod
     def serves(self, name: str) -> bool:
         """Whether a call of ``name`` is this source's to answer."""
@@ -65,6 +70,11 @@ class Toolbox:
     async def offered(self) -> list[ToolDefinition]:
         """What a turn offers the provider: the built-in definitions, then each source's."""
         extra = [definition for source in self.sources for definition in await source.definitions()]
+        return [*self.definitions(), *extra] if extra else self.definitions()
+
+    async def counted(self) -> list[ToolDefinition]:
+        """What counting the next request takes: as ``offered``, by each source's ``counted``."""
+        extra = [definition for source in self.sources for definition in await source.counted()]
         return [*self.definitions(), *extra] if extra else self.definitions()
 
     def _source(self, name: str) -> ToolSource | None:

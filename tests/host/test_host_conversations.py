@@ -333,6 +333,7 @@ async def test_the_context_and_the_compaction_check_count_the_outside_tools_a_tu
         return [OUTSIDE_TOOL]
 
     monkeypatch.setattr(folder.mcp, "definitions", served_tools)
+    monkeypatch.setattr(folder.mcp, "counted", served_tools)
     estimated = (await folder.context())["tokens"]
     write_script(project, [[{"type": "record"}]])
     await folder.turn("turn 0")

@@ -248,6 +248,26 @@ async def test_a_server_that_dies_while_the_person_is_asked_gets_the_call_once_s
     assert frontend.messages == [("error", "elelem: MCP server 't' ended its session; it is started again on its next use")]
 
 
+async def test_counting_the_context_after_a_crash_starts_no_server_and_the_next_turn_does(project, stopped_hosts, tmp_path):
+    log = tmp_path / "calls.log"
+    host, _, folder = host_for(project, {"t": tool_server(log)}, [call("t__crash"), SAY_RESULT])
+    stopped_hosts.append(host)
+    await folder.turn("crash")
+    connection = folder.mcp.connections["t"]
+    assert connection.state == "crashed"  # the turn's end counted the context and left it so
+    context = await folder.context()  # as a client's header asks after each turn
+    assert connection.state == "crashed" and context["usage"]["contextTokens"] == context["tokens"]
+    [started] = [line for line in read_log(log) if line.startswith("started")]
+    await wait_until(lambda: not alive(int(started.split()[1])), "the crashed server to be reaped")
+    # its last listing is still counted: the next turn starts it again and offers those tools
+    counted = {d["function"]["name"] for d in await (await folder.ready()).toolbox.counted()}
+    assert {"t__echo", "t__pid"} <= counted and connection.state == "crashed"
+    write_script(project, [call("t__pid"), SAY_RESULT])
+    second = int(answer(await folder.turn("pid"))["content"])
+    assert alive(second) and connection.state == "ready"
+    assert [line.split()[0] for line in read_log(log)].count("started") == 2
+
+
 async def test_a_result_the_sdk_cannot_accept_is_an_error_and_the_server_goes_on(project, stopped_hosts):
     host, frontend, folder = host_for(project, {"t": tool_server()}, [call("t__pid"), SAY_RESULT])
     stopped_hosts.append(host)
@@ -263,7 +283,7 @@ async def test_a_result_the_sdk_cannot_accept_is_an_error_and_the_server_goes_on
 
 
 async def test_a_chatty_server_keeps_only_the_end_of_its_stderr(project, stopped_hosts, monkeypatch):
-    pipes: list[transport.StderrPipe] = []  # the crashed process's (counting the context at the turn's end starts another)
+    pipes: list[transport.StderrPipe] = []
     opened = transport.StderrPipe.__init__
     monkeypatch.setattr(transport.StderrPipe, "__init__", lambda self: (opened(self), pipes.append(self))[0])
     script = [call("t__chatter", size=5_000_000), call("t__crash", "2"), SAY_RESULT]

@@ -60,11 +60,20 @@ class McpServers(ToolSource):
                 )
 
     async def definitions(self) -> list[ToolDefinition]:
+        await self._start_those(("stopped", "crashed"))
+        return [d for c in self.connections.values() if c.state == "ready" for d in c.definitions()]
+
+    async def counted(self) -> list[ToolDefinition]:
+        # A server not started yet is started to know its tools; one that crashed is left for the
+        # next turn to start again, its last listing counted (those are the tools it will offer).
+        await self._start_those(("stopped",))
+        return [d for c in self.connections.values() if c.state in ("ready", "crashed") for d in c.definitions()]
+
+    async def _start_those(self, states: tuple[str, ...]) -> None:
         self.sync()
-        waiting = [c for c in self.connections.values() if c.state in ("stopped", "crashed")]
+        waiting = [c for c in self.connections.values() if c.state in states]
         if waiting:
             await asyncio.gather(*(self._start(connection) for connection in waiting))
-        return [d for c in self.connections.values() if c.state == "ready" for d in c.definitions()]
 
     async def _start(self, connection: Connection) -> None:
         await connection.start()
