@@ -27,6 +27,7 @@ from ..agent.messages import Image, Message
 from ..agent.private_files import NO_FOLLOW, open_private, private_folder, state_dir, write_private
 from ..agent.session import exchange, summary_message
 from .frontend import BadRequest
+from .images import remove_unnamed_images
 from .transcript import preview
 
 log = logging.getLogger(__name__)
@@ -152,7 +153,8 @@ class ConversationStore:
         write_private(self.directory / CURRENT, conversation.encode("ascii") + b"\n")
 
     def delete(self, conversation: str) -> None:
-        """Remove the conversation's file, under its lock so that no append is cut off midway.
+        """Remove the conversation's file, under its lock so that no append is cut off midway,
+        and the images only it named.
 
         The lock file stays: another process may hold it or wait on it, and one arriving after
         a new lock file took its path would lock that file instead, beside the holder."""
@@ -163,6 +165,24 @@ class ConversationStore:
             path.unlink(missing_ok=True)
         if self._read(self.directory / CURRENT).strip() == conversation:
             (self.directory / CURRENT).unlink(missing_ok=True)
+        named = self._named_images()
+        if named is not None:
+            remove_unnamed_images(self.directory, named)
+
+    def _named_images(self) -> set[str] | None:
+        """The image paths the folder's conversations name; None when one cannot be read (its
+        images are not known, so none is removed)."""
+        named: set[str] = set()
+        for path in self.directory.glob("*" + SUFFIX):
+            conversation = path.name[: -len(SUFFIX)]
+            if not valid_id(conversation) or path.is_symlink():
+                continue
+            try:
+                entries = self.entries(conversation)
+            except OSError:
+                return None
+            named.update(image["path"] for entry in entries for image in stored_images(entry.get("images")))
+        return named
 
     # -- the directory -----------------------------------------------------------
     def _ready(self) -> None:

@@ -5,7 +5,8 @@ named to ``elelem-lsp ask --image``) to the ``{mimeType, path}`` a message carri
 (``agent.messages.Image``): the bytes are checked (PNG, JPEG, GIF or WebP by their first bytes, at
 most ``providers.images.MAX_FILE``) and written once, named by their SHA-256, in an ``images``
 folder of the conversation folder (``conversations/<folder>/images/<sha256>.png``), a 0600 file
-in a 0700 folder; the same image sent twice is one file. A stored conversation keeps the path.
+in a 0700 folder; the same image sent twice is one file. A stored conversation keeps the path;
+deleting a conversation removes the images no other conversation of the folder names.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import os
+import time
+from collections.abc import Set
 from pathlib import Path
 
 from ..agent.images import MAX_BASE64, MAX_FILE, MEDIA_TYPES, media_type_of
@@ -21,6 +25,9 @@ from ..agent.private_files import private_folder, write_private
 from ..providers.images import too_large
 
 IMAGES = "images"  # the folder, inside a conversation folder
+# An image given this recently may belong to a turn still running (stored when it ends), perhaps
+# in another process on the same folder: it stays when conversations that named it are deleted.
+GIVEN_LATELY = 3600.0  # seconds
 EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}
 
 
@@ -81,4 +88,25 @@ def store_image(folder: Path, media_type: str, content: bytes) -> Image:
     path = images / (hashlib.sha256(content).hexdigest() + EXTENSIONS[media_type])
     if not path.is_file() or path.is_symlink():
         write_private(path, content)  # atomic: a file under this name always holds these bytes whole
+    else:
+        os.utime(path)  # given again: lately, for remove_unnamed_images
     return {"mimeType": media_type, "path": str(path)}
+
+
+def remove_unnamed_images(folder: Path, named: Set[str]) -> list[Path]:
+    """Remove the images of conversation folder ``folder`` whose path no conversation names
+    (``named``) and that were not given lately (``GIVEN_LATELY``); the paths removed."""
+    images = folder / IMAGES
+    if images.is_symlink() or not images.is_dir():
+        return []
+    removed = []
+    lately = time.time() - GIVEN_LATELY
+    for path in images.iterdir():
+        try:
+            unnamed = str(path) not in named and path.suffix in EXTENSIONS.values() and path.lstat().st_mtime < lately
+            if unnamed:
+                path.unlink()
+                removed.append(path)
+        except OSError:  # gone already, or not ours to remove: it stays
+            continue
+    return removed

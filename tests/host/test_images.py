@@ -8,7 +8,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,7 @@ from elelem_lsp.host import stored
 from elelem_lsp.host.conversations import ConversationStore
 from elelem_lsp.host.frontend import BadRequest
 from elelem_lsp.host.host import Host
-from elelem_lsp.host.images import ImageError, decode_image, store_image
+from elelem_lsp.host.images import GIVEN_LATELY, ImageError, decode_image, store_image
 from tests.providers.fake_model_server import FakeModelServer
 
 from .memory_frontend import MemoryFrontend
@@ -88,6 +90,14 @@ def test_images_are_not_stored_through_a_symlink(tmp_path):
     assert list(elsewhere.iterdir()) == []
 
 
+def test_an_image_given_again_counts_as_given_lately(tmp_path):
+    folder = tmp_path / "conversations" / "app-0123"
+    path = Path(store_image(folder, "image/png", png())["path"])
+    os.utime(path, (time.time() - 2 * GIVEN_LATELY,) * 2)
+    store_image(folder, "image/png", png())
+    assert path.stat().st_mtime > time.time() - 60
+
+
 # -- a turn with images --------------------------------------------------------------------------
 async def test_the_turn_carries_the_image_by_path_and_a_new_host_continues_with_it(project):
     add_plugin(project, "scripted")
@@ -112,6 +122,28 @@ async def test_the_turn_carries_the_image_by_path_and_a_new_host_continues_with_
     await again.ready()
     assert again.conversation == folder.conversation
     assert (await again.context())["messages"][1]["images"] == [image]
+
+
+async def test_deleting_a_conversation_removes_the_images_only_it_named(project):
+    add_plugin(project, "scripted")
+    write_script(project, RECORD * 3)
+    folder = folder_agent(project, SEEING)
+    await folder.turn("these two?", images=[given(png()), given(png(width=3))])
+    first = folder.conversation
+    await stored.new_conversation(folder)
+    await folder.turn("and this one?", images=[given(png(width=3))])
+    images = ConversationStore(project).directory / "images"
+    only_first, shared = (images / (hashlib.sha256(picture).hexdigest() + ".png") for picture in (png(), png(width=3)))
+    running = store_image(ConversationStore(project).directory, "image/png", png(width=5))  # a turn not stored yet
+    for path in (only_first, shared):  # given two hours ago
+        os.utime(path, (time.time() - 2 * GIVEN_LATELY,) * 2)
+
+    await stored.delete_conversation(folder, first)
+    assert not only_first.exists() and shared.exists() and Path(running["path"]).exists()
+    assert (await folder.context())["messages"][1]["images"] == [{"mimeType": "image/png", "path": str(shared)}]
+
+    await stored.delete_conversation(folder, folder.conversation)
+    assert not shared.exists() and Path(running["path"]).exists()  # given lately: it stays
 
 
 async def test_with_history_off_the_image_goes_as_data_and_nothing_is_written(project):
