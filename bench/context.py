@@ -60,11 +60,12 @@ async def main() -> None:
     print(block)
     print()
     system = instructions("editor", root)
-    tools = json.dumps(Toolbox().definitions(), ensure_ascii=False)
+    definitions = Toolbox().definitions()
+    tools = json.dumps(definitions, ensure_ascii=False)
     print(f"editor context of a typical ask: {estimate_tokens(block):,} tokens (bound {CONTEXT_TOKENS:,}), {len(block):,} characters")
     print(f"  rendering it, git status included: median {statistics.median(times):.1f} ms, max {max(times):.1f} ms over {options.runs} runs")
     print(f"system prompt before AGENTS.md: {estimate_tokens(system):,} tokens, {len(system):,} characters")
-    print(f"tool definitions (6 built-in tools): {estimate_tokens(tools):,} tokens, {len(tools):,} characters")
+    print(f"tool definitions ({len(definitions)} built-in tools): {estimate_tokens(tools):,} tokens, {len(tools):,} characters")
 
 
 if __name__ == "__main__":
