@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from importlib import import_module
 from typing import Any
@@ -180,9 +181,17 @@ def test_bad_options_are_refused(options, message, local_env):
         build("llama2", **options)
 
 
-def test_a_bad_thread_count_is_refused(local_env, monkeypatch):
-    monkeypatch.setenv("ELELEM_GGML_THREADS", "many")
-    with pytest.raises(ProviderError, match="ELELEM_GGML_THREADS must be a whole number"):
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("ELELEM_GGML_THREADS", "many", "ELELEM_GGML_THREADS must be a whole number, got 'many'"),
+        ("ELELEM_GGML_THREADS", "0", "ELELEM_GGML_THREADS must be positive, got '0'"),
+        ("ELELEM_GGML_CTX", "2.5", "ELELEM_GGML_CTX must be a whole number, got '2.5'"),
+    ],
+)
+def test_a_bad_thread_count_or_context_is_refused(local_env, monkeypatch, name, value, message):
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ProviderError, match=re.escape(message)):
         build("ggml")
 
 

@@ -181,9 +181,18 @@ async def test_a_silent_server_hits_the_read_timeout(fake_server, monkeypatch):
     assert time.monotonic() - started < 2
 
 
-async def test_a_bad_read_timeout_setting_is_named(monkeypatch, fake_server):
-    monkeypatch.setenv("ELELEM_READ_TIMEOUT", "soon")
-    assert await failure(openai(fake_server)) == "ELELEM_READ_TIMEOUT must be a number of seconds, got 'soon'"
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("soon", "ELELEM_READ_TIMEOUT must be a number of seconds, got 'soon'"),
+        ("0", "ELELEM_READ_TIMEOUT must be positive, got '0'"),
+        ("-5", "ELELEM_READ_TIMEOUT must be positive, got '-5'"),
+    ],
+)
+async def test_a_bad_read_timeout_setting_is_named(monkeypatch, fake_server, value, message):
+    monkeypatch.setenv("ELELEM_READ_TIMEOUT", value)
+    assert await failure(openai(fake_server)) == message
+    assert not fake_server.requests  # refused before any request
 
 
 async def test_the_public_api_without_a_key_says_which_variable(monkeypatch):

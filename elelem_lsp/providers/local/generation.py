@@ -29,6 +29,7 @@ import numpy as np
 from ...agent.bridge import run_in_thread
 from ...agent.budget import estimate_tokens
 from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
+from ..environment import positive_number
 from ..images import refuse_images
 from ..shaping import Usage
 from .tool_text import ToolCallStream, template_named
@@ -236,18 +237,9 @@ def env_path(name: str, what: str) -> Path:
     return path
 
 
-def env_int(name: str, default: int | None) -> int | None:
+def env_int(name: str, default: int) -> int:
     """A positive whole number from the environment, ``default`` when unset."""
-    value = os.environ.get(name, "").strip()
-    if not value:
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise ProviderError(f"{name} must be a whole number, got {value!r}") from None
-    if number < 1:
-        raise ProviderError(f"{name} must be at least 1, got {number}")
-    return number
+    return positive_number(name, default, int, "a whole number")
 
 
 def require_module(module: str, extra: str) -> None:

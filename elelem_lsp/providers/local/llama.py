@@ -180,7 +180,7 @@ def factory(
         path = env_path("ELELEM_LLAMA_MODEL", "a .gguf model file (or pass --model PATH)")
     return LlamaCppProvider(
         path,
-        context=env_int("ELELEM_LLAMA_CTX", DEFAULT_CONTEXT) or DEFAULT_CONTEXT,
+        context=env_int("ELELEM_LLAMA_CTX", DEFAULT_CONTEXT),
         # Half the cores for the prompt too: llama-cpp-python's own default there is every core,
         # and ggml's threads spin while they wait, so a busy machine made prompts many times slower.
         threads=env_int("ELELEM_LLAMA_THREADS", max(1, len(os.sched_getaffinity(0)) // 2)),

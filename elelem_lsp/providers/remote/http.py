@@ -32,6 +32,7 @@ from httpx_sse import EventSource, SSEError
 from ...agent.messages import ProviderError
 from ...agent.redaction import redact
 from ...agent.wording import shorten
+from ..environment import positive_number
 from ..shaping import compact_json
 
 CONNECT_TIMEOUT = 10.0
@@ -46,16 +47,7 @@ Transport = httpx.AsyncBaseTransport
 
 def read_timeout() -> float:
     """Seconds to wait for the next bytes of an answer, from ``ELELEM_READ_TIMEOUT``."""
-    raw = os.environ.get(READ_TIMEOUT_ENV, "").strip()
-    if not raw:
-        return DEFAULT_READ_TIMEOUT
-    try:
-        seconds = float(raw)
-    except ValueError:
-        raise ProviderError(f"{READ_TIMEOUT_ENV} must be a number of seconds, got {raw!r}") from None
-    if seconds <= 0:
-        raise ProviderError(f"{READ_TIMEOUT_ENV} must be positive, got {raw!r}")
-    return seconds
+    return positive_number(READ_TIMEOUT_ENV, DEFAULT_READ_TIMEOUT, float, "a number of seconds")
 
 
 @functools.cache
