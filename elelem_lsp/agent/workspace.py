@@ -24,7 +24,7 @@ from typing import Any
 
 from . import search
 from .insight import NO_INSIGHT, Insight
-from .sandbox import Contained, SandboxPolicy, SandboxRefused, contain
+from .sandbox import Contained, SandboxPolicy, SandboxRefused, contain, guarded_name
 from .textfile import ModelView, Replacement, StoredText, decode, for_model
 
 # A change is a function of the current text (None for a missing file), in the model's
@@ -135,6 +135,13 @@ class Workspace:
         """The file's text as the model sees it: decoded, every line break spelled ``\\n``."""
         return for_model(read_stored(path, self.relative(path)).text)
 
+    async def allow_change(self, path: Path) -> None:
+        """Refuse a change to one of the folder's guarded files (its editors' settings, its plugins,
+        git's hooks and config: ``sandbox.GUARDED``) that the person does not allow; nobody can here."""
+        name = self.relative(path)
+        if guarded_name(name) is not None:
+            raise WorkspaceError(guarded_refusal(name, "nobody can allow it here"))
+
     async def update(self, path: Path, change: Change, *, tool: str) -> None:
         """Apply ``change`` to the file on disk, atomically, keeping its encoding and line endings."""
         stored = read_stored_for_writing(path, self.relative(path))
@@ -205,6 +212,13 @@ class Workspace:
         raise WorkspaceError("nobody can answer here: the human provider needs a terminal or an editor")
 
 
+def guarded_refusal(name: str, why: str) -> str:
+    return (
+        f"{name} is one of the folder's settings, plugins or git hooks, which say what elelem and git may run: "
+        f"it is changed only with the person's leave, and {why}"
+    )
+
+
 async def run_process(contained: Contained, cwd: Path, *, timeout: float, output_cap: int) -> ProcessResult:
     """Run the (contained) command at ``cwd``, in its own process group.
 
@@ -243,6 +257,7 @@ async def run_process(contained: Contained, cwd: Path, *, timeout: float, output
         return dataclasses.replace(result, sandbox=contained.sandbox)
     finally:
         transport.close()
+        contained.clear_placeholders()  # its processes are gone (killed with the group, or never started)
 
 
 # How long output may keep arriving after the command's process group was killed.

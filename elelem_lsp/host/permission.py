@@ -1,10 +1,13 @@
-"""The permission policy for ``execute`` and for MCP tools.
+"""The permission policy for ``execute``, for MCP tools and for changes to the guarded files.
 
 ``execute``: the ``elelem.execute`` setting (ask|allow|deny), ``allowCommands``, what the
 person allowed for this session, and otherwise the person, asked through the front end
 (told whether the command runs in the sandbox).
 An MCP tool: the ``elelem.mcp`` setting (ask|allow|deny), ``allowMcpTools`` (a server's
 ``NAME`` or one ``NAME__tool``), what the person allowed for this session, then the person.
+A change to a guarded file (``sandbox.GUARDED``: what says what elelem and git may run): what
+the person allowed for this session, else the person, whatever the settings say (they are
+among those files).
 """
 
 from __future__ import annotations
@@ -33,6 +36,12 @@ async def allow_command(
 def run_question(command: str, sandboxed: bool) -> str:
     """How the person is asked about a command: the command, and whether it runs in the sandbox."""
     return f"{RUN_QUESTION}{command}{IN_SANDBOX if sandboxed else NO_SANDBOX}"
+
+
+async def allow_guarded_change(name: str, session: set[str], frontend: Person) -> tuple[bool, str]:
+    """Whether the workspace file ``name``, one of the guarded, may be changed: the person says."""
+    question = f"elelem wants to change {name}, which says what elelem or git may run (settings, plugins, git hooks)"
+    return await ask_person(question, f"\0change {name}", session, frontend)  # no command is named so
 
 
 async def allow_mcp_tool(

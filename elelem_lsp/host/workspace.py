@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from ..agent.insight import Insight
-from ..agent.sandbox import SandboxPolicy, available
+from ..agent.sandbox import SandboxPolicy, available, guarded_name
 from ..agent.search import SKIPPED
 from ..agent.textfile import ModelView, Replacement, for_model
 from ..agent.workspace import (
@@ -24,13 +24,14 @@ from ..agent.workspace import (
     ProcessResult,
     Workspace,
     WorkspaceError,
+    guarded_refusal,
     new_file_text,
     read_stored_for_writing,
     refuse_hard_links,
     run_process,
 )
 from .frontend import Documents, Face, FileEdit, OpenDocument, Person, Progress, Unanswered
-from .permission import allow_command
+from .permission import allow_command, allow_guarded_change
 from .settings import Settings
 
 STALE = "the file changed in the editor"
@@ -81,6 +82,14 @@ class FrontendWorkspace(Workspace):
             if document.text != on_disk:
                 buffers[path] = document.text
         return buffers
+
+    async def allow_change(self, path: Path) -> None:
+        name = self.relative(path)
+        if guarded_name(name) is None:
+            return
+        allowed, why = await allow_guarded_change(name, self.allowed_for_session, self.person)
+        if not allowed:
+            raise WorkspaceError(guarded_refusal(name, why))
 
     async def update(self, path: Path, change: Change, *, tool: str) -> None:
         if not self.documents.can_edit:
@@ -162,14 +171,17 @@ class FrontendWorkspace(Workspace):
 
     async def run(self, command: str, *, timeout: float, output_cap: int) -> ProcessResult:
         contained = await self.contained(command)
-        result = await self.documents.run_command(
-            command,
-            self.root,
-            argv=contained.argv,
-            timeout=timeout,
-            output_cap=output_cap,
-            run_here=lambda: run_process(contained, self.root, timeout=timeout, output_cap=output_cap),
-        )
+        try:
+            result = await self.documents.run_command(
+                command,
+                self.root,
+                argv=contained.argv,
+                timeout=timeout,
+                output_cap=output_cap,
+                run_here=lambda: run_process(contained, self.root, timeout=timeout, output_cap=output_cap),
+            )
+        finally:  # a face that runs it elsewhere (an ACP client's terminal) has ended it too
+            contained.clear_placeholders()
         return dataclasses.replace(result, sandbox=contained.sandbox)
 
     def tool_starting(self, call_id: str, name: str) -> None:

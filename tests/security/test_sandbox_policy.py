@@ -100,6 +100,55 @@ def test_the_macos_profile_denies_writes_but_to_the_workspace_tmp_and_listed_fol
     assert "(deny network*)" not in seatbelt_profile(tmp_path, SandboxPolicy(network=True), secrets_home, tmp_path)
 
 
+def test_the_guarded_files_there_are_bound_read_only_after_the_workspace_and_the_missing_ones_blocked(tmp_path):
+    (tmp_path / ".vscode").mkdir()
+    (tmp_path / ".git" / "hooks").mkdir(parents=True)
+    (tmp_path / ".git" / "config").write_text("")
+    placeholders = tuple(tmp_path / name for name in sandbox.missing_guarded(tmp_path))
+    argv = bwrap_argv("/bwrap", SHELL, tmp_path, SandboxPolicy(writable=(tmp_path,)), tmp_path / "home", placeholders)
+    read_only = [argv[i + 2] for i, word in enumerate(argv) if word == "--ro-bind" and argv[i + 1] != "/dev/null"]
+    assert read_only[1:] == [str(tmp_path / name) for name in (".vscode", ".git/hooks", ".git/config")]
+    blocked = [argv[i + 2] for i, word in enumerate(argv) if word == "--ro-bind" and argv[i + 1] == "/dev/null"]
+    assert blocked == [str(tmp_path / name) for name in (".zed", ".helix", ".agents", ".dir-locals.el", ".dir-locals-2.el",
+                                                          ".nvim.lua", ".nvimrc", ".exrc")]
+    last_bind = max(i for i, word in enumerate(argv) if word == "--bind-try")
+    assert all(argv.index(path) > last_bind for path in read_only[1:] + blocked)  # over the writable binds
+
+
+def test_git_hooks_are_not_blocked_outside_a_repository(tmp_path):
+    """So that ``git init`` still works in a folder that is not a repository yet."""
+    assert not {".git/hooks", ".git/config"} & set(sandbox.missing_guarded(tmp_path))
+    (tmp_path / ".git").write_text("gitdir: ../elsewhere\n")  # a worktree's .git is a file
+    assert not {".git/hooks", ".git/config"} & set(sandbox.missing_guarded(tmp_path))
+
+
+async def test_a_lasting_process_gets_no_placeholders(tmp_path, monkeypatch):
+    """An MCP server runs for hours: a placeholder would stand where the person creates .vscode."""
+    monkeypatch.setattr(sandbox, "probe", lambda: Available("bubblewrap", "/usr/bin/bwrap"))
+    command = await contain(SHELL, tmp_path, SandboxPolicy())
+    server = await contain(SHELL, tmp_path, SandboxPolicy(), lasting=True)
+    assert tmp_path / ".vscode" in command.placeholders and "/dev/null" in command.argv
+    assert server.placeholders == () and "/dev/null" not in server.argv
+
+
+def test_placeholders_are_cleared_only_while_empty_files(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "empty").write_text("")
+    (root / "written").write_text("the person's own\n")
+    (root / "folder").mkdir()
+    sandbox.Contained([], "", tuple(root / name for name in ("empty", "written", "folder", "gone"))).clear_placeholders()
+    assert sorted(p.name for p in root.iterdir()) == ["folder", "written"]
+
+
+def test_the_macos_profile_denies_writes_to_the_guarded_files_there_or_not(tmp_path):
+    profile = seatbelt_profile(tmp_path, SandboxPolicy(), tmp_path / "home", tmp_path / "t")
+    guarded = profile[profile.index("(deny file-write*\n") :]
+    for name in sandbox.GUARDED:
+        assert f'(subpath "{tmp_path.resolve() / name}")' in guarded
+    assert profile.index("(allow file-write*") < profile.index("(deny file-write*\n")  # the later rule wins
+
+
 def test_a_quote_in_a_path_cannot_end_the_profiles_string(tmp_path):
     odd = tmp_path / 'a"b\\c'
     profile = seatbelt_profile(odd, SandboxPolicy(), tmp_path / "home", tmp_path)
@@ -133,7 +182,7 @@ async def test_with_a_sandbox_the_command_is_wrapped_and_says_how(tmp_path, monk
     monkeypatch.setattr(sandbox, "probe", lambda: Available("bubblewrap", "/usr/bin/bwrap"))
     contained = await contain(SHELL, tmp_path, SandboxPolicy(mode="required"))
     assert contained.argv[0] == "/usr/bin/bwrap" and contained.argv[-3:] == SHELL
-    assert contained.sandbox == "bubblewrap: writes only to the workspace and a private /tmp, network off"
+    assert contained.sandbox == "bubblewrap: writes only to the workspace (not its settings, plugins or git hooks) and a private /tmp, network off"
 
 
 # -- settings -----------------------------------------------------------------------------

@@ -36,6 +36,7 @@ async def edit(args: EditArguments, workspace: Workspace) -> dict:
     if not args.old:
         raise ToolFailure("old must not be empty")
     path = workspace.resolve(args.path)
+    await workspace.allow_change(path)
     name = workspace.relative(path)
     old = for_model(args.old)  # the model reads "\n" breaks; it may still send the file's own
     replaced = 0

@@ -13,6 +13,7 @@ class WriteArguments(BaseModel):
 
 async def write(args: WriteArguments, workspace: Workspace) -> dict:
     path = workspace.resolve(args.path)
+    await workspace.allow_change(path)
     await workspace.update(path, lambda _current: args.content, tool="write")
     return {"path": workspace.relative(path), "bytes": len(args.content.encode("utf-8"))}
 

@@ -31,7 +31,7 @@ async def open_transport(
         argv = [config.command, *config.args]
         if config.sandbox:
             try:
-                argv = (await contain(argv, root, dataclasses.replace(policy, mode="required"))).argv
+                argv = (await contain(argv, root, dataclasses.replace(policy, mode="required"), lasting=True)).argv
             except SandboxRefused as refused:
                 raise SandboxRefused(f"its settings ask for the sandbox and {refused}") from None
         parameters = StdioServerParameters(command=argv[0], args=argv[1:], env=config.env or None, cwd=root)
