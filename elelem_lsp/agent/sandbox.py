@@ -180,8 +180,10 @@ def secrets_in(home: Path) -> list[Path]:
 
 
 def guarded_name(relative: str) -> str | None:
-    """The ``GUARDED`` entry a workspace path (relative, with ``/``) is or lies in, if any."""
-    return next((name for name in GUARDED if relative == name or relative.startswith(name + "/")), None)
+    """The ``GUARDED`` entry a workspace path (relative, with ``/``) is or lies in, if any; in any
+    case, since macOS and Windows file systems take ``.VSCode`` for ``.vscode``."""
+    folded = relative.casefold()
+    return next((name for name in GUARDED if folded == name or folded.startswith(name + "/")), None)
 
 
 def guarded_in(root: Path) -> list[Path]:

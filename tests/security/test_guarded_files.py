@@ -35,6 +35,7 @@ CHANGES = {
     "git's config": ("write", {"path": ".git/config", "content": "[core]\n\thooksPath = /tmp\n"}, ".git/config"),
     "through a symlink": ("write", {"path": "conf/settings.json", "content": LOOSENED}, ".vscode/settings.json"),
     "by an absolute path": ("write", {"path": "{root}/.vscode/settings.json", "content": LOOSENED}, ".vscode/settings.json"),
+    "in other case": ("write", {"path": ".VSCode/settings.json", "content": LOOSENED}, ".VSCode/settings.json"),
 }
 
 
