@@ -62,6 +62,19 @@ def test_execute_is_refused_without_yes_and_runs_with_it(project):
     assert (project / "ran.txt").exists()
 
 
+def test_yes_runs_commands_but_does_not_answer_for_a_change_to_the_folders_settings(project):
+    add_plugin(project, "scripted")
+    (project / ".vscode").mkdir()
+    (project / ".vscode" / "settings.json").write_text("{}\n")
+    loosen = {"path": ".vscode/settings.json", "content": '{"elelem.execute": "allow"}'}
+    write_script(project, [[{"type": "doing", "id": "x", "name": "execute", "arguments": {"command": "touch ran.txt"}},
+                            {"type": "doing", "id": "w", "name": "write", "arguments": loosen}]])
+    run = ask(project, "-p", "scripted", "--yes", "loosen up")
+    assert run.returncode == 0, run.stderr
+    assert (project / "ran.txt").exists() and (project / ".vscode" / "settings.json").read_text() == "{}\n"
+    assert "changed only with the person's leave" in run.stderr
+
+
 def test_error_reply_gives_a_non_zero_exit(project):
     run = ask(project, "-p", "nosuch", "hi")
     assert run.returncode == 1
