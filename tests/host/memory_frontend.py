@@ -123,6 +123,8 @@ class MemoryDocuments(Documents):
     async def restore_files(self, files: list[RestoredFile], label: str) -> tuple[bool, str | None] | None:
         if not self.restores_in_editor:
             return None
+        if self.refuse_edits is not None:
+            return False, self.refuse_edits
         self.restores.append((label, files))
         for file in files:
             if file.text is None:

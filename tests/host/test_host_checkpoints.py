@@ -11,7 +11,7 @@ import pytest
 
 from scaffold import add_plugin, make_tree, wait_until, write_script
 
-from elelem_lsp.host import rewinding
+from elelem_lsp.host import rewinding, stored
 from elelem_lsp.host.checkpoints import CheckpointStore
 from elelem_lsp.host.conversations import ConversationStore
 from elelem_lsp.host.frontend import BadRequest, Refused
@@ -134,6 +134,45 @@ async def test_bad_rewinds_name_what_is_wrong(workspace):
         await rewinding.rewind(agent, 7)
     with pytest.raises(BadRequest, match="^files: README.md not changed by turn 1 or a later one$"):
         await rewinding.rewind(agent, 1, ["README.md"])
+
+
+async def test_the_conversation_goes_back_only_where_it_still_holds_the_turn(workspace):
+    host, _ = host_for(workspace)
+    agent = host.agents[workspace.as_uri()]
+    write_script(workspace, CHANGING_TURN * 2)
+    await agent.turn("change things")
+    changed = files_of(workspace)
+    await stored.start_over(agent)  # the model forgot the turn: a reset entry follows it
+    with pytest.raises(Refused, match=r"^conversation: turn 1 was compacted or reset away since; rewind its files alone$"):
+        await rewinding.rewind(agent, 1, conversation=True)
+    await stored.new_conversation(agent)
+    with pytest.raises(Refused, match=r"^conversation: turn 1 is not in the current conversation; rewind its files alone$"):
+        await rewinding.rewind(agent, 1, conversation=True)
+    assert files_of(workspace) == changed  # refused before anything was put back
+    assert (await rewinding.rewind(agent, 1))["rewound"] is True  # the files alone go back
+
+
+async def test_with_history_off_only_the_files_go_back(workspace):
+    host, _ = host_for(workspace, {**SETTINGS, "history": False})
+    agent = host.agents[workspace.as_uri()]
+    write_script(workspace, CHANGING_TURN)
+    await agent.turn("change things")
+    with pytest.raises(Refused, match=r"^conversation: history is off in project, so the conversation cannot be rewound$"):
+        await rewinding.rewind(agent, 1, conversation=True)
+    assert (await rewinding.rewind(agent, 1))["rewound"] is True
+
+
+async def test_an_editor_that_refuses_the_rewind_leaves_every_file_as_it_is(workspace):
+    host, frontend = host_for(workspace)
+    frontend.restores_in_editor = True
+    agent = host.agents[workspace.as_uri()]
+    write_script(workspace, CHANGING_TURN)
+    await agent.turn("change things")
+    changed = files_of(workspace)
+    frontend.refuse_edits = "the person pressed Discard"
+    with pytest.raises(Refused, match="^the editor did not rewind the files: the person pressed Discard$"):
+        await rewinding.rewind(agent, 1)
+    assert files_of(workspace) == changed and frontend.restores == []
 
 
 async def test_checkpoints_false_keeps_none(workspace):
