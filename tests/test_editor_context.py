@@ -85,6 +85,21 @@ async def test_a_detached_head_and_a_folder_outside_any_repository(repo, tmp_pat
     assert await render(EditorContext(outside)) == ""
 
 
+async def test_a_worktree_names_its_own_branch(repo, tmp_path):
+    """A worktree's ``.git`` is a file naming its git folder (``gitdir: ...``)."""
+    worktree = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", "-b", "fix/y", str(worktree))
+    (worktree / "new.txt").write_text("new\n")
+    assert await render(EditorContext(worktree)) == "Git: branch fix/y; 1 uncommitted change: ?? new.txt"
+
+
+async def test_when_git_cannot_say_the_branch_is_named_all_the_same(repo, monkeypatch):
+    (repo / ".git" / "index").write_bytes(b"not an index")  # git status fails on it
+    assert await render(EditorContext(repo)) == "Git: branch feature/x (git status could not say what changed)"
+    monkeypatch.setenv("PATH", str(repo / "nowhere"))  # no git to run at all
+    assert await render(EditorContext(repo)) == "Git: branch feature/x (git status could not say what changed)"
+
+
 async def test_the_block_is_bounded_and_says_it_was_cut(tmp_path):
     names = [f"{'deeply/nested/' * 5}file_{n}.py" for n in range(20)]
     active = ActiveDocument("a.py", lines=(1, 30), text="z = 3\n" * 30)
