@@ -245,3 +245,29 @@ def test_a_turn_no_provider_counted_shows_no_usage_row():
                "conversationOutputTokens": 0, "contextTokens": 40, "text": "0 in · 0 out"}
     terminal.show({"kind": "report", "events": [{"type": "saying", "text": "done."}, nothing]})
     assert out.getvalue() == "done."  # the newline comes with the end of the turn, not with a row
+
+
+async def test_a_question_takes_a_number_or_a_title_and_asks_again_until_it_gets_one():
+    typed = iter(["9", "maybe", " allow FOR this session ", "1"])
+    prompts: list[str] = []
+
+    async def person(prompt: str) -> str | None:
+        prompts.append(prompt)
+        return next(typed)
+
+    out = io.StringIO()
+    terminal = Terminal(out=out, err=io.StringIO(), interactive=True, reader=person)
+    titles = ["Allow once", "Allow for this session", "Deny"]
+    assert await terminal.choose("elelem wants to change .vscode/settings.json", titles) == "Allow for this session"
+    assert len(prompts) == 3 and prompts[0].endswith("[1] Allow once  [2] Allow for this session  [3] Deny? ")
+    assert await terminal.choose("elelem wants to run: rm -rf build (in the sandbox)", titles) == "Allow once"
+
+
+async def test_nobody_at_the_terminal_answers_no_question_and_yes_answers_only_for_commands():
+    async def nobody(prompt: str) -> str | None:
+        return None
+
+    asked = Terminal(out=io.StringIO(), err=io.StringIO(), interactive=True, reader=nobody, assume_yes=True)
+    assert await asked.choose("elelem wants to run: make (in the sandbox)", ["Allow once", "Deny"]) == "Allow once"
+    assert await asked.choose("elelem wants to change .vscode/settings.json", ["Allow once", "Deny"]) is None
+    assert await Terminal(out=io.StringIO(), err=io.StringIO(), interactive=False).choose("q", ["Allow once"]) is None
