@@ -203,8 +203,7 @@ class CheckpointStore:
 
     def _ready(self) -> None:
         """Make the private folders and the shadow repository, once."""
-        if self.directory.is_symlink() or self.base.is_symlink():
-            raise CheckpointError(f"{self.directory} is a symlink; checkpoints are not kept through one")
+        refuse_planted(self.directory)
         if (self.git_dir / "HEAD").is_file():
             return
         self._git("init", "--quiet", "--template=", "--initial-branch=main")  # no template: no executable hook samples
@@ -479,6 +478,13 @@ class FileChange:
         return {"path": self.path, "change": change}
 
 
+def refuse_planted(directory: Path) -> None:
+    """A store's folder, or the checkpoints folder holding it, that is a symlink (planted to
+    redirect our writes): CheckpointError."""
+    if directory.is_symlink() or directory.parent.is_symlink():
+        raise CheckpointError(f"{directory} is a symlink; checkpoints are not kept through one")
+
+
 class StoreLock:
     """One folder's store, for one thread and one process at a time (two servers may share a
     folder); reentrant, so a locked method may call another."""
@@ -491,6 +497,7 @@ class StoreLock:
     def __enter__(self) -> None:
         self.thread_lock.acquire()
         try:
+            refuse_planted(self.directory)  # before its lock file or its mode is written through one
             private_folder(self.directory)
             self.file_lock.acquire()
         except BaseException:

@@ -175,6 +175,35 @@ async def test_an_editor_that_refuses_the_rewind_leaves_every_file_as_it_is(work
     assert files_of(workspace) == changed and frontend.restores == []
 
 
+async def test_a_file_deleted_or_made_again_since_the_turn_is_a_conflict_named_so(workspace):
+    host, _ = host_for(workspace)
+    agent = host.agents[workspace.as_uri()]
+    write_script(workspace, CHANGING_TURN)
+    await agent.turn("change things")
+    (workspace / "app.py").unlink()  # the turn changed it; the person deleted it since
+    (workspace / "gone.txt").write_text("made again\n")  # the turn deleted it; the person made it again
+    result = await rewinding.rewind(agent, 1)
+    assert result["rewound"] is False
+    assert {(c["path"], c["reason"]) for c in result["conflicts"]} == {
+        ("app.py", "deleted since the turn"), ("gone.txt", "created again since the turn")}
+    assert (workspace / "gone.txt").read_text() == "made again\n" and not (workspace / "app.py").exists()
+
+
+async def test_a_planted_store_keeps_no_checkpoint_and_the_turn_goes_on(workspace, tmp_path, caplog):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    store = CheckpointStore(workspace)
+    store.base.mkdir(parents=True, exist_ok=True)
+    store.directory.symlink_to(elsewhere)  # someone else's folder: checkpoints are not kept through it
+    host, _ = host_for(workspace)
+    agent = host.agents[workspace.as_uri()]
+    write_script(workspace, CHANGING_TURN)
+    answer = await agent.turn("change things")
+    assert answer["reply"] == "Changed." and answer["checkpoint"] is None
+    assert (workspace / "app.py").read_text() == "x = 2\n" and list(elsewhere.iterdir()) == []
+    assert "is a symlink; checkpoints are not kept through one" in caplog.text
+
+
 async def test_checkpoints_false_keeps_none(workspace):
     host, _ = host_for(workspace, {**SETTINGS, "checkpoints": False})
     agent = host.agents[workspace.as_uri()]
