@@ -137,10 +137,20 @@ class Workspace:
 
     async def allow_change(self, path: Path) -> None:
         """Refuse a change to one of the folder's guarded files (its editors' settings, its plugins,
-        git's hooks and config: ``sandbox.GUARDED``) that the person does not allow; nobody can here."""
+        git's hooks and config: ``sandbox.GUARDED``) that the person does not allow."""
         name = self.relative(path)
-        if guarded_name(name) is not None:
-            raise WorkspaceError(guarded_refusal(name, "nobody can allow it here"))
+        if guarded_name(name) is None:
+            return
+        allowed, why = await self.ask_guarded_change(name)
+        if not allowed:
+            raise WorkspaceError(
+                f"{name} is one of the folder's settings, plugins or git hooks, which say what elelem and git may run: "
+                f"it is changed only with the person's leave, and {why}"
+            )
+
+    async def ask_guarded_change(self, name: str) -> tuple[bool, str]:
+        """Whether the person lets the guarded file ``name`` change, and why not: nobody can here."""
+        return False, "nobody can allow it here"
 
     async def update(self, path: Path, change: Change, *, tool: str) -> None:
         """Apply ``change`` to the file on disk, atomically, keeping its encoding and line endings."""
@@ -210,13 +220,6 @@ class Workspace:
     async def ask_user(self, prompt: str) -> str:
         """A line typed by the person at the other end (the ``human`` provider)."""
         raise WorkspaceError("nobody can answer here: the human provider needs a terminal or an editor")
-
-
-def guarded_refusal(name: str, why: str) -> str:
-    return (
-        f"{name} is one of the folder's settings, plugins or git hooks, which say what elelem and git may run: "
-        f"it is changed only with the person's leave, and {why}"
-    )
 
 
 async def run_process(contained: Contained, cwd: Path, *, timeout: float, output_cap: int) -> ProcessResult:

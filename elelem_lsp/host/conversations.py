@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -107,20 +108,25 @@ class ConversationStore:
 
     def list(self) -> list[dict[str, Any]]:
         """Every stored conversation's summary, newest first."""
-        if not self.directory.is_dir():
-            return []
         found = []
+        for conversation in self._stored_ids():
+            try:
+                entries = self.entries(conversation)
+            except StoreError as error:  # one unreadable file does not hide the others
+                log.warning("conversation %s is not listed: %s", conversation, error)
+                continue
+            if entries:
+                found.append(summary(conversation, entries))
+        return sorted(found, key=lambda c: (str(c["updated"] or ""), c["id"]), reverse=True)
+
+    def _stored_ids(self) -> Iterator[str]:
+        """The ids of the folder's conversation files (not a symlink planted among them)."""
+        if not self.directory.is_dir():
+            return
         for path in self.directory.glob("*" + SUFFIX):
             conversation = path.name[: -len(SUFFIX)]
             if valid_id(conversation) and not path.is_symlink():
-                try:
-                    entries = self.entries(conversation)
-                except StoreError as error:  # one unreadable file does not hide the others
-                    log.warning("conversation %s is not listed: %s", conversation, error)
-                    continue
-                if entries:
-                    found.append(summary(conversation, entries))
-        return sorted(found, key=lambda c: (str(c["updated"] or ""), c["id"]), reverse=True)
+                yield conversation
 
     def path(self, conversation: str) -> Path:
         if not valid_id(conversation):
@@ -173,10 +179,7 @@ class ConversationStore:
         """The image paths the folder's conversations name; None when one cannot be read (its
         images are not known, so none is removed)."""
         named: set[str] = set()
-        for path in self.directory.glob("*" + SUFFIX):
-            conversation = path.name[: -len(SUFFIX)]
-            if not valid_id(conversation) or path.is_symlink():
-                continue
+        for conversation in self._stored_ids():
             try:
                 entries = self.entries(conversation)
             except OSError:

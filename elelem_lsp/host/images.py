@@ -93,20 +93,16 @@ def store_image(folder: Path, media_type: str, content: bytes) -> Image:
     return {"mimeType": media_type, "path": str(path)}
 
 
-def remove_unnamed_images(folder: Path, named: Set[str]) -> list[Path]:
+def remove_unnamed_images(folder: Path, named: Set[str]) -> None:
     """Remove the images of conversation folder ``folder`` whose path no conversation names
-    (``named``) and that were not given lately (``GIVEN_LATELY``); the paths removed."""
+    (``named``) and that were not given lately (``GIVEN_LATELY``)."""
     images = folder / IMAGES
     if images.is_symlink() or not images.is_dir():
-        return []
-    removed = []
+        return
     lately = time.time() - GIVEN_LATELY
     for path in images.iterdir():
         try:
-            unnamed = str(path) not in named and path.suffix in EXTENSIONS.values() and path.lstat().st_mtime < lately
-            if unnamed:
+            if str(path) not in named and path.suffix in EXTENSIONS.values() and path.lstat().st_mtime < lately:
                 path.unlink()
-                removed.append(path)
         except OSError:  # gone already, or not ours to remove: it stays
             continue
-    return removed

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from ..agent.insight import Insight
-from ..agent.sandbox import SandboxPolicy, available, guarded_name
+from ..agent.sandbox import SandboxPolicy, available
 from ..agent.search import SKIPPED
 from ..agent.textfile import ModelView, Replacement, for_model
 from ..agent.workspace import (
@@ -24,7 +24,6 @@ from ..agent.workspace import (
     ProcessResult,
     Workspace,
     WorkspaceError,
-    guarded_refusal,
     new_file_text,
     read_stored_for_writing,
     refuse_hard_links,
@@ -83,13 +82,8 @@ class FrontendWorkspace(Workspace):
                 buffers[path] = document.text
         return buffers
 
-    async def allow_change(self, path: Path) -> None:
-        name = self.relative(path)
-        if guarded_name(name) is None:
-            return
-        allowed, why = await allow_guarded_change(name, self.allowed_for_session, self.person)
-        if not allowed:
-            raise WorkspaceError(guarded_refusal(name, why))
+    async def ask_guarded_change(self, name: str) -> tuple[bool, str]:
+        return await allow_guarded_change(name, self.allowed_for_session, self.person)
 
     async def update(self, path: Path, change: Change, *, tool: str) -> None:
         if not self.documents.can_edit:
