@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, ValidationError
 
 from ..agent.sandbox import SandboxPolicy
+from ..completion.settings import CompletionSettings
 
 
 class DeclaredProvider(BaseModel):
@@ -112,6 +113,7 @@ class Settings(BaseModel):
     sandbox: Literal["auto", "required", "off"] = "auto"  # commands in the OS sandbox (agent/sandbox.py)
     sandbox_network: bool = Field(default=False, alias="sandboxNetwork")
     sandbox_writable: list[str] = Field(default_factory=list, alias="sandboxWritable")
+    completion: CompletionSettings = Field(default_factory=CompletionSettings)  # ghost text (elelem_lsp/completion)
 
     def sandbox_policy(self, root: Path) -> SandboxPolicy:
         """The command sandbox these settings ask for in the folder ``root`` (writable folders from it or ``~``)."""
