@@ -46,7 +46,8 @@ async def test_a_views_source_is_offered_called_and_summed_up_after_the_built_in
     workspace = Workspace(tmp_path)
     result = await view.call("notes__add", {"text": "one"}, workspace)
     assert result == {"ok": True, "content": "one"} and view.summary("notes__add", result) == "1 notes"
-    assert await view.call("notes__boom", {}, workspace) == {"ok": False, "error": "RuntimeError: the source broke"}
+    broke = await view.call("notes__boom", {}, workspace)
+    assert broke["ok"] is False and broke["error"].startswith("RuntimeError: the source broke (notes__boom failed")
     unknown = await view.call("other__x", {}, workspace)
     assert unknown["ok"] is False and unknown["error"].startswith('unknown tool: "other__x". Available: read, write')
     assert await base.call("notes__add", {"text": "x"}, workspace) == {

@@ -6,7 +6,8 @@ the problems that are new (counted by what they say, not where: an edit moves li
 added to the last changing call's result as ``checked``, and observers get a ``checked``
 event. Where no editor reports problems, ``command`` (the ``checkCommand`` setting, ``{files}``
 replaced by the changed files) runs instead, asked about and run as ``execute`` runs a command,
-its output bounded.
+its output bounded. The check never ends a turn: whatever fails in it (the editor, the command,
+a path it cannot name) is logged and the step goes on unchecked.
 """
 
 from __future__ import annotations
@@ -71,12 +72,12 @@ class StepCheck:
     @classmethod
     async def start(cls, settings: CheckSettings, workspace: Workspace, toolbox: Toolbox, calls: list[ToolCall]) -> StepCheck:
         check = cls(settings, workspace, toolbox)
-        named = [path for call in calls if (path := check._named(call)) is not None]
-        if named and settings.after_edits and DIAGNOSTICS in workspace.insight.offers:
-            try:
+        try:
+            named = [path for call in calls if (path := check._named(call)) is not None]
+            if named and settings.after_edits and DIAGNOSTICS in workspace.insight.offers:
                 check.before = await workspace.insight.diagnostics(named)
-            except Exception as error:  # the editor's failure: the step runs unchecked
-                log.warning("could not take the problems before the step: %s", error)
+        except Exception:  # the editor's failure, or a path that cannot be named: the step runs unchecked
+            log.warning("could not take the problems before the step", exc_info=True)
         return check
 
     def _named(self, call: ToolCall) -> Path | None:
@@ -84,29 +85,37 @@ class StepCheck:
         path = call["arguments"].get("path") if tool is not None and tool.name in CHANGING_TOOLS else None
         try:
             return self.workspace.resolve(path) if isinstance(path, str) else None
-        except WorkspaceError:
+        except (WorkspaceError, ValueError, OSError):  # outside, a NUL byte, a name too long: no file to check
             return None
 
     async def finish(
         self, calls: list[ToolCall], results: list[dict[str, Any]], observer: Callable[[dict[str, Any]], None]
     ) -> None:
+        try:
+            event = await self._finish(calls, results)
+        except Exception:  # the editor's or the command's failure: the step stays unchecked
+            log.warning("could not check the step's changes", exc_info=True)
+            return
+        if event is not None:
+            observer(event)
+
+    async def _finish(self, calls: list[ToolCall], results: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The ``checked`` event of the step's changes (its text added to the last changing call's
+        result), None when nothing was changed or nothing checks them."""
         changed = [(path, result) for call, result in zip(calls, results) if result["ok"] and (path := self._named(call))]
         if not changed or not self.settings.after_edits:
-            return
+            return None
         paths = list(dict.fromkeys(path for path, _ in changed))
-        try:
-            if self.before is not None:
-                outcome = await self._diagnostics(paths)
-            elif self.settings.command and DIAGNOSTICS not in self.workspace.insight.offers:
-                outcome = await self._command(paths, self.settings.command)
-            else:
-                return
-        except Exception as error:  # the editor's or the command's failure: the step stays unchecked
-            log.warning("could not check the step's changes: %s", error)
-            return
-        if outcome is not None:
-            changed[-1][1]["checked"], event = outcome
-            observer(event)
+        if self.before is not None:
+            outcome = await self._diagnostics(paths)
+        elif self.settings.command and DIAGNOSTICS not in self.workspace.insight.offers:
+            outcome = await self._command(paths, self.settings.command)
+        else:
+            return None
+        if outcome is None:
+            return None
+        changed[-1][1]["checked"], event = outcome
+        return event
 
     def _names(self, paths: list[Path]) -> list[str]:
         return [self.workspace.relative(path) for path in paths]

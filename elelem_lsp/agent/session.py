@@ -7,7 +7,9 @@ the messages are fitted to the context budget (``budget``), and observers get a
 ``context`` event when turns were left out or results shortened. Observers see every event as it happens
 (a ``doing`` with its ``title`` added), plus a ``result`` event after each tool call (``summary`` or
 ``error``); the turn's result says why it stopped (``TurnResult.stop_reason``). A call whose arguments are malformed is answered
-with an ``ok: false`` result saying what was wrong, and the model tries again.
+with an ``ok: false`` result saying what was wrong, and the model tries again. No exception of a tool or
+of the steps around one (telling the face it starts, the check after a change, its result's message)
+ends the turn: it is logged and becomes what the model reads (``Toolbox.call``, ``StepCheck``).
 The emit a fetch is given stops working when that fetch ends: nothing a
 provider left running can reach the observers after its turn.
 """
@@ -18,6 +20,7 @@ import asyncio
 import functools
 import inspect
 import json
+import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +62,8 @@ from .messages import (
 from .redaction import redact_error
 from .toolbox import Toolbox, encode, failure
 from .workspace import Workspace, WorkspaceError, current_workspace
+
+log = logging.getLogger(__name__)
 
 Observer = Callable[[dict[str, Any]], None]
 DEFAULT_MAX_STEPS = 50
@@ -293,7 +298,7 @@ class Session:
                     if problem:
                         result = failure(f"invalid arguments for {call['name']}: {problem}")
                     else:
-                        self.workspace.tool_starting(call["id"], call["name"])
+                        self.tool_starting(call)
                         result = await self.toolbox.call(call["name"], call["arguments"], self.workspace)
                     observer(self.toolbox.event(call["id"], call["name"], call["arguments"], result))
                     results.append(result)
@@ -315,6 +320,13 @@ class Session:
                 result_room.reset(room)
         self.history += exchange(prompt, fetched.text, images=images)
         return TurnResult(fetched.text, steps)
+
+    def tool_starting(self, call: ToolCall) -> None:
+        """Tell the face a call starts; its failure to show it is logged, and the call runs all the same."""
+        try:
+            self.workspace.tool_starting(call["id"], call["name"])
+        except Exception:
+            log.exception("could not tell the face that %s starts", call["name"])
 
     async def _fetch(self, messages: list[Message], tools: list[ToolDefinition], fetched: Fetched, observer: Observer) -> None:
         def record(event: dict[str, Any]) -> None:
@@ -343,7 +355,12 @@ class Session:
 def tool_message(call_id: str, result: dict[str, Any]) -> Message:
     """A tool result as its message: the result as JSON, and the images it gave (a read image file) beside it."""
     images = result.pop("images", None)
-    message = tool_result(call_id, encode(result))
+    try:
+        content = encode(result)
+    except (TypeError, ValueError) as error:  # a source's result that is not JSON: the model is told, the turn goes on
+        log.exception("the result of call %s is not JSON", call_id)
+        content = encode(failure(f"the tool's result could not be read: {error}"))
+    message = tool_result(call_id, content)
     if images:
         message["images"] = images
     return message

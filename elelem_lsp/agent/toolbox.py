@@ -3,7 +3,9 @@
 Beside the built-in tools a toolbox may offer a ``ToolSource``'s (a folder's MCP servers, say):
 the agent knows them only through that small interface. Every outcome is a dict with ``ok``;
 a bad argument, an unknown tool or an exception becomes ``ok: false`` with an error the model
-can read, never a crash.
+can read, never a crash: whatever a tool, a source or the steps around them (the checkpoint
+before a change, the title and summary a person reads) raise is logged with its traceback and
+the turn goes on.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import copy
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from pydantic import ValidationError
@@ -69,12 +71,12 @@ class Toolbox:
 
     async def offered(self) -> list[ToolDefinition]:
         """What a turn offers the provider: the built-in definitions, then each source's."""
-        extra = [definition for source in self.sources for definition in await source.definitions()]
+        extra = [definition for source in self.sources for definition in await offered_by(source, source.definitions)]
         return [*self.definitions(), *extra] if extra else self.definitions()
 
     async def counted(self) -> list[ToolDefinition]:
         """What counting the next request takes: as ``offered``, by each source's ``counted``."""
-        extra = [definition for source in self.sources for definition in await source.counted()]
+        extra = [definition for source in self.sources for definition in await offered_by(source, source.counted)]
         return [*self.definitions(), *extra] if extra else self.definitions()
 
     def _source(self, name: str) -> ToolSource | None:
@@ -90,18 +92,28 @@ class Toolbox:
         return self.tools.get(self.aliases.get(name, name))
 
     def summary(self, name: str, result: dict[str, Any]) -> str:
-        """One short line on a successful call, for a person: ``132 lines``, ``exit 0, 4 lines of output``."""
-        source = self._source(name)
-        if source is not None:
-            return source.summary(name, result)
-        tool = self.find(name)
-        describe_result = SUMMARIES.get(tool.name if tool else name)
-        return describe_result(result) if describe_result else "done"
+        """One short line on a successful call, for a person: ``132 lines``, ``exit 0, 4 lines of output``
+        (``done`` when the line cannot be made: a result of an odd shape is no reason to end the turn)."""
+        try:
+            source = self._source(name)
+            if source is not None:
+                return source.summary(name, result)
+            tool = self.find(name)
+            describe_result = SUMMARIES.get(tool.name if tool else name)
+            return describe_result(result) if describe_result else "done"
+        except Exception:
+            log.exception("could not sum up the result of %s", name)
+            return "done"
 
     def title(self, name: str, arguments: dict[str, Any], done: bool = False) -> str:
-        """The call as a person reads it (``wording.call_title``), a built-in tool by its own name."""
-        tool = self.find(name) if self._source(name) is None else None
-        return call_title(tool.name if tool else name, arguments, done)
+        """The call as a person reads it (``wording.call_title``), a built-in tool by its own name
+        (the bare name when the title cannot be made)."""
+        try:
+            tool = self.find(name) if self._source(name) is None else None
+            return call_title(tool.name if tool else name, arguments, done)
+        except Exception:
+            log.exception("could not title the call of %s", name)
+            return str(name)
 
     def event(self, call_id: str, name: str, arguments: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
         """The ``result`` event of one call, for a person: its ``title``, ``summary`` or ``error``, and for
@@ -121,15 +133,23 @@ class Toolbox:
         return event
 
     async def call(self, name: str, arguments: dict[str, Any], workspace: Workspace) -> dict[str, Any]:
+        """The outcome of one call, a dict with ``ok``: never an exception (a bug's traceback is logged)."""
+        try:
+            result = await self._outcome(name, arguments, workspace)
+        except Exception as error:  # a tool's bug, or one in the handling of its failure: the turn goes on
+            log.exception("tool %s failed", name)
+            return failure(unexpected(name, error))
+        if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):  # a source's odd answer
+            log.error("tool %s gave no result with ok: %r", name, result)
+            return failure(f"{name} gave no result the agent could read")
+        return result
+
+    async def _outcome(self, name: str, arguments: dict[str, Any], workspace: Workspace) -> dict[str, Any]:
         source = self._source(name)
         if source is not None:
             if source.changes_files:
-                await workspace.before_changes()
-            try:
-                return await source.call(name, arguments)
-            except Exception as error:  # a source's bug must not end the turn either
-                log.exception("tool %s failed", name)
-                return failure(f"{type(error).__name__}: {error}")
+                await checkpointed(workspace)
+            return await source.call(name, arguments)
         tool = self.find(name)
         if tool is None:
             return failure(f'unknown tool: "{name}". Available: {", ".join(self.tools)}')
@@ -138,16 +158,36 @@ class Toolbox:
         except ValidationError as error:
             return failure(f"invalid arguments for {tool.name}: {describe(error)}")
         if tool.changes_files:
-            await workspace.before_changes()
+            await checkpointed(workspace)
         try:
             return {**await tool.run(args, workspace), "ok": True}
         except (ToolFailure, WorkspaceError) as error:
             return failure(str(error))
         except OSError as error:  # the OS refused a path or a process: the model can try another
             return failure(workspace.describe(error))
-        except Exception as error:  # a tool bug must not end the turn
-            log.exception("tool %s failed", tool.name)
-            return failure(f"{type(error).__name__}: {error}")
+
+
+async def offered_by(source: ToolSource, definitions: Callable[[], Awaitable[list[ToolDefinition]]]) -> list[ToolDefinition]:
+    """A source's tools; none when it fails to say them (logged): the turn goes on with the others."""
+    try:
+        return await definitions()
+    except Exception:
+        log.exception("the tools of %s could not be had", type(source).__name__)
+        return []
+
+
+async def checkpointed(workspace: Workspace) -> None:
+    """Wait for the checkpoint before a change; one that fails is logged and the change goes on
+    unprotected, as a checkpoint the store refuses does (a change the model asked for is not lost to it)."""
+    try:
+        await workspace.before_changes()
+    except Exception:
+        log.exception("no checkpoint before this change")
+
+
+def unexpected(name: str, error: Exception) -> str:
+    """What the model reads of a tool's unexpected exception: what went wrong, and that it may go on."""
+    return f"{type(error).__name__}: {error} ({name} failed unexpectedly; the details are in elelem's log: try another way)"
 
 
 def failure(error: str) -> dict[str, Any]:

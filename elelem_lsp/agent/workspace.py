@@ -124,7 +124,7 @@ class Workspace:
     def describe(self, error: OSError) -> str:
         """What the OS refused, naming the file the way the model named it (relative to the root)."""
         reason = error.strerror or str(error) or type(error).__name__
-        if error.filename is None:
+        if not isinstance(error.filename, (str, bytes, os.PathLike)):  # none, or an open file's descriptor
             return reason
         path = Path(os.fsdecode(error.filename))
         name = path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else str(path)

@@ -85,8 +85,11 @@ def image_type(path: Path) -> str | None:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None  # read_text says why
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # a folder opens too, but is no file to wrap
+        os.close(descriptor)
+        return None
     with os.fdopen(descriptor, "rb") as file:
-        return media_type_of(file.read(12)) if stat.S_ISREG(os.fstat(descriptor).st_mode) else None
+        return media_type_of(file.read(12))
 
 
 def image(path: Path, name: str, media_type: str) -> dict:
@@ -103,6 +106,8 @@ def image(path: Path, name: str, media_type: str) -> dict:
 async def read(args: ReadArguments, workspace: Workspace) -> dict:
     path = workspace.resolve(args.path)
     name = workspace.relative(path)
+    if path.is_dir():  # models often read a folder: tell them the tool that shows one
+        raise ToolFailure(f"{name} is a directory: use list to see the files in it")
     media_type = image_type(path)
     if media_type is not None:
         return image(path, name, media_type)
