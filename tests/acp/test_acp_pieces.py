@@ -97,18 +97,37 @@ async def test_the_outbox_keeps_order_and_coalesces_text_between_other_updates()
                      ("agent_message_chunk", "e")]
 
 
-async def test_text_after_a_quiet_spell_goes_at_once_and_the_rest_waits_its_interval():
+async def test_text_after_a_quiet_spell_goes_at_once_and_the_rest_waits_for_more_to_join_it():
     sent: list = []
 
     async def send(update):
         sent.append(update.content.text)
 
-    outbox = Outbox(send, interval=0.2)
+    outbox = Outbox(send, interval=10)  # longer than any stall of a loaded machine: the window stays open
     outbox.put_text("saying", "first")
-    await wait_until(lambda: sent == ["first"], "the first text, at once")
+    await wait_until(lambda: sent == ["first"], "the first text, at once", timeout=5)
     outbox.put_text("saying", "second")
+    await asyncio.sleep(0)  # one turn of the loop: the outbox's pump runs its step, and must hold the text
+    assert sent == ["first"]
     outbox.put_text("saying", "third")
-    await asyncio.sleep(0.05)  # a quarter of the interval: nothing may go yet
-    assert sent == ["first"]  # waiting for more to join it
-    await asyncio.wait_for(outbox.sent(), 1)  # the end of the turn sends it at once
+    await asyncio.wait_for(outbox.sent(), 5)  # the end of the turn sends it at once, not after the window
     assert sent == ["first", "secondthird"]
+
+
+async def test_text_waiting_for_more_goes_once_its_interval_has_passed():
+    loop = asyncio.get_running_loop()
+    sent: list[tuple[str, float]] = []
+
+    async def send(update):
+        sent.append((update.content.text, loop.time()))
+
+    outbox = Outbox(send, interval=0.2)
+    before = loop.time()  # no later than the first text went out
+    outbox.put_text("saying", "first")
+    outbox.put_text("saying", " and more")
+    await wait_until(lambda: len(sent) == 1, "the first text")
+    outbox.put_text("saying", "second")
+    await wait_until(lambda: len(sent) == 2, "the second text, after the interval, with no end of turn")
+    [(first, _), (second, went)] = sent
+    assert (first, second) == ("first and more", "second")
+    assert went - before >= 0.2 - 0.01  # not before the interval (a timer may fire a tick early; load only delays it)
