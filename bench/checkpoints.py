@@ -27,7 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from elelem_lsp.host.checkpoints import CheckpointStore, TurnCheckpoint
+from elelem_lsp.host.checkpoints import CheckpointStore
+from elelem_lsp.host.turn_checkpoints import TurnCheckpoint
 
 
 def make_tree(root: Path, files: int) -> list[Path]:

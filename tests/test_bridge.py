@@ -1,4 +1,4 @@
-"""The thread bridge (agent.bridge.run_in_thread) on a real event loop and real threads."""
+"""The thread bridge (agent.bridge: run_in_thread and the Worker) on a real event loop and real threads."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from elelem_lsp.agent.bridge import TurnAbandoned, run_in_thread
+from elelem_lsp.agent.bridge import TurnAbandoned, Worker, run_in_thread
 
 WAIT = 5.0  # seconds a step may take before the test counts it as hung
 
@@ -61,7 +61,7 @@ async def test_one_wakeup_drains_everything_emitted_since_the_last(monkeypatch):
     await run_in_thread(work, deliver)
     assert delivered == list(range(100))
     assert handed.count("drain") == 2  # event 0, then events 1..99 in one batch
-    assert handed.count("settle") == 1
+    assert handed.count("_settle") == 1
 
 
 async def test_cancelling_the_task_sets_the_signal_and_the_next_emit_is_abandoned():
@@ -184,3 +184,46 @@ async def test_the_work_sees_the_turns_contextvars_and_cannot_change_them():
     TURN.set("turn 7")
     await run_in_thread(work, lambda event: None)
     assert seen == ["turn 7"] and TURN.get() == "turn 7"
+
+
+async def test_a_worker_does_its_jobs_in_order_on_one_thread_and_answers_on_the_loop():
+    worker = Worker("elelem-test-worker")
+    loop_thread = threading.get_ident()
+    threads: list[int] = []
+    first_may_end = threading.Event()
+    done: list[str] = []
+
+    def job(name: str, wait: threading.Event | None = None) -> str:
+        threads.append(threading.get_ident())
+        if wait is not None:
+            assert wait.wait(WAIT)
+        done.append(name)
+        return name
+
+    first = asyncio.ensure_future(worker.run(lambda: job("first", first_may_end)))
+    await asyncio.sleep(0)  # the task runs up to its wait: the job is handed over
+    worker.put(lambda: job("unawaited"))
+    second = asyncio.ensure_future(worker.run(lambda: job("second")))
+    await asyncio.sleep(0)  # handed over while the first job still waits
+    assert not second.done()
+    first_may_end.set()
+    assert await asyncio.wait_for(asyncio.gather(first, second), WAIT) == ["first", "second"]
+    assert done == ["first", "unawaited", "second"]
+    assert len(set(threads)) == 1 and loop_thread not in threads
+
+
+async def test_a_workers_job_that_fails_raises_on_the_loop_and_the_worker_goes_on():
+    worker = Worker("elelem-test-worker")
+
+    def fail() -> None:
+        raise OSError("disk gone")
+
+    with pytest.raises(OSError, match="disk gone"):
+        await asyncio.wait_for(worker.run(fail), WAIT)
+    assert await asyncio.wait_for(worker.run(lambda: 42), WAIT) == 42
+
+
+async def test_a_workers_job_sees_the_awaiting_tasks_contextvars():
+    asked = contextvars.ContextVar("asked", default="nobody")
+    asked.set("the turn")
+    assert await asyncio.wait_for(Worker("elelem-test-worker").run(asked.get), WAIT) == "the turn"

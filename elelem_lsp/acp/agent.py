@@ -167,7 +167,7 @@ class ElelemAgent:
         try:
             current = await stored.transcript(session.agent)
             conversation, title = current["id"], current["title"]
-            if conversation in {live.agent.conversation for live in self.sessions.values()}:
+            if conversation in {live.agent.current.id for live in self.sessions.values()}:
                 conversation, title = (await stored.new_conversation(session.agent))["id"], ""
         except BaseException:
             await session.agent.shutdown()
@@ -196,7 +196,7 @@ class ElelemAgent:
         client still shows it) but its title and its plan as it stands."""
         session, transcript = await self._reopen(cwd, session_id, mcp_servers)
         options = await config_options(session.agent)
-        self._after_answer(self._announce(session, transcript["title"], session.agent.plan))
+        self._after_answer(self._announce(session, transcript["title"], session.agent.current.plan))
         return ResumeSessionResponse(config_options=options)
 
     async def _reopen(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> tuple[AcpSession, dict[str, Any]]:

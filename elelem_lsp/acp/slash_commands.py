@@ -9,7 +9,8 @@ from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommand
 
 from ..agent.wording import checkpoint_lines, rewind_lines
 from ..host import rewinding, stored
-from ..host.folder_agent import FolderAgent, listed_tools
+from ..host.folder_agent import FolderAgent
+from ..host.tool_list import listed_tools
 from .options import DEFAULT_MODEL, select
 from .session import AcpSession
 
@@ -87,7 +88,7 @@ async def rewind(agent: FolderAgent, argument: str) -> str:
     if not wanted.isdigit() or int(wanted) < 1 or force.strip() not in ("", "force"):
         return "usage: /rewind [N [force]] (/rewind lists the turns)"
     turn = int(wanted)
-    ours = any(c["turn"] == turn and c["conversation"] == agent.conversation for c in listing)
+    ours = any(c["turn"] == turn and c["conversation"] == agent.current.id for c in listing)
     result = await rewinding.rewind(agent, turn, conversation=ours, force=bool(force.strip()))
     lines = rewind_lines(result, "(/rewind {turn} undoes this)")
     if not result["rewound"]:

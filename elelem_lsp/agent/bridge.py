@@ -1,5 +1,9 @@
 """The one bridge from blocking work on a thread to the agent's event loop.
 
+Two ways across, ``run_in_thread`` (a thread per piece of work, with events) and a ``Worker``
+(one thread, jobs in order); both bring the work's end back the same way (``_settle``: its
+result or exception set on the loop's future, unless the awaiter gave up).
+
 A plain ``fetch`` (see docs/contract.md) and local token generation both block;
 ``run_in_thread(work, deliver)`` runs ``work(emit, cancelled)`` on a thread of
 its own, with the awaiting task's contextvars, and hands every event the work
@@ -11,19 +15,38 @@ was cancelled, the emit is closed for good: a later event, from the work or a
 thread it started, is never delivered and raises ``TurnAbandoned`` in the
 thread that sent it. An exception from the work, or from ``deliver`` (which
 also sets ``cancelled``), is raised on the loop.
+
+A ``Worker`` is one daemon thread, started once, that does jobs in order (a folder's checkpoint
+snapshots, ``host/checkpoints.py``): ``await worker.run(work)`` hands it ``work()`` without
+waiting for a thread to start and returns its result, or raises its exception, on the loop;
+``worker.put(work)`` hands it work nobody waits for. Being a daemon, a process told to exit
+mid-job does not wait for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import queue
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 Event = dict[str, Any]
 Work = Callable[[Callable[[Event], None], threading.Event], None]
+T = TypeVar("T")
+
+
+def _settle(done: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    """On the loop: the work's outcome onto the future its awaiter waits on (gone if it was cancelled)."""
+    if done.done():
+        return
+    if error is None:
+        done.set_result(result)
+    else:
+        done.set_exception(error)
 
 
 class TurnAbandoned(Exception):
@@ -84,14 +107,6 @@ async def run_in_thread(work: Work, deliver: Callable[[Event], None], *, name: s
     bridge = _ThreadBridge(loop, deliver)
     done: asyncio.Future[None] = loop.create_future()
 
-    def settle(error: BaseException | None) -> None:
-        if done.done():  # the task was cancelled first
-            return
-        if error is None:
-            done.set_result(None)
-        else:
-            done.set_exception(error)
-
     def run() -> None:
         error: BaseException | None = None
         try:
@@ -99,7 +114,7 @@ async def run_in_thread(work: Work, deliver: Callable[[Event], None], *, name: s
         except BaseException as raised:  # reported on the loop, whatever it is
             error = raised
         bridge.close()
-        loop.call_soon_threadsafe(settle, error)
+        loop.call_soon_threadsafe(_settle, done, None, error)
 
     # The thread sees the turn's context (e.g. current_workspace), as an async fetch would.
     context = contextvars.copy_context()
@@ -120,3 +135,37 @@ async def run_in_thread(work: Work, deliver: Callable[[Event], None], *, name: s
         raise bridge.failure
     if work_error is not None:
         raise work_error
+
+
+class Worker:
+    """One daemon thread doing jobs in order; see the module's docstring."""
+
+    def __init__(self, name: str) -> None:
+        self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name=name, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            self.jobs.get()()
+
+    def put(self, work: Callable[[], None]) -> None:
+        """Hand ``work`` to the thread, after what it was handed before; nobody waits for it."""
+        self.jobs.put(work)
+
+    async def run(self, work: Callable[[], T]) -> T:
+        """``work()`` on the thread, with the awaiting task's contextvars; its result or its exception here."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[T] = loop.create_future()
+        context = contextvars.copy_context()
+
+        def job() -> None:
+            outcome: tuple[Any, BaseException | None]
+            try:
+                outcome = (context.run(work), None)
+            except BaseException as error:  # reported on the loop, whatever it is
+                outcome = (None, error)
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+                loop.call_soon_threadsafe(_settle, done, *outcome)
+
+        self.jobs.put(job)
+        return await done

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -27,22 +27,22 @@ from pydantic import ValidationError
 from ..agent.bridge import run_in_thread
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS
 from ..agent.check import CheckSettings
-from ..agent.editor_tools import EditorTools, offered_definitions
+from ..agent.editor_tools import EditorTools
 from ..agent.messages import Image, Message, Provider, ProviderError
 from ..agent.redaction import redact_error
 from ..agent.session import Session, TurnResult
 from ..agent.toolbox import Toolbox, describe
 from ..providers.windows import model_window
 from .compaction import Compaction
-from .conversations import Asked, ConversationStore, ToolLog, history_from, new_id, now, turn_entry
+from .conversations import Asked, ToolLog, now, turn_entry
+from .current_conversation import CurrentConversation
 from .frontend import BadRequest, Frontend, Refused
-from .images import ImageError, decode_image, store_image
 from .mcp import McpServers
 from .provider_choice import Choice, ProviderChoice
 from .settings import Settings, parse_settings, settings_secrets, within_trust
 from .transcript import TurnRecord, preview, write_transcript
 from .turn_checkpoints import TurnCheckpoints
-from .usage import Spent, TurnUsage, stored_spent, usage_event
+from .usage import TurnUsage, usage_event
 from .workspace import FrontendWorkspace
 
 log = logging.getLogger(__name__)
@@ -61,15 +61,9 @@ class FolderAgent:
     settings: Settings = field(default_factory=Settings)
     settings_fresh: bool = False  # taken since the face last said they changed
     reported_problems: list[str] = field(default_factory=list)  # the settings' problems last said
-    told_choice: bool = False  # whether the environment's pick of provider was said
-    told_unstored: bool = False  # whether the person was told the conversation cannot be stored
     session: Session | None = None
     running: asyncio.Task[Any] | None = None  # the turn (or compaction) running, or the last one
-    conversation: str | None = None  # the current conversation's id; None until it is opened
-    history: list[Message] = field(default_factory=list)  # what a new session starts from
-    spent: Spent = field(default_factory=Spent)  # the conversation's tokens and cost so far
-    last_turn: Spent = field(default_factory=Spent)  # the last turn's
-    plan: list[dict[str, Any]] = field(default_factory=list)  # the conversation's plan, as the model last sent it
+    current: CurrentConversation = field(init=False)
     provider_choice: ProviderChoice = field(init=False)
     workspace: FrontendWorkspace = field(init=False)
     mcp: McpServers = field(init=False)
@@ -77,6 +71,7 @@ class FolderAgent:
     turn_checkpoints: TurnCheckpoints = field(init=False)
 
     def __post_init__(self) -> None:
+        self.current = CurrentConversation(self.root, lambda: self.settings, self.frontend)
         self.provider_choice = ProviderChoice(self.root, lambda: self.settings)
         self.workspace = FrontendWorkspace(
             self.root,
@@ -88,7 +83,7 @@ class FolderAgent:
             client=self.frontend.name,
         )
         self.mcp = McpServers(self.frontend, self.root, lambda: self.settings)
-        self.compaction = Compaction(self.root, self.frontend, self.store_entry)
+        self.compaction = Compaction(self.root, self.frontend, self.current.store_entry)
         self.turn_checkpoints = TurnCheckpoints(self.root, lambda: self.settings, self.workspace)
 
     # -- settings and provider choice -----------------------------------------
@@ -112,28 +107,9 @@ class FolderAgent:
         if old.mcp_servers != settings.mcp_servers:
             self.mcp.sync()  # servers no longer wanted stop now, not at the next turn
 
-    def tell_choice(self, choice: Choice) -> None:
-        """Say once which provider the environment picked, and how to change it."""
-        if choice.source != "environment" or self.told_choice:
-            return
-        self.told_choice = True
-        what = " (a demo that needs no model)" if choice.name == "stub" else ""
-        self.frontend.show_message(
-            "info",
-            f"elelem: using provider {choice.name!r}{what} for {self.root.name} "
-            f"(picked from the environment); {self.frontend.provider_hint}",
-        )
-
     async def providers(self) -> dict[str, Any]:
         await self.refresh_settings()
-        choice = self.provider_choice.choice()
-        return {
-            "provider": choice.name,
-            "model": choice.model,
-            "source": choice.source,
-            "available": self.provider_choice.available(),
-            "pluginErrors": [failure.describe() for failure in self.provider_choice.config.failures],
-        }
+        return self.provider_choice.describe()
 
     async def select_provider(self, name: str, model: str | None) -> dict[str, Any]:
         """Switch provider, keeping the conversation; the model is not carried over unless given."""
@@ -160,7 +136,7 @@ class FolderAgent:
         if self.session is None:
             toolbox = self.toolbox.with_sources(EditorTools(self.workspace), self.mcp)
             self.session = Session(provider, self.workspace, toolbox=toolbox, max_steps=self.settings.max_steps)
-            self.session.history = list(self.history)
+            self.session.history = list(self.current.history)
         self.session.provider = provider
         return provider
 
@@ -245,11 +221,11 @@ class FolderAgent:
         except Exception as error:  # no such provider, or its factory's own failure (a key it lacks)
             choice, said = self.provider_choice.choice(), self.failure_text(error)
             return turn_result(choice.name, choice.model, TurnResult(f"Error: {said}", 0, error=said))
-        asked = replace(asked, images=self.keep_images(asked.images))
+        asked = replace(asked, images=self.current.keep_images(asked.images))
         choice = self.provider_choice.choice()
-        self.tell_choice(choice)
+        self.provider_choice.tell(choice, self.frontend)
         progress = await self.frontend.open_progress(token, "elelem", asked.prompt)
-        started, tools, usage, planned = now(), ToolLog(), TurnUsage(), False
+        started, tools, usage, planned, current = now(), ToolLog(), TurnUsage(), False, self.current
 
         def add(event: dict[str, Any]) -> None:
             nonlocal planned
@@ -260,12 +236,12 @@ class FolderAgent:
             observe(event)
             tools.add(event)
             if event["type"] == "result" and "plan" in event:
-                self.plan, planned = event["plan"], True
-                add({"type": "plan", "entries": self.plan})
+                current.plan, planned = event["plan"], True
+                add({"type": "plan", "entries": current.plan})
 
         async def compacted_turn() -> TurnResult:
             self._set_budget(session)
-            await self.compaction.before_turn(session, self.settings, self.conversation, asked.text, add)
+            await self.compaction.before_turn(session, self.settings, current.id, asked.text, add)
             return await session.turn(asked.text, add, asked.images)
 
         try:
@@ -273,7 +249,7 @@ class FolderAgent:
         except Busy as error:
             progress.end(f"Error: {error}")
             raise Refused(str(error)) from None
-        checkpoint = self.turn_checkpoints.begin(asked.prompt, self.conversation)  # the files before the turn
+        checkpoint = self.turn_checkpoints.begin(asked.prompt, current.id)  # the files before the turn
         session.cancelled_turn = None  # set by the session's turn once it began and was cancelled
         if on_start is not None:
             on_start(progress.token)
@@ -292,16 +268,16 @@ class FolderAgent:
                 raise
             kept = None
         answer = turn_result(choice.name, model_of(session.provider, choice.model), result, kept)
-        self.last_turn = usage.spent(answer["model"], self.settings.prices)
-        self.spent.add(self.last_turn)
+        current.last_turn = usage.spent(answer["model"], self.settings.prices)
+        current.spent.add(current.last_turn)
         if began:  # a turn cancelled before it began left nothing in the history: nothing to store
             entry = turn_entry(asked, answer, started, tools.calls)
-            entry["usage"] = self.last_turn.stored()
-            self.store_entry(entry | ({"plan": self.plan} if planned else {}) | ({"checkpoint": kept} if kept else {}))
+            entry["usage"] = current.last_turn.stored()
+            current.store_entry(entry | ({"plan": current.plan} if planned else {}) | ({"checkpoint": kept} if kept else {}))
             # A cancelled turn answers at once: no count between the cancel and its answer (a server
             # stopping by a signal cancels the turn and the command waiting for it alike).
             context = usage.context or (0 if result.cancelled else await self._estimate(session))
-            progress.add(usage_event(self.last_turn, self.spent, context, session.context_tokens))
+            progress.add(usage_event(current.last_turn, current.spent, context, session.context_tokens))
         progress.end("cancelled" if result.cancelled else result.reply if result.error else "done")
         return answer
 
@@ -353,14 +329,15 @@ class FolderAgent:
             session = await self.ready()
         except Exception:  # no provider to measure for (none such, or its factory failed): the history as it stands
             budget = self.settings.context_tokens or DEFAULT_CONTEXT_TOKENS
-            return {"messages": [], "tokens": 0, "budget": budget, "usage": usage_event(self.last_turn, self.spent, 0, budget)}
+            usage = usage_event(self.current.last_turn, self.current.spent, 0, budget)
+            return {"messages": [], "tokens": 0, "budget": budget, "usage": usage}
         self._set_budget(session)
         tokens = (await session.estimate()).tokens
         return {
             "messages": await session.messages(),
             "tokens": tokens,
             "budget": session.context_tokens,
-            "usage": usage_event(self.last_turn, self.spent, tokens, session.context_tokens),
+            "usage": usage_event(self.current.last_turn, self.current.spent, tokens, session.context_tokens),
         }
 
     def start(self, coroutine: Any) -> asyncio.Task[Any]:
@@ -391,75 +368,19 @@ class FolderAgent:
         self.cancel()
         await self.mcp.stop()
 
-    # -- the conversation (host/conversations.py) ---------------------------------
+    # -- the conversation (host/current_conversation.py) ---------------------------
     def continue_conversation(
         self, conversation: str, history: list[Message], entries: list[dict[str, Any]] | None = None
     ) -> None:
-        """Make ``conversation`` current, with the history its provider will see; its totals and
-        plan are its stored ``entries``' (kept when the same conversation only starts over)."""
-        if entries is not None or conversation != self.conversation:
-            self.spent, self.last_turn = stored_spent(entries or []), Spent()
-            self.plan = next((e["plan"] for e in reversed(entries or []) if isinstance(e.get("plan"), list)), [])
-        self.conversation = conversation
-        self.history = history
+        """Make ``conversation`` current, with the history its provider will see (``CurrentConversation.switch``)."""
+        self.current.switch(conversation, history, entries)
         if self.session is not None:
             self.session.history = list(history)
 
     def open_conversation(self) -> None:
         """Continue the folder's current conversation from disk, the first time it is needed."""
-        if self.conversation is not None:
-            return
-        conversation, history, entries = None, [], []
-        if self.settings.history:
-            try:
-                store = ConversationStore(self.root)
-                conversation = store.current()
-                if conversation is not None:
-                    entries = store.entries(conversation)
-                    history = history_from(entries)
-            except OSError as error:
-                self.storage_failed(error)
-        self.continue_conversation(conversation or new_id(), history, entries)
-
-    def keep_images(self, images: tuple[Image, ...]) -> tuple[Image, ...]:
-        """The images, each given as ``data`` written once beside the conversation (``host/images.py``)
-        and named by its path; as given when history is off (nothing is written) or storing fails.
-        BadRequest naming the image when one is not an image a provider takes."""
-        if not self.settings.history or not any("data" in image for image in images):
-            return images
-        folder = ConversationStore(self.root).directory
-        kept: list[Image] = []
-        for number, image in enumerate(images):
-            if "data" not in image:
-                kept.append(image)
-                continue
-            try:
-                kept.append(store_image(folder, image["mimeType"], decode_image(image["mimeType"], image["data"])))
-            except ImageError as error:
-                raise BadRequest(f"images[{number}]: {error}") from None
-            except OSError as error:
-                self.storage_failed(error)
-                return images
-        return tuple(kept)
-
-    def store_entry(self, entry: dict[str, Any]) -> None:
-        if not self.settings.history or self.conversation is None:
-            return
-        try:
-            store = ConversationStore(self.root)
-            first = not store.exists(self.conversation)
-            store.append(self.conversation, entry)
-            if first:  # a new conversation is the one a restart continues once it holds a turn
-                store.make_current(self.conversation)
-        except OSError as error:
-            self.storage_failed(error)
-
-    def storage_failed(self, error: OSError) -> None:
-        log.warning("conversation storage for %s: %s", self.root, error)
-        if self.told_unstored:  # told once: every turn would say it again
-            return
-        self.told_unstored = True
-        self.frontend.show_message("warning", f"elelem: the conversation of {self.root.name} is not stored: {error}")
+        if self.current.id is None:
+            self.continue_conversation(*self.current.stored())
 
     def failure_text(self, error: BaseException) -> str:
         """A provider's error as it may be shown, logged or stored: no secret of the environment or settings."""
@@ -479,24 +400,6 @@ class FolderAgent:
         except ValidationError as error:
             raise BadRequest(f"mcpServers: {describe(error)}") from None
         self.mcp.attach(configs)
-
-
-def listed_tools(toolbox: Toolbox, agents: Iterable[FolderAgent]) -> dict[str, Any]:
-    """The built-in tools, then each running MCP server's of the agents (with its ``server``)."""
-    listed: list[dict[str, Any]] = [{**d["function"]} for d in toolbox.definitions()]
-    seen = {tool["name"] for tool in listed}
-    for agent in agents:  # those the editor answers (``diagnostics``...), where its face offers them
-        for definition in offered_definitions(agent.frontend.insight.offers):
-            if definition["function"]["name"] not in seen:
-                seen.add(definition["function"]["name"])
-                listed.append({**definition["function"]})
-    for agent in agents:
-        for connection in agent.mcp.connections.values():
-            for definition in connection.definitions() if connection.state == "ready" else []:
-                if definition["function"]["name"] not in seen:
-                    seen.add(definition["function"]["name"])
-                    listed.append({**definition["function"], "server": connection.name})
-    return {"tools": listed}
 
 
 def model_of(provider: Any, chosen: str | None) -> str | None:

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.toolbox import Toolbox
-from .folder_agent import FolderAgent, listed_tools
+from .folder_agent import FolderAgent
 from .frontend import BadRequest, Frontend
+from .tool_list import listed_tools
 
 
 class Host:

@@ -18,6 +18,7 @@ from ..agent.messages import Provider, ProviderError
 from ..agent.registry import Config, plugin_dirs, workspace_plugin_dir
 from ..providers import build_declared, implementation
 from ..providers import register as register_builtins
+from .frontend import Face
 from .settings import DeclaredProvider, Settings, provider_from_environment
 
 
@@ -38,6 +39,7 @@ class ProviderChoice:
         self.settings = settings  # the folder's current settings, read at each request
         self.selected: Choice | None = None
         self.built: tuple[Any, ...] | None = None
+        self.told = False  # whether the environment's pick was said
         self.config = self._new_config()
 
     def _new_config(self) -> Config:
@@ -66,6 +68,29 @@ class ProviderChoice:
         if settings.provider:
             return Choice(settings.provider, settings.model, "settings")
         return Choice(provider_from_environment(), settings.model, "environment")
+
+    def tell(self, choice: Choice, face: Face) -> None:
+        """Say once which provider the environment picked, and how to change it."""
+        if choice.source != "environment" or self.told:
+            return
+        self.told = True
+        what = " (a demo that needs no model)" if choice.name == "stub" else ""
+        face.show_message(
+            "info",
+            f"elelem: using provider {choice.name!r}{what} for {self.root.name} "
+            f"(picked from the environment); {face.provider_hint}",
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """The choice, where it came from, the providers to choose from and the plugins that failed."""
+        choice = self.choice()
+        return {
+            "provider": choice.name,
+            "model": choice.model,
+            "source": choice.source,
+            "available": self.available(),
+            "pluginErrors": [failure.describe() for failure in self.config.failures],
+        }
 
     def available(self) -> list[str]:
         self.config.load_plugins()

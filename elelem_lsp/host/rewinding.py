@@ -19,17 +19,12 @@ from typing import Any
 
 from ..agent.textfile import for_model
 from ..agent.workspace import WorkspaceError
-from .checkpoints import (
-    Checkpoint,
-    CheckpointError,
-    CheckpointStore,
-    Restore,
-    RewindPlan,
-    remove_empty_parents,
-)
+from .checkpoints import Checkpoint, CheckpointStore
 from .conversations import ConversationStore, checkpoint_of, history_from, now
 from .folder_agent import FolderAgent
 from .frontend import BadRequest, Refused, RestoredFile
+from .rewind_plan import Restore, RewindPlan, remove_empty_parents
+from .shadow_git import CheckpointError
 
 
 async def checkpoints(agent: FolderAgent) -> list[dict[str, Any]]:
@@ -75,8 +70,8 @@ async def rewind(
     rewound = not plan.conflicts
     if rewound and entries is not None:
         entry = {"kind": "rewind", "checkpoint": turn, "at": now()}
-        agent.store_entry(entry)
-        agent.continue_conversation(agent.conversation or "", history_from([*entries, entry]))
+        agent.current.store_entry(entry)
+        agent.continue_conversation(agent.current.id or "", history_from([*entries, entry]))
     return {
         **plan.describe(),
         "rewound": rewound,
@@ -102,7 +97,7 @@ async def apply(agent: FolderAgent, store: CheckpointStore, plan: RewindPlan) ->
     rest = [restore for restore in plan.restores if restore.path not in in_editor]
     if not rest:
         return None
-    return await asyncio.to_thread(apply_kept, store, replace(plan, restores=rest), agent.conversation)
+    return await asyncio.to_thread(apply_kept, store, replace(plan, restores=rest), agent.current.id)
 
 
 async def restore_open_buffers(agent: FolderAgent, files: dict[str, RestoredFile]) -> dict[str, RestoredFile]:
@@ -177,10 +172,10 @@ def apply_kept(store: CheckpointStore, plan: RewindPlan, conversation: str | Non
 
 def conversation_entries(agent: FolderAgent, turn: int) -> list[dict[str, Any]]:
     """The current conversation's entries, when its history can go back to before ``turn``."""
-    if not agent.settings.history or agent.conversation is None:
+    if not agent.settings.history or agent.current.id is None:
         raise Refused(f"conversation: history is off in {agent.root.name}, so the conversation cannot be rewound")
     try:
-        entries = ConversationStore(agent.root).entries(agent.conversation)
+        entries = ConversationStore(agent.root).entries(agent.current.id)
     except OSError as error:
         raise Refused(f"the conversation of {agent.root.name} cannot be read: {error}") from None
     at = next((i for i, e in enumerate(entries) if e["kind"] == "turn" and checkpoint_of(e) == turn), None)

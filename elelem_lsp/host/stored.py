@@ -69,9 +69,9 @@ async def start_over(agent: FolderAgent) -> None:
     conversation (for a face whose session is one conversation for good, as ACP's is)."""
     await agent.ready_conversation()
     agent.refuse_while_running("starting the conversation over")
-    assert agent.conversation is not None
-    agent.continue_conversation(agent.conversation, [])
-    agent.store_entry({"kind": "reset", "at": now()})
+    assert agent.current.id is not None
+    agent.continue_conversation(agent.current.id, [])
+    agent.current.store_entry({"kind": "reset", "at": now()})
 
 
 async def resume(agent: FolderAgent, conversation: str) -> dict[str, Any]:
@@ -84,14 +84,14 @@ async def resume(agent: FolderAgent, conversation: str) -> dict[str, Any]:
     try:
         store.make_current(conversation)
     except OSError as error:  # resumed all the same; a restart will not know
-        agent.storage_failed(error)
+        agent.current.storage_failed(error)
     return {"id": conversation, "title": title(entries), "entries": with_usage_text(entries)}
 
 
 async def transcript(agent: FolderAgent, conversation: str | None = None) -> dict[str, Any]:
     """The stored entries of a conversation (the current one by default; none with ``history`` off)."""
     store = await _stored(agent, conversation)
-    conversation = conversation or agent.conversation
+    conversation = conversation or agent.current.id
     assert conversation is not None
     with _refused_when_unusable(agent, "read"):
         entries = store.entries(conversation) if agent.settings.history and store.exists(conversation) else []
@@ -102,11 +102,11 @@ async def delete_conversation(agent: FolderAgent, conversation: str) -> dict[str
     """Remove a stored conversation; deleting the current one starts a new one, whose id is
     ``started`` (a client then starts its transcript over, as after ``elelem.reset``)."""
     store = await _stored(agent, conversation)
-    if conversation == agent.conversation:
+    if conversation == agent.current.id:
         agent.refuse_while_running("deleting the conversation it belongs to")
     with _refused_when_unusable(agent, "deleted"):
         store.delete(conversation)
-    if conversation != agent.conversation:
+    if conversation != agent.current.id:
         return {"deleted": conversation}
     started = new_id()
     agent.continue_conversation(started, [])

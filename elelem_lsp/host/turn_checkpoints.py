@@ -1,24 +1,33 @@
 """TurnCheckpoints: the part of a folder agent that checkpoints each of its turns (``checkpoints``).
 
-Snapshots the folder in the background as the agent prepares, so the first turn's snapshot
-reads only what changed since; starts each turn's checkpoint and hands the wait for it to the
-folder's workspace (the first tool that may change files waits there); keeps what the turn
-changed for its stored entry. What the person sees counts as the files: an editor's unsaved
-buffer stands for its file. Rewinding a checkpoint is ``rewinding``.
+Bridges a folder agent's turns to the folder's store of checkpoints. It snapshots the folder in
+the background as the agent prepares, so the first turn's snapshot reads only what changed
+since. A turn's checkpoint (``TurnCheckpoint``) starts its snapshot on the folder's worker as
+the turn begins; the first tool that may change files waits for it (through the folder's
+workspace), and the turn's end snapshots again: the difference of the two trees is what the
+turn changed, commands included, kept for the turn's stored entry. What the person sees counts
+as the files: an editor's unsaved buffer stands for its file. Rewinding a checkpoint is
+``rewinding``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .checkpoints import CheckpointStore, TurnCheckpoint, snapshot_in_background
+from .checkpoints import KEEP_DAYS, KEEP_TURNS, Checkpoint, CheckpointStore, Snapshot
 from .settings import Settings
+from .shadow_git import CheckpointError
 from .transcript import preview
 from .workspace import FrontendWorkspace
 
+log = logging.getLogger(__name__)
 LABEL_LENGTH = 80
+# path -> the text of each editor buffer with unsaved changes (a turn's edits may wait there unsaved)
+UnsavedBuffers = Callable[[], dict[str, bytes]]
 
 
 class TurnCheckpoints:
@@ -66,3 +75,64 @@ class TurnCheckpoints:
             if document is None or document.text == before:
                 buffers[path] = after
         return {path.relative_to(self.root).as_posix(): text.encode("utf-8") for path, text in buffers.items()}
+
+
+class TurnCheckpoint:
+    """One turn's checkpoint: the snapshot before it, taken in the background, and the one after.
+
+    ``ready`` is awaited before the first tool that may change files; a turn that never
+    calls one records nothing (its snapshot still readies the next)."""
+
+    def __init__(self, store: CheckpointStore, label: str, conversation: str | None, unsaved: UnsavedBuffers = dict) -> None:
+        self.store = store
+        self.label = label
+        self.conversation = conversation
+        self.unsaved = unsaved
+        buffers = unsaved()  # as the turn starts, on the loop: the editor's buffers are read there
+        self.before: asyncio.Future[Snapshot] = asyncio.ensure_future(store.worker.run(lambda: store.snapshot(buffers)))
+        self.needed = False
+
+    async def ready(self) -> None:
+        """Wait for the snapshot before the turn (a failure is logged: the turn goes on unprotected)."""
+        self.needed = True
+        try:
+            await asyncio.shield(self.before)
+        except (CheckpointError, OSError) as error:
+            log.warning("no checkpoint before this turn in %s: %s", self.store.root, error)
+
+    async def finish(self, keep_turns: int = KEEP_TURNS, keep_days: float = KEEP_DAYS) -> Checkpoint | None:
+        """Snapshot after the turn and keep what it changed, pruning old turns; None when nothing was changed."""
+        if not self.needed or not self.before.done() or self.before.exception() is not None:
+            self.before.add_done_callback(_log_failure)
+            return None
+        try:
+            buffers = self.unsaved()
+            after = await self.store.worker.run(lambda: self.store.snapshot(buffers))
+            before = self.before.result()
+            checkpoint = await self.store.worker.run(
+                lambda: self.store.record(before, after, label=self.label, conversation=self.conversation)
+            )
+            if checkpoint is not None:
+                await self.store.worker.run(lambda: self.store.prune(keep_turns, keep_days))
+            return checkpoint
+        except (CheckpointError, OSError) as error:
+            log.warning("no checkpoint of this turn in %s: %s", self.store.root, error)
+            return None
+
+
+def snapshot_in_background(store: CheckpointStore) -> None:
+    """A snapshot nobody waits for (it readies the next one, and starts the folder's worker); a
+    failure is logged."""
+
+    def job() -> None:
+        try:
+            store.snapshot()
+        except (CheckpointError, OSError) as error:
+            log.warning("checkpoint snapshot of %s failed: %s", store.root, error)
+
+    store.worker.put(job)
+
+
+def _log_failure(future: asyncio.Future[Snapshot]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.warning("checkpoint snapshot failed: %s", future.exception())

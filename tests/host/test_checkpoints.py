@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from elelem_lsp.host.checkpoints import CheckpointError, CheckpointStore, TurnCheckpoint, checkpoints_dir
+from elelem_lsp.host.checkpoints import CheckpointStore, checkpoints_dir
+from elelem_lsp.host.shadow_git import CheckpointError
+from elelem_lsp.host.turn_checkpoints import TurnCheckpoint
 
 
 def turn(store: CheckpointStore, change, label: str = "a turn"):

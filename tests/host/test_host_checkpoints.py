@@ -74,19 +74,19 @@ async def test_a_turn_s_changes_are_listed_and_rewound_with_the_conversation(wor
     [listed] = await rewinding.checkpoints(agent)
     assert listed["turn"] == 1 and listed["prompt"] == "change things"
     assert {(f["path"], f["change"]) for f in listed["files"]} == changed
-    stored = ConversationStore(workspace).entries(agent.conversation)[-1]
+    stored = ConversationStore(workspace).entries(agent.current.id)[-1]
     assert {(f["path"], f["change"]) for f in stored["checkpoint"]["files"]} == changed
 
     result = await rewinding.rewind(agent, 1, conversation=True)
     assert result["rewound"] is True and result["conversation"] is True and result["conflicts"] == []
     assert files_of(workspace) == before
     assert [m["content"] for m in agent.session.history if m["role"] == "user"] == ["first, no change"]
-    assert ConversationStore(workspace).entries(agent.conversation)[-1]["kind"] == "rewind"
+    assert ConversationStore(workspace).entries(agent.current.id)[-1]["kind"] == "rewind"
 
     restarted, _ = host_for(workspace)  # a new server continues the rewound conversation
     again = restarted.agents[workspace.as_uri()]
     again.open_conversation()
-    assert [m["content"] for m in again.history if m["role"] == "user"] == ["first, no change"]
+    assert [m["content"] for m in again.current.history if m["role"] == "user"] == ["first, no change"]
     undone = await rewinding.rewind(again, result["undo"])  # the rewind, rewound
     assert undone["rewound"] is True and (workspace / "renamed.txt").read_text() == "old\n"
 

@@ -61,7 +61,7 @@ async def test_a_turn_is_stored_with_its_tools_and_a_new_host_continues_it(proje
     [listed] = await stored.conversations(folder)
     assert (listed["title"], listed["turns"], listed["provider"]) == ("what is in it?", 2, "scripted")
     transcript = await stored.transcript(folder)
-    assert transcript["id"] == listed["id"] == folder.conversation
+    assert transcript["id"] == listed["id"] == folder.current.id
     first, second = transcript["entries"]
     assert (first["prompt"], first["reply"], first["cancelled"], first["error"]) == ("what is in it?", "It says hello.", False, None)
     assert first["tools"] == [
@@ -77,7 +77,7 @@ async def test_a_turn_is_stored_with_its_tools_and_a_new_host_continues_it(proje
     restarted, _ = started_host(project)
     await restarted.prepare()
     again = folder_of(restarted, project)
-    assert again.conversation == folder.conversation
+    assert again.current.id == folder.current.id
     assert (await again.context())["messages"][1:] == history
     write_script(project, [[{"type": "record"}]])
     await again.turn("third")
@@ -155,7 +155,7 @@ async def test_resume_transcript_and_delete_and_what_they_refuse(project):
     host, _ = started_host(project)
     folder = folder_of(host, project)
     await folder.turn("in the first")
-    first = folder.conversation
+    first = folder.current.id
     new = await stored.new_conversation(folder)
     assert new["reset"] is True and new["id"] != first and folder.session.history == []
     restarted, _ = started_host(project)  # nothing asked in the new one yet: a restart goes on with the first
@@ -163,7 +163,7 @@ async def test_resume_transcript_and_delete_and_what_they_refuse(project):
     await folder.turn("in the second")
     restarted, _ = started_host(project)
     assert (await stored.transcript(folder_of(restarted, project)))["id"] == new["id"]
-    second = folder.conversation
+    second = folder.current.id
     assert [c["id"] for c in await stored.conversations(folder)] == [second, first]
 
     resumed = await stored.resume(folder, first)
@@ -190,10 +190,10 @@ async def test_resume_transcript_and_delete_and_what_they_refuse(project):
     assert await stored.delete_conversation(folder, second) == {"deleted": second}  # not the current one: fine
     folder.cancel()
     await asyncio.wait_for(turn, 10)
-    assert folder.conversation == first
+    assert folder.current.id == first
 
-    assert await stored.delete_conversation(folder, first) == {"deleted": first, "started": folder.conversation}
-    assert folder.conversation not in (first, second) and folder.session.history == []
+    assert await stored.delete_conversation(folder, first) == {"deleted": first, "started": folder.current.id}
+    assert folder.current.id not in (first, second) and folder.session.history == []
     assert await stored.conversations(folder) == []
 
 
@@ -209,7 +209,7 @@ async def test_with_history_off_nothing_is_written_and_nothing_read(project):
 
     earlier, _ = started_host(project)  # a conversation stored while history was on
     await folder_of(earlier, project).turn("stored before")
-    kept = folder_of(earlier, project).conversation
+    kept = folder_of(earlier, project).current.id
     host, _ = started_host(project, {**SCRIPTED, "history": False})
     folder = folder_of(host, project)
     assert await stored.conversations(folder) == []
@@ -281,7 +281,7 @@ async def test_stored_files_that_cannot_be_read_are_refused_with_the_reason_and_
     current = store.directory / "current"
     current.unlink()
     current.mkdir()  # where the folder's current conversation is named
-    resumed = await stored.resume(folder, folder.conversation)
+    resumed = await stored.resume(folder, folder.current.id)
     assert [e["prompt"] for e in resumed["entries"]] == ["kept"]
     assert any(level == "warning" and "is not stored" in text for level, text in frontend.messages)
 
@@ -380,7 +380,7 @@ async def test_over_budget_a_summarize_folder_compacts_before_the_turn(project):
     [compacted] = [e for p in frontend.progress for e in p.events if e["type"] == "compacted"]
     assert compacted["turns"] >= 1 and compacted["tokensAfter"] < compacted["tokensBefore"]
     assert folder.session.history[0]["content"].startswith(SUMMARY_MARK)
-    kinds = [e["kind"] for e in ConversationStore(project.resolve()).entries(folder.conversation)]
+    kinds = [e["kind"] for e in ConversationStore(project.resolve()).entries(folder.current.id)]
     assert kinds == ["turn"] * 4 + ["compaction", "turn", "turn"]  # the fifth turn compacted first
     restarted, _ = started_host(project, settings)
     assert (await folder_of(restarted, project).context())["messages"][1:] == folder.session.history

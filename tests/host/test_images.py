@@ -115,12 +115,12 @@ async def test_the_turn_carries_the_image_by_path_and_a_new_host_continues_with_
 
     [entry] = (await stored.transcript(folder))["entries"]
     assert entry["images"] == [image]
-    stored_text = ConversationStore(project).path(folder.conversation).read_text()
+    stored_text = ConversationStore(project).path(folder.current.id).read_text()
     assert base64.b64encode(png()).decode() not in stored_text  # the bytes are in one file, not in the conversation
 
     again = folder_agent(project, SEEING)
     await again.ready()
-    assert again.conversation == folder.conversation
+    assert again.current.id == folder.current.id
     assert (await again.context())["messages"][1]["images"] == [image]
 
 
@@ -129,7 +129,7 @@ async def test_deleting_a_conversation_removes_the_images_only_it_named(project)
     write_script(project, RECORD * 3)
     folder = folder_agent(project, SEEING)
     await folder.turn("these two?", images=[given(png()), given(png(width=3))])
-    first = folder.conversation
+    first = folder.current.id
     await stored.new_conversation(folder)
     await folder.turn("and this one?", images=[given(png(width=3))])
     images = ConversationStore(project).directory / "images"
@@ -142,7 +142,7 @@ async def test_deleting_a_conversation_removes_the_images_only_it_named(project)
     assert not only_first.exists() and shared.exists() and Path(running["path"]).exists()
     assert (await folder.context())["messages"][1]["images"] == [{"mimeType": "image/png", "path": str(shared)}]
 
-    await stored.delete_conversation(folder, folder.conversation)
+    await stored.delete_conversation(folder, folder.current.id)
     assert not shared.exists() and Path(running["path"]).exists()  # given lately: it stays
 
 

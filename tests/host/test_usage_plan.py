@@ -52,7 +52,7 @@ async def test_a_turns_fetches_are_summed_priced_and_kept_with_the_conversation(
     reopened = (await again.context())["usage"]
     assert (reopened["conversationInputTokens"], reopened["conversationOutputTokens"], reopened["cost"]) == (3500, 100, round(both, 6))
     # served again with the words each turn's usage row had live, and the tool rows' titles
-    for served in ((await stored.transcript(again))["entries"], (await stored.resume(again, again.conversation))["entries"]):
+    for served in ((await stored.transcript(again))["entries"], (await stored.resume(again, again.current.id))["entries"]):
         assert served[0]["usage"] == {"inputTokens": 2200, "outputTokens": 80, "cost": one, "text": first[-1]["text"]}
         assert served[1]["usage"]["text"] == second["text"] == "1,300 in · 20 out · $0.01"  # the conversation's cost so far
         [call] = served[0]["tools"]
@@ -103,4 +103,4 @@ async def test_the_plan_tool_sends_the_checklist_and_the_conversation_keeps_it(p
     restarted, _ = started_host(project)
     again = folder_of(restarted, project)
     await again.ready_conversation()
-    assert again.plan == plans[-1]["entries"]
+    assert again.current.plan == plans[-1]["entries"]

@@ -115,7 +115,7 @@ async def test_a_conversation_file_that_cannot_be_written_is_told_once(project):
     host.sync_folders({project.as_uri(): project})
     folder = next(iter(host.agents.values()))
     folder.open_conversation()
-    ConversationStore(project.resolve()).path(folder.conversation).mkdir(parents=True)
+    ConversationStore(project.resolve()).path(folder.current.id).mkdir(parents=True)
     for n in range(TURNS):
         assert (await folder.turn(f"turn {n}"))["reply"] == "done."
     assert len([text for _, text in frontend.messages if "is not stored" in text]) == 1
