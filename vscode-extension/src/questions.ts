@@ -3,22 +3,26 @@
  * permission (`window/showMessageRequest`: Allow once / Allow for this session / Deny) as VS
  * Code's notification and as buttons in the chat view; the `human` provider's `elelem/input` as
  * an input box and as a text field in the view. Whichever the person uses first answers; the
- * other is withdrawn (a notification cannot be closed by an extension, so its late click is
- * ignored). A question belongs to the folder whose turn asked: it goes unanswered when the
- * server withdraws it or that turn ends (Stop, an error), and the view shows it with that
- * folder's conversation only.
+ * other goes away. (A notification with buttons cannot be closed by an extension, so the choice
+ * is a notification showing progress, which closes when its task ends, with the answers as
+ * links: `questionNotice`.) A question belongs to the folder whose turn asked: it goes
+ * unanswered when the server withdraws it or that turn ends (Stop, an error), and the view shows
+ * it with that folder's conversation only.
  */
 
 import * as vscode from "vscode";
-import { MessageActionItem, MessageType, ShowMessageRequestParams } from "vscode-languageclient/node";
+import { MessageActionItem, ShowMessageRequestParams } from "vscode-languageclient/node";
 
 import { ChatView } from "./chatView";
 import { PendingRequests } from "./pendingRequests";
+import { ANSWER_COMMAND, linkAnswer, noticeText } from "./questionNotice";
 import { TurnRunner } from "./turns";
 
 export class Questions implements vscode.Disposable {
   private count = 0;
   private readonly pending = new PendingRequests();
+  /** The answers of each choice standing in a notification, by question id (its links give the index). */
+  private readonly noticed = new Map<number, readonly string[]>();
   private readonly subscriptions: vscode.Disposable[];
 
   constructor(
@@ -29,6 +33,13 @@ export class Questions implements vscode.Disposable {
       view.onDidReceiveMessage((message) => {
         if (message.type === "answer") {
           this.pending.answer(message.id, typeof message.answer === "string" ? message.answer : null);
+        }
+      }),
+      vscode.commands.registerCommand(ANSWER_COMMAND, (id: unknown, index: unknown) => {
+        const link = linkAnswer(id, index);
+        const title = link && this.noticed.get(link.id)?.[link.index];
+        if (link && title !== undefined) {
+          this.pending.answer(link.id, title);
         }
       }),
       runner.onDidChangeTurn((turn) => {
@@ -43,20 +54,29 @@ export class Questions implements vscode.Disposable {
   /** Answers `window/showMessageRequest`: the action chosen, or null when none was. */
   async askChoice(params: ShowMessageRequestParams, token: vscode.CancellationToken): Promise<MessageActionItem | null> {
     const actions = params.actions ?? [];
-    const show =
-      params.type === MessageType.Error
-        ? vscode.window.showErrorMessage
-        : params.type === MessageType.Warning
-          ? vscode.window.showWarningMessage
-          : vscode.window.showInformationMessage;
-    const answer = await this.race(
-      { kind: "choice", message: params.message, options: actions.map((action) => action.title) },
-      token,
-      (settled) => {
-        void show(params.message, ...actions.map((action) => action.title)).then((title) => settled(title ?? null));
-        return () => undefined;
-      },
-    );
+    const titles = actions.map((action) => action.title);
+    const answer = await this.race({ kind: "choice", message: params.message, options: titles }, token, (settled, id) => {
+      let answered = false;
+      let close = (): void => {
+        answered = true; // before the notification's task began: it ends at once
+      };
+      this.noticed.set(id, titles);
+      void vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: noticeText(id, params.message, titles), cancellable: true },
+        (_progress, cancelled) =>
+          new Promise<void>((closed) => {
+            if (answered) {
+              return closed();
+            }
+            close = closed;
+            cancelled.onCancellationRequested(() => settled(null));
+          }),
+      );
+      return () => {
+        this.noticed.delete(id);
+        close();
+      };
+    });
     return actions.find((action) => action.title === answer) ?? null;
   }
 
@@ -99,7 +119,7 @@ export class Questions implements vscode.Disposable {
   private race(
     question: { kind: "choice" | "text"; message: string; options: string[] },
     token: vscode.CancellationToken,
-    elsewhere: (settled: (answer: string | null) => void) => () => void,
+    elsewhere: (settled: (answer: string | null) => void, id: number) => () => void,
   ): Promise<string | null> {
     const id = ++this.count;
     const folder = this.runner.newestRunningFolder();
@@ -113,7 +133,7 @@ export class Questions implements vscode.Disposable {
         resolve(answer);
       });
       this.view.ask({ id, ...question }, folder);
-      withdraw = elsewhere((answer) => this.pending.answer(id, answer));
+      withdraw = elsewhere((answer) => this.pending.answer(id, answer), id);
     });
   }
 }

@@ -75,14 +75,18 @@ function figure(value: number): string {
   return value.toLocaleString("en-US");
 }
 
-/** The header's words on the conversation: "12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12". */
+/** The header's words on what the conversation spent: "12,345 in · 2,345 out · $0.12". */
 export function describeConversationUsage(usage: TurnUsage): string {
   const parts = [`${figure(usage.conversationInputTokens)} in`, `${figure(usage.conversationOutputTokens)} out`];
-  parts.push(usage.contextWindow ? `context ${figure(usage.contextTokens)} of ${figure(usage.contextWindow)}` : `context ${figure(usage.contextTokens)}`);
   if (usage.cost !== undefined) {
     parts.push(describeCost(usage.cost, usage.currency ?? "USD"));
   }
   return parts.join(" · ");
+}
+
+/** What the last request held, for a header not yet told the conversation's size: "context 3,000 of 128,000". */
+function describeContextHeld(usage: TurnUsage): string {
+  return usage.contextWindow ? `context ${figure(usage.contextTokens)} of ${figure(usage.contextWindow)}` : `context ${figure(usage.contextTokens)}`;
 }
 
 /** "$0.12"; a currency code Intl does not know is written after the figure ("0.12 XBT"). */
@@ -100,7 +104,9 @@ export function usageOf(items: readonly { kind: string }[]): TurnUsage | undefin
   return rows[rows.length - 1]?.usage;
 }
 
-/** The header's line: the conversation's size against its budget, then its tokens and cost when known. */
+/** The header's line: the conversation's size against its budget (said once: `size` from
+ * `elelem.context`, else what the last request held), then its tokens and cost. */
 export function describeHeaderUsage(size: string, spent: TurnUsage | undefined): string {
-  return [size, spent ? describeConversationUsage(spent) : ""].filter(Boolean).join(" · ");
+  const context = size || (spent ? describeContextHeld(spent) : "");
+  return [context, spent ? describeConversationUsage(spent) : ""].filter(Boolean).join(" · ");
 }
