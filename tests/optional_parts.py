@@ -43,3 +43,14 @@ def require_module(module: str, part: str, install: str) -> None:
     except (ImportError, ValueError):  # a parent package is missing, or the module is blocked
         present = False
     require(present, part, f"the Python module {module}", install)
+
+
+def require_sandbox() -> None:
+    """Skip (or, with ``ELELEM_REQUIRE_SANDBOX``, fail) unless a command sandbox works here."""
+    from elelem_lsp.agent.sandbox import probe
+
+    found = probe()
+    require(
+        found.kind is not None, "sandbox", f"a working command sandbox ({found.why_not})",
+        "Linux with unprivileged user namespaces allowed (bubblewrap comes with the package)",
+    )

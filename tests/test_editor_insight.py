@@ -5,13 +5,15 @@ the answers; a client that announces nothing is never asked, nor offered those t
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sys
 from typing import Any
 
 import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import client_capabilities
-from scaffold import add_plugin, write_script
+from scaffold import add_plugin, wait_until, write_script
 
 EDITOR_TOOLS = {"diagnostics", "definition", "references", "symbols"}
 TYPE_ERROR = "Type 'string' is not assignable to type 'number'."
@@ -108,3 +110,55 @@ async def test_the_models_next_fetch_holds_the_editors_new_problem_and_definitio
     ]
     [checked] = [e for e in editor.events() if e["type"] == "checked"]
     assert checked["text"] == "checked app.ts: 1 new error" and checked["newProblems"][0]["line"] == 2
+
+
+ANSWER_SECONDS = 0.5
+# The server as started, with the editor's answer time cut from 30 s to ANSWER_SECONDS.
+SHORT_ANSWER_SERVER = [
+    sys.executable,
+    "-c",
+    f"import sys, elelem_lsp.server.insight as insight; insight.ANSWER_SECONDS = {ANSWER_SECONDS}; "
+    "from elelem_lsp.cli import main; sys.exit(main(['serve']))",
+]
+
+
+async def test_an_editor_that_never_answers_the_check_holds_the_turn_for_the_wait_and_the_answer_time_then_it_goes_on(
+    project, start_editor, capsys
+):
+    """The editor's language server may take the whole ``checkWaitMs`` to settle and then some
+    more to answer; one that never answers costs the turn that much and no more: the step goes on
+    unchecked and the model is asked again."""
+    add_plugin(project, "scripted")
+    write_script(project, [[WRITE], [{"type": "record"}, {"type": "saying", "text": "went on"}]])
+    never: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    waits: list[Any] = []
+
+    async def diagnostics(params: Any) -> dict[str, Any]:
+        params = plain(params)
+        if "waitMs" in params:  # the check after the change: no answer, ever
+            waits.append(params["waitMs"])
+            await never
+        return {"items": [{"uri": uri, "diagnostics": []} for uri in params["uris"]], "generation": 1}
+
+    editor = await start_editor(
+        project,
+        client=announcing(diagnostics=True),
+        settings={"provider": "scripted", "checkWaitMs": 2000},
+        init_options={"client": "elelem-vscode"},
+        handlers={"elelem/diagnostics": diagnostics},
+        server_command=SHORT_ANSWER_SERVER,
+    )
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        result = await asyncio.wait_for(editor.ask("write app.ts"), 20)
+    finally:
+        never.cancel()
+    took = loop.time() - started
+    assert result["error"] is None and result["reply"] == "went on"
+    assert waits == [2000]
+    assert took >= 2.0 + ANSWER_SECONDS  # the editor had its whole wait and its answer time
+    [then] = fetches(project)  # the model's fetch after the step
+    assert "checked" not in json.loads(then["messages"][-1]["content"])  # the step went on unchecked
+    assert not [e for e in editor.events() if e["type"] == "checked"]
+    await wait_until(lambda: "did not answer elelem/diagnostics within 2.5s" in capsys.readouterr().err, "the server's warning")

@@ -42,7 +42,8 @@ class LspInsight(Insight):
             return frozenset()
         return frozenset(kind for kind in KINDS if announced.get(kind) is True)
 
-    async def _ask(self, method: str, params: dict[str, Any], seconds: float = ANSWER_SECONDS) -> Any:
+    async def _ask(self, method: str, params: dict[str, Any], seconds: float | None = None) -> Any:
+        seconds = ANSWER_SECONDS if seconds is None else seconds  # looked up now: a test may shorten it
         try:
             return plain(await asyncio.wait_for(self.server.protocol.send_request_async(method, params), seconds))
         except TimeoutError:
