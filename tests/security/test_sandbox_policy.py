@@ -4,6 +4,7 @@ untrusted folder may not loosen), and how the person is asked and told."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -46,16 +47,32 @@ def test_the_command_runs_last_unchanged_after_the_options(tmp_path):
     assert pairs(argv, "--chdir") == [str(tmp_path)]
 
 
-def test_everything_is_read_only_but_the_workspace_a_fresh_tmp_and_the_listed_folders(tmp_path):
+def test_everything_is_read_only_but_the_workspace_a_private_layer_over_tmp_and_the_listed_folders(tmp_path):
     cache = tmp_path / "cache"
     argv = bwrap_argv("/bwrap", SHELL, tmp_path / "ws", SandboxPolicy(writable=(cache,)), tmp_path / "home")
     assert argv[argv.index("--ro-bind") : argv.index("--ro-bind") + 3] == ["--ro-bind", "/", "/"]
     assert pairs(argv, "--bind-try") == [str(tmp_path / "ws"), str(cache)]
-    assert "/tmp" in pairs(argv, "--tmpfs")
+    assert pairs(argv, "--overlay-src") == ["/tmp"] and pairs(argv, "--tmp-overlay") == ["/tmp"]
+    assert "/tmp" not in pairs(argv, "--tmpfs")  # the machine's /tmp is seen, not replaced by an empty one
     assert pairs(argv, "--dev") == ["/dev"] and pairs(argv, "--proc") == ["/proc"]
-    assert pairs(argv, "--setenv") == ["TMPDIR"]  # set to the private /tmp
-    # the order matters: each mount lands on what the ones before it made
-    assert argv.index("--ro-bind") < argv.index("--tmpfs") < argv.index("--bind-try")
+    assert setenv(argv) == {"TMPDIR": "/tmp", "TMP": "/tmp", "TEMP": "/tmp", "TEMPDIR": "/tmp"}
+    # the order matters: each mount lands on what the ones before it made (a workspace under /tmp
+    # is bound over the private layer, so that its writes land in the real folder)
+    assert argv.index("--ro-bind") < argv.index("--overlay-src") < argv.index("--tmp-overlay") < argv.index("--bind-try")
+
+
+def test_without_an_overlay_tmp_stays_read_only_and_the_temporary_folder_is_a_private_one(tmp_path):
+    private = tmp_path / "elelem-sandbox-x"
+    argv = bwrap_argv("/bwrap", SHELL, tmp_path / "ws", SandboxPolicy(), tmp_path / "home", tmp_folder=private)
+    assert "--overlay-src" not in argv and "--tmp-overlay" not in argv and "/tmp" not in pairs(argv, "--tmpfs")
+    assert argv[argv.index("--bind") : argv.index("--bind") + 3] == ["--bind", str(private), str(private)]
+    assert setenv(argv) == dict.fromkeys(("TMPDIR", "TMP", "TEMP", "TEMPDIR"), str(private))
+    assert argv.index("--ro-bind") < argv.index("--bind") < argv.index("--bind-try")
+
+
+def setenv(argv: list[str]) -> dict[str, str]:
+    """The variables bubblewrap sets in the sandbox, and their values."""
+    return {argv[i + 1]: argv[i + 2] for i, word in enumerate(argv) if word == "--setenv"}
 
 
 @pytest.mark.parametrize("network", [False, True])
@@ -144,15 +161,16 @@ def test_placeholders_are_cleared_only_while_empty_files(tmp_path):
 def test_the_macos_profile_denies_writes_to_the_guarded_files_there_or_not(tmp_path):
     profile = seatbelt_profile(tmp_path, SandboxPolicy(), tmp_path / "home", tmp_path / "t")
     guarded = profile[profile.index("(deny file-write*\n") :]
-    for name in sandbox.GUARDED:
-        assert f'(subpath "{tmp_path.resolve() / name}")' in guarded
+    for name in (".vscode", ".zed", ".helix", ".agents", ".dir-locals.el", ".dir-locals-2.el", ".nvim.lua", ".nvimrc",
+                 ".exrc", ".git/hooks", ".git/config"):
+        assert f'(subpath "{tmp_path.resolve()}/{name}")' in guarded
     assert profile.index("(allow file-write*") < profile.index("(deny file-write*\n")  # the later rule wins
 
 
 def test_a_quote_in_a_path_cannot_end_the_profiles_string(tmp_path):
     odd = tmp_path / 'a"b\\c'
     profile = seatbelt_profile(odd, SandboxPolicy(), tmp_path / "home", tmp_path)
-    assert '(subpath "' + str(odd.resolve()).replace("\\", "\\\\").replace('"', '\\"') + '")' in profile
+    assert f'(subpath "{tmp_path.resolve()}/a\\"b\\\\c")' in profile  # in the profile: a\"b\\c
 
 
 # -- what each mode does --------------------------------------------------------------
@@ -179,10 +197,82 @@ async def test_required_without_a_sandbox_refuses_saying_why(tmp_path, no_sandbo
 
 
 async def test_with_a_sandbox_the_command_is_wrapped_and_says_how(tmp_path, monkeypatch):
-    monkeypatch.setattr(sandbox, "probe", lambda: Available("bubblewrap", "/usr/bin/bwrap"))
+    monkeypatch.setattr(sandbox, "probe", lambda: Available("bubblewrap", "/usr/bin/bwrap", tmp_overlay=True))
     contained = await contain(SHELL, tmp_path, SandboxPolicy(mode="required"))
     assert contained.argv[0] == "/usr/bin/bwrap" and contained.argv[-3:] == SHELL
     assert contained.sandbox == "bubblewrap: writes only to the workspace (not its settings, plugins or git hooks) and a private /tmp, network off"
+
+
+async def test_without_an_overlay_the_command_is_told_its_temporary_folder_and_that_tmp_is_read_only(tmp_path, monkeypatch):
+    private = tmp_path / "elelem-sandbox-x"
+    monkeypatch.setattr(sandbox, "probe", lambda: Available("bubblewrap", "/usr/bin/bwrap", tmp_overlay=False))
+    monkeypatch.setattr(sandbox, "private_tmp", lambda: private)
+    contained = await contain(SHELL, tmp_path, SandboxPolicy(mode="required", network=True))
+    assert ["--bind", str(private), str(private)] == contained.argv[contained.argv.index("--bind") :][:3]
+    assert contained.sandbox == (
+        "bubblewrap: writes only to the workspace (not its settings, plugins or git hooks) and a private TMPDIR "
+        f"({tmp_path}/elelem-sandbox-x; /tmp read-only), network on"
+    )
+
+
+FAKE_BWRAP = """#!/bin/sh
+# bubblewrap on a kernel that refuses an overlay in a user namespace
+for word in "$@"; do
+    if [ "$word" = --tmp-overlay ]; then echo "bwrap: Can't make overlay mount on /newroot/tmp: Operation not permitted" >&2; exit 1; fi
+done
+exit 0
+"""
+
+
+def test_where_the_kernel_refuses_the_overlay_the_probe_chooses_a_read_only_tmp(tmp_path, monkeypatch):
+    fake = tmp_path / "bwrap"
+    fake.write_text(FAKE_BWRAP)
+    fake.chmod(0o755)
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(sandbox, "bwrap_program", lambda: str(fake))
+    assert sandbox.probe.__wrapped__() == Available("bubblewrap", str(fake), tmp_overlay=False)
+
+
+def test_where_bubblewrap_fails_altogether_the_probe_says_why(tmp_path, monkeypatch):
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2; exit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(sandbox, "bwrap_program", lambda: str(fake))
+    assert sandbox.probe.__wrapped__() == Available(None, why_not="bubblewrap does not work here: bwrap: No permissions to create new namespace")
+
+
+# -- what a command that failed on a hidden path is told ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "cat: {home}/.ssh/id_rsa: No such file or directory",
+        "/bin/sh: 1: {home}/.aws/bin/tool: not found",
+        "cat: .ssh/id_rsa: No such file or directory",  # run in the home folder
+        "ls: cannot access '~/.ssh/config': No such file or directory",
+    ],
+)
+def test_a_failure_naming_a_hidden_secret_is_told_the_sandbox_hid_it(secrets_home, monkeypatch, output):
+    monkeypatch.setenv("HOME", str(secrets_home))
+    note = sandbox.hidden_note(output.format(home=secrets_home))
+    folder = ".aws" if ".aws" in output else ".ssh"
+    assert note.startswith(f"the sandbox hides {secrets_home}/{folder} from commands")
+    assert "elelem.sandbox 'off'" in note
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "cat: {home}/.kube/config: No such file or directory",  # no ~/.kube here: nothing was hidden
+        "cat: project/my.ssh/id: No such file or directory",
+        "/bin/sh: 1: ruff: not found",
+    ],
+)
+def test_a_failure_naming_nothing_hidden_is_told_nothing(secrets_home, monkeypatch, output):
+    monkeypatch.setenv("HOME", str(secrets_home))
+    assert sandbox.hidden_note(output.format(home=secrets_home)) == ""
 
 
 # -- settings -----------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from pydantic import BaseModel, Field, field_validator
 
+from ..sandbox import hidden_note
 from ..workspace import Workspace
 from .base import Tool, ToolFailure
 
@@ -29,6 +30,9 @@ async def execute(args: ExecuteArguments, workspace: Workspace) -> dict:
     if result.timed_out:
         raise ToolFailure(f"timed out after {args.timeout:g}s; output so far:\n{result.output}")
     shown = {"sandbox": result.sandbox} if result.sandbox else {}  # why a write or a connection may fail
+    hidden = hidden_note(result.output) if result.sandbox and result.exit_code != 0 else ""
+    if hidden:  # it failed on what the sandbox hides: say so, and what would show it
+        shown["hidden"] = hidden
     return {"exit_code": result.exit_code, "output": result.output, "truncated": result.truncated, **shown}
 
 
