@@ -48,7 +48,8 @@ class FetchUsage(TypedDict):
     type: Literal["usage"]
     inputTokens: int  # the whole prompt, cached tokens included
     outputTokens: int
-    cachedInputTokens: NotRequired[int]
+    cachedInputTokens: NotRequired[int]  # of the prompt, read from the provider's cache
+    cacheWriteInputTokens: NotRequired[int]  # of the prompt, written to it (Anthropic bills them apart)
 
 
 Event = Saying | Thinking | Doing
@@ -112,6 +113,10 @@ class TurnUsage(TypedDict):
     outputTokens: int
     conversationInputTokens: int
     conversationOutputTokens: int
+    cachedInputTokens: NotRequired[int]  # of the turn's input, read from the cache (when any was)
+    cacheWriteInputTokens: NotRequired[int]  # of the turn's input, written to it
+    conversationCachedInputTokens: NotRequired[int]
+    conversationCacheWriteInputTokens: NotRequired[int]
     contextTokens: int
     contextWindow: NotRequired[int]
     cost: NotRequired[float]

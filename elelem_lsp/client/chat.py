@@ -302,8 +302,10 @@ class Chat:
         usage = self.command("elelem.context")["usage"]
         window = f" of {usage['contextWindow']:,}" if usage.get("contextWindow") else ""
         cost = f", ${usage['cost']:.4f}" if "cost" in usage else " (no price known for this model)"
+        cached = usage.get("conversationCachedInputTokens")
         self.terminal.print(
-            f"this conversation: {usage['conversationInputTokens']:,} tokens in, "
+            f"this conversation: {usage['conversationInputTokens']:,} tokens in"
+            f"{f' ({cached:,} read from the cache)' if cached else ''}, "
             f"{usage['conversationOutputTokens']:,} out{cost}; the context holds {usage['contextTokens']:,}{window} tokens"
         )
 

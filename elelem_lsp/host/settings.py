@@ -34,8 +34,12 @@ class DeclaredProvider(BaseModel):
 class ModelPrice(BaseModel):
     """A model's price in USD per million tokens, over the table of providers/prices.py."""
 
+    model_config = ConfigDict(populate_by_name=True)
+
     input: float = Field(ge=0)
     output: float = Field(ge=0)
+    cache_read: float | None = Field(default=None, alias="cacheRead", ge=0)  # else the input price
+    cache_write: float | None = Field(default=None, alias="cacheWrite", ge=0)
 
 
 SERVER_NAME = r"^[A-Za-z0-9_-]+$"

@@ -4,8 +4,9 @@ Bridges the per-fetch ``usage`` events of a turn (``providers/shaping.Usage``) t
 ``usage`` event the host sends as the turn ends (``docs/contract.md``), with the
 conversation's totals so far, the context the next request will hold against its budget, and
 the cost where the model's price is known (``providers/prices.py``, the ``prices`` setting
-over its dated table). Each stored turn keeps its own ``usage`` (tokens and cost), so a
-conversation's totals are the sum of its entries when it is opened again.
+over its dated table; the prompt tokens read from and written to the provider's cache at their
+own prices). Each stored turn keeps its own ``usage`` (tokens and cost), so a conversation's
+totals are the sum of its entries when it is opened again.
 """
 
 from __future__ import annotations
@@ -19,21 +20,33 @@ from ..providers.prices import PerMillion, cost
 
 @dataclass
 class Spent:
-    """Tokens read and written, and what they cost in USD (None while no price was known)."""
+    """Tokens read and written, and what they cost in USD (None while no price was known);
+    ``cache_read`` and ``cache_write`` are the part of ``input`` read from and written to the
+    provider's prompt cache."""
 
     input: int = 0
     output: int = 0
     cost: float | None = None
+    cache_read: int = 0
+    cache_write: int = 0
 
     def add(self, other: Spent) -> None:
         self.input += other.input
         self.output += other.output
+        self.cache_read += other.cache_read
+        self.cache_write += other.cache_write
         if other.cost is not None:
             self.cost = (self.cost or 0.0) + other.cost
 
+    def cache_counts(self, prefix: str = "") -> dict[str, int]:
+        """The cache's part of the input under the events' names, when there was one."""
+        counts = {"cachedInputTokens": self.cache_read, "cacheWriteInputTokens": self.cache_write}
+        return {(prefix + name[0].upper() + name[1:]) if prefix else name: n for name, n in counts.items() if n}
+
     def stored(self) -> dict[str, Any]:
         """The ``usage`` of a stored turn entry."""
-        return {"inputTokens": self.input, "outputTokens": self.output, **({"cost": self.cost} if self.cost is not None else {})}
+        priced = {"cost": self.cost} if self.cost is not None else {}
+        return {"inputTokens": self.input, "outputTokens": self.output, **self.cache_counts(), **priced}
 
 
 def count(value: Any) -> int:
@@ -45,17 +58,21 @@ class TurnUsage:
     """A turn's fetches, summed from their ``usage`` events."""
 
     def __init__(self) -> None:
-        self.input = self.output = self.fetches = 0
+        self.input = self.output = self.fetches = self.cache_read = self.cache_write = 0
         self.context = 0  # what the last fetch read and wrote: what the next one reads at least
 
     def add(self, event: Mapping[str, Any]) -> None:
         read, written = count(event.get("inputTokens")), count(event.get("outputTokens"))
         self.input, self.output, self.fetches = self.input + read, self.output + written, self.fetches + 1
+        self.cache_read += count(event.get("cachedInputTokens"))
+        self.cache_write += count(event.get("cacheWriteInputTokens"))
         self.context = read + written
 
     def spent(self, model: str | None, prices: Mapping[str, PerMillion]) -> Spent:
-        priced = cost(model, self.input, self.output, prices) if model and self.fetches else None
-        return Spent(self.input, self.output, priced)
+        priced = None
+        if model and self.fetches:
+            priced = cost(model, self.input, self.output, prices, cache_read=self.cache_read, cache_write=self.cache_write)
+        return Spent(self.input, self.output, priced, self.cache_read, self.cache_write)
 
 
 def _turn_spent(entry: Mapping[str, Any]) -> Spent | None:
@@ -65,7 +82,8 @@ def _turn_spent(entry: Mapping[str, Any]) -> Spent | None:
         return None
     priced = usage.get("cost")
     known = priced if isinstance(priced, (int, float)) and not isinstance(priced, bool) else None
-    return Spent(count(usage.get("inputTokens")), count(usage.get("outputTokens")), known)
+    cache = count(usage.get("cachedInputTokens")), count(usage.get("cacheWriteInputTokens"))
+    return Spent(count(usage.get("inputTokens")), count(usage.get("outputTokens")), known, *cache)
 
 
 def stored_spent(entries: Iterable[Mapping[str, Any]]) -> Spent:
@@ -97,8 +115,10 @@ def usage_event(turn: Spent, conversation: Spent, context_tokens: int, context_w
         "type": "usage",
         "inputTokens": turn.input,
         "outputTokens": turn.output,
+        **turn.cache_counts(),
         "conversationInputTokens": conversation.input,
         "conversationOutputTokens": conversation.output,
+        **conversation.cache_counts("conversation"),
         "contextTokens": context_tokens,
     }
     if context_window:
@@ -110,8 +130,9 @@ def usage_event(turn: Spent, conversation: Spent, context_tokens: int, context_w
 
 
 def usage_text(turn: Spent, conversation_cost: float | None) -> str:
-    """``1,234 in · 567 out · $0.01``: the turn's tokens and the conversation's cost."""
-    parts = [f"{turn.input:,} in", f"{turn.output:,} out"]
+    """``1,234 in (1,000 cached) · 567 out · $0.01``: the turn's tokens, those of its input
+    read from the cache, and the conversation's cost."""
+    parts = [f"{turn.input:,} in" + (f" ({turn.cache_read:,} cached)" if turn.cache_read else ""), f"{turn.output:,} out"]
     if conversation_cost is not None:
         parts.append(
             f"${conversation_cost:,.2f}" if conversation_cost >= 0.01 or not conversation_cost else f"${conversation_cost:.4f}"

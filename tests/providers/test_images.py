@@ -154,7 +154,7 @@ async def test_anthropic_sends_a_base64_image_block_before_the_text(fake_server,
             "role": "user",
             "content": [
                 {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": encoded(picture)}},
-                {"type": "text", "text": "what is in this picture?"},
+                {"type": "text", "text": "what is in this picture?", "cache_control": {"type": "ephemeral"}},  # a breakpoint
             ],
         }
     ]

@@ -164,18 +164,21 @@ async def test_openai_chat_sends_its_own_temperature_and_max_tokens_with_the_sys
     )
 
 
+# the last two user messages, the last tool and the system prompt end in a prompt-caching breakpoint
+CACHED = r'"cache_control":{"type":"ephemeral"}'
+ANTHROPIC_SYSTEM = r'[{"type":"text","text":"You are terse.",' + CACHED + "}]"
 ANTHROPIC_MESSAGES = (
-    r'[{"role":"user","content":"what is in café.md?"},'
+    r'[{"role":"user","content":[{"type":"text","text":"what is in café.md?",' + CACHED + "}]},"
     r'{"role":"assistant","content":['
     r'{"type":"tool_use","id":"call_1","name":"read","input":{"path":"café.md"}},'
     r'{"type":"tool_use","id":"call_2","name":"list","input":{"path":"."}}]},'
     r'{"role":"user","content":['
     r'{"type":"tool_result","tool_use_id":"call_1","content":"{\"ok\":true,\"content\":\"# Café\"}"},'
-    r'{"type":"tool_result","tool_use_id":"call_2","content":"{\"ok\":true,\"entries\":[\"café.md\"]}"}]}]'
+    r'{"type":"tool_result","tool_use_id":"call_2","content":"{\"ok\":true,\"entries\":[\"café.md\"]}",' + CACHED + "}]}]"
 )
 ANTHROPIC_TOOLS = (
     r'[{"name":"read","description":"Read file",'
-    r'"input_schema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}]'
+    r'"input_schema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]},' + CACHED + "}]"
 )
 
 
@@ -192,7 +195,7 @@ async def test_anthropic_sends_the_messages_body():
     assert request.headers["anthropic-version"] == "2023-06-01"
     assert "authorization" not in request.headers
     expected = (
-        '{"model":"claude-test","max_tokens":1024,"system":"You are terse.","messages":' + ANTHROPIC_MESSAGES
+        '{"model":"claude-test","max_tokens":1024,"system":' + ANTHROPIC_SYSTEM + ',"messages":' + ANTHROPIC_MESSAGES
         + ',"tools":' + ANTHROPIC_TOOLS + ',"stream":true,"temperature":0.2}'
     )
     assert request.content == expected.encode()
@@ -216,7 +219,8 @@ async def test_anthropic_thinking_budget_is_sent_and_signed_thinking_goes_back_w
     events: list[dict] = []
     await provider.fetch([{"role": "user", "content": "go"}], [], events.append)
     assert capture.last.content == (
-        b'{"model":"c","max_tokens":10240,"messages":[{"role":"user","content":"go"}],"stream":true,'
+        b'{"model":"c","max_tokens":10240,"messages":[{"role":"user","content":[{"type":"text","text":"go",'
+        b'"cache_control":{"type":"ephemeral"}}]}],"stream":true,'
         b'"thinking":{"type":"enabled","budget_tokens":2048}}'
     )
     assert events == [
@@ -257,7 +261,7 @@ async def test_vertex_sends_the_body_without_model_to_stream_raw_predict():
     assert request.headers["authorization"] == "Bearer ya29.token-from-fake-source"
     assert "x-api-key" not in request.headers and "anthropic-version" not in request.headers
     expected = (
-        '{"anthropic_version":"vertex-2023-10-16","max_tokens":1024,"system":"You are terse.","messages":'
+        '{"anthropic_version":"vertex-2023-10-16","max_tokens":1024,"system":' + ANTHROPIC_SYSTEM + ',"messages":'
         + ANTHROPIC_MESSAGES + ',"tools":' + ANTHROPIC_TOOLS + ',"stream":true}'
     )
     assert request.content == expected.encode()

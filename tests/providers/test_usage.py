@@ -75,7 +75,9 @@ async def test_anthropic_usage_counts_the_cached_prompt_in(fake_server, events, 
     fake_server.queue(Reply(anthropic_message([{"text": ["Hi"]}], start_usage=start, delta_usage=delta_usage)))
     provider = AnthropicProvider("claude-sonnet-4-5", api_key="sk-ant-test", base_url=fake_server.url)
     await provider.fetch(ASK, [], events.append)
-    assert usage(events) == [{"type": "usage", "inputTokens": 2360, "outputTokens": 57, "cachedInputTokens": 2048}]
+    assert usage(events) == [
+        {"type": "usage", "inputTokens": 2360, "outputTokens": 57, "cachedInputTokens": 2048, "cacheWriteInputTokens": 300}
+    ]
 
 
 async def test_vertex_emits_the_usage_of_its_anthropic_stream(fake_server, events):

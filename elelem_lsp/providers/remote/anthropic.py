@@ -10,7 +10,13 @@ ignored and an ``error`` event (or a typeless ``{"error": ...}``) raises. With e
 thinking blocks of an answer that called tools are sent back with those calls,
 as the API requires. Images of a user message or tool result go as base64
 ``image`` blocks before its text. The counts of ``message_start`` and ``message_delta`` become one
-``usage`` event (prompt tokens read from or written to the cache counted in).
+``usage`` event (prompt tokens read from or written to the cache counted in, and each counted apart).
+
+Prompt caching: each request marks ``cache_control`` breakpoints (at most four, as the API
+allows) on the last tool definition and the system prompt, which stay the same all along, and on
+the last block of the last two user messages: the end of this request and of the one before it
+(the previous step's tool results, or the turn before's prompt), so each fetch reads the
+conversation so far from the cache and writes only what it adds.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MODEL = "claude-sonnet-4-5"
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192
+CACHE_BREAKPOINT = {"type": "ephemeral"}  # five minutes, renewed by every read
 
 
 def convert_tools(tools: list[ToolDefinition]) -> list[dict[str, Any]]:
@@ -56,6 +63,25 @@ def with_images(message: Message) -> str | list[dict[str, Any]]:
     return blocks
 
 
+def cached(block: dict[str, Any]) -> dict[str, Any]:
+    """``block`` as a cache breakpoint: the prompt up to its end is cached."""
+    return {**block, "cache_control": CACHE_BREAKPOINT}
+
+
+def mark_conversation(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last block of the last two user messages made breakpoints (the two last ends of the
+    conversation a request was sent with); an empty text, which cannot be one, is left as it is."""
+    users = [index for index, message in enumerate(messages) if message["role"] == "user"][-2:]
+    marked = list(messages)
+    for index in users:
+        content = messages[index]["content"]
+        if isinstance(content, str) and content:
+            marked[index] = {**messages[index], "content": [cached({"type": "text", "text": content})]}
+        elif isinstance(content, list) and content:
+            marked[index] = {**messages[index], "content": [*content[:-1], cached(content[-1])]}
+    return marked
+
+
 class AnthropicProvider(PreparesHTTP):
     """Claude through the Messages API at ``base_url``."""
 
@@ -70,6 +96,7 @@ class AnthropicProvider(PreparesHTTP):
         temperature: float | None = None,
         max_tokens: int | None = None,
         thinking_budget: int | None = None,
+        cache_prompts: bool = True,
         transport: Transport | None = None,
     ) -> None:
         if thinking_budget is not None and max_tokens is not None and max_tokens <= thinking_budget:
@@ -80,6 +107,7 @@ class AnthropicProvider(PreparesHTTP):
         self.temperature = temperature
         self.max_tokens = max_tokens or DEFAULT_MAX_TOKENS + (thinking_budget or 0)
         self.thinking_budget = thinking_budget
+        self.cache_prompts = cache_prompts
         self.transport = transport
         # first tool_use id of an answer -> the signed thinking blocks that preceded its calls
         self.signed_thinking: dict[str, list[dict[str, Any]]] = {}
@@ -97,10 +125,12 @@ class AnthropicProvider(PreparesHTTP):
         system, converted = self.convert_messages(messages)
         body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens}
         if system:
-            body["system"] = system
-        body["messages"] = converted
+            body["system"] = [cached({"type": "text", "text": system})] if self.cache_prompts else system
+        body["messages"] = mark_conversation(converted) if self.cache_prompts else converted
         if tools:
             body["tools"] = convert_tools(tools)
+            if self.cache_prompts:
+                body["tools"][-1] = cached(body["tools"][-1])
         body["stream"] = True
         if self.temperature is not None:
             body["temperature"] = self.temperature
@@ -209,9 +239,15 @@ def add_counts(counts: dict[str, Any], usage: Any) -> None:
 
 def usage_of(counts: dict[str, Any]) -> Usage:
     """``input_tokens`` leaves out the prompt tokens read from and written to the cache: they are
-    added back, so that ``inputTokens`` is the whole prompt as on the other wires."""
+    added back, so that ``inputTokens`` is the whole prompt as on the other wires, and also
+    counted apart (``cachedInputTokens`` read, ``cacheWriteInputTokens`` written), which cost
+    what reads and writes of the cache cost."""
     usage = Usage()
-    usage.report(outputTokens=counts.get("output_tokens"), cachedInputTokens=counts.get("cache_read_input_tokens"))
+    usage.report(
+        outputTokens=counts.get("output_tokens"),
+        cachedInputTokens=counts.get("cache_read_input_tokens"),
+        cacheWriteInputTokens=counts.get("cache_creation_input_tokens"),
+    )
     if isinstance(counts.get("input_tokens"), int):
         parts = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
         usage.report(inputTokens=sum(counts.get(part) or 0 for part in parts))

@@ -5,7 +5,7 @@ Bridges the Anthropic provider to Vertex's ``streamRawPredict`` URL for
 model is in the URL, not the body, the body carries ``anthropic_version:
 "vertex-2023-10-16"``, and a bearer token comes from google-auth application
 default credentials (extra ``vertex``), else from ``gcloud auth
-print-access-token``.
+print-access-token``. The body is the Anthropic provider's, prompt-caching breakpoints included.
 """
 
 from __future__ import annotations
