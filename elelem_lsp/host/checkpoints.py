@@ -30,7 +30,7 @@ from .conversations import folder_key, now
 from .rewind_plan import CurrentContent, RewindPlan, apply_plan, plan_rewind
 from .shadow_git import REFS, ShadowRepository, StoreLock, nul_joined
 
-MAX_FILE_BYTES = 1024 * 1024  # a larger file is not kept, so not restored (README: "Rewind")
+MAX_FILE_BYTES = 1024 * 1024  # a larger file is not kept, so not restored (docs/checkpoints.md)
 KEEP_TURNS = 50
 KEEP_DAYS = 30
 

@@ -1,4 +1,4 @@
-"""MCP servers from Emacs: `elelem-settings' names one in the README's plist shape, and the
+"""MCP servers from Emacs: `elelem-settings' names one in docs/mcp.md's plist shape, and the
 *elelem* transcript shows its tool calls like the built-in ones."""
 
 from __future__ import annotations

@@ -129,7 +129,7 @@ def pid_written(ws) -> bool:
 
 
 async def test_a_process_in_its_own_session_does_not_hold_the_call_up(ws):
-    """setsid leaves the process group, the unit we kill: it escapes (see README), but the call returns."""
+    """setsid leaves the process group, the unit we kill: it escapes (see docs/settings.md), but the call returns."""
     result, took = await execute(ws, "setsid sleep 100 & echo $! > pid; echo started")
     pid = leftover_pid(ws)
     try:

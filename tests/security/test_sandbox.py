@@ -1,5 +1,5 @@
 """The command sandbox, for real: each attack a command can make once ``execute`` is allowed is
-stopped in the sandbox, and does what the README says without it.
+stopped in the sandbox, and does what docs/settings.md says without it.
 
 The attacks: writing outside the workspace (another project folder, the machine's /tmp, the home
 folder), reading ``~/.ssh``, connecting to a server on loopback with the network off, and leaving
@@ -151,7 +151,7 @@ def targets(home, project):
 
 
 NOTHING_ESCAPED = dict.fromkeys(["other project", "machine /tmp", "home folder", "network", "setsid child", "read ~/.ssh"], False)
-# Without the sandbox (README, "Settings"): every attack works but the setsid child's, which escapes too.
+# Without the sandbox (docs/settings.md): every attack works but the setsid child's, which escapes too.
 EVERYTHING_ESCAPED = dict.fromkeys(NOTHING_ESCAPED, True)
 
 
