@@ -48,7 +48,9 @@ def ws(tmp_path):
 
 
 def sent_tokens(messages, tools) -> int:
-    return total_tokens(messages, estimate_tokens) + total_tokens([system(json.dumps(tools, ensure_ascii=False))], estimate_tokens)
+    """The tokens of a fetch by the estimate, its tools as the APIs' clients send them (JSON without spaces)."""
+    tools_json = json.dumps(tools, ensure_ascii=False, separators=(",", ":"))
+    return total_tokens(messages, estimate_tokens) + total_tokens([system(tools_json)], estimate_tokens)
 
 
 async def test_a_300_turn_conversation_never_sends_more_than_the_budget_and_drops_the_oldest(ws):
@@ -213,3 +215,20 @@ def test_the_budget_is_the_setting_else_the_provider_else_the_models_window_less
 ])
 def test_known_model_windows(model, window):
     assert model_window(model) == window
+
+
+@pytest.mark.parametrize("budget", [2000, 4096, 8192])
+async def test_over_many_turns_the_prompt_and_the_latest_turns_stay_and_the_oldest_go_first(ws, budget):
+    provider = Recording()
+    session = Session(provider, ws)
+    session.context_setting = budget
+    for n in range(150):
+        await session.turn(f"prompt {n} " + "p" * 200)  # a few hundred characters each way
+        messages, tools = provider.sent[-1]
+        assert sent_tokens(messages, tools) <= budget
+        assert messages[-1]["content"].startswith(f"prompt {n} ")  # the current prompt is always there
+        kept = [int(m["content"].split()[1]) for m in messages if m["role"] == "user"][:-1]
+        assert kept == list(range(n - len(kept), n))  # the latest earlier turns, none skipped: the oldest went
+        assert len(kept) >= min(n, 2)  # at least the last two, however small the window
+        replies = [m["content"] for m in messages if m["role"] == "assistant"]
+        assert len(replies) == len(kept) and all(r.startswith("reply ") for r in replies)

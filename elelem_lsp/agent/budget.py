@@ -33,6 +33,8 @@ ESTIMATE_MARGIN = 10  # 1/ESTIMATE_MARGIN of a known window held back: an estima
 MESSAGE_OVERHEAD = 4  # the role and separators a chat template adds to each message
 LARGEST_SHARE = 4  # a single tool result may take at most 1/LARGEST_SHARE of the budget
 MAX_CUTS = 5  # tries at cutting a result to size, each in proportion to what is still over
+MIN_RESULT = 100  # tokens a tool result may always take, however small the room left
+KEPT_TURNS = 2  # the latest earlier turns a small window keeps before it offers anything optional
 
 #: The tokens one tool result may take in the turn being run (its share of the budget): a tool
 #: that can choose how much to return (``read``) returns what fits, and says how to read on.
@@ -87,6 +89,26 @@ class Fitted:
     tokens: int
     left_out: int  # earlier turns left out
     shortened: int  # tool results shortened
+    fixed: int = 0  # tokens of the fixed part: the system prompt (and the tools, once counted in)
+    history: int = 0  # tokens of the earlier turns kept
+    kept: int = 0  # earlier turns kept
+
+
+def definitions_text(tools: list[Any]) -> str:
+    """Tool definitions as a request carries them: JSON without spaces, as the APIs' clients send it."""
+    return json.dumps(tools, ensure_ascii=False, separators=(",", ":"))
+
+
+def tools_tokens(tools: list[Any], count: Counter) -> int:
+    """The tokens the tool definitions take of each fetch's budget."""
+    return MESSAGE_OVERHEAD + count(definitions_text(tools)) if tools else 0
+
+
+def result_share(budget: int, left: int) -> int:
+    """What one tool result may take: a ``LARGEST_SHARE`` of the budget, and no more than half of
+    what is ``left`` once the fixed part, the prompt and the latest turns are counted (a small
+    window's results shrink with it), ``MIN_RESULT`` at least."""
+    return max(min(budget // LARGEST_SHARE, left // 2), MIN_RESULT)
 
 
 def shorten(message: Message, limit: int, count: Counter) -> Message | None:
@@ -198,4 +220,6 @@ def fit(head: list[Message], history: list[Message], current: list[Message], bud
         total -= sizes[left_out]
         left_out += 1
     kept = [message for turn in turns[left_out:] for message in turn]
-    return Fitted([*head, *kept, *kept_current], total, left_out, shortened)
+    history_tokens = sum(sizes[left_out:])
+    fixed = total_tokens(head, count)
+    return Fitted([*head, *kept, *kept_current], total, left_out, shortened, fixed, history_tokens, len(turns) - left_out)

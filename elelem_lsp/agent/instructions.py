@@ -5,6 +5,9 @@ the project's AGENTS.md follows it (``session.project_instructions``). It stays 
 turn to turn in a folder but for the date, so a provider that caches the start of a
 conversation keeps the cache: what changes each turn (the editor, git's status) comes with the
 turn instead (``editor_context``). Its size is measured by ``bench/context.py``.
+
+A small window gets ``compact_instructions``: the same rules in a few lines, so that the fixed part
+of each request (this prompt and the tool definitions) leaves the window to the conversation.
 """
 
 from __future__ import annotations
@@ -30,11 +33,20 @@ fact, say so plainly rather than guess; ask when the person's answer decides wha
 - Finish with a short answer: what you changed and where, how you checked it, and what is left."""
 
 
+COMPACT_WORKING = (
+    "Read before changing; edit small exact pieces, write only new files; run the checks with execute; "
+    "say when unsure. End with what you changed and checked."
+)
+
+
+def shell_name() -> str:
+    return Path(os.environ["SHELL"]).name if os.environ.get("SHELL") else "unknown"
+
+
 def environment(today: datetime.date | None = None) -> str:
     """The lines on the machine the agent works on: its OS, the person's shell, today's date."""
-    shell = Path(os.environ["SHELL"]).name if os.environ.get("SHELL") else "unknown"
     date = (today or datetime.date.today()).isoformat()
-    return f"Environment: {platform.system()} {platform.release()}, shell {shell}, today is {date}."
+    return f"Environment: {platform.system()} {platform.release()}, shell {shell_name()}, today is {date}."
 
 
 def instructions(client: str, root: Path) -> str:
@@ -47,4 +59,13 @@ def instructions(client: str, root: Path) -> str:
         "approval. Each message of theirs may end with the editor's context: the file they are in, their "
         "selection, the other open files and the state of git.\n\n"
         f"{WORKING}"
+    )
+
+
+def compact_instructions(client: str, root: Path) -> str:
+    """The system prompt of a small window: who, where, and the rules of ``WORKING`` in brief."""
+    date = datetime.date.today().isoformat()
+    return (
+        f"You are a coding agent in the person's {client}. Workspace: {root} (tool paths are relative to it). "
+        f"{platform.system()}, {shell_name()}, {date}.\n{COMPACT_WORKING}"
     )

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import json
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -34,17 +33,20 @@ from .budget import (
     Fitted,
     counter_of,
     cut_text,
+    estimate_tokens,
     fit,
     oldest_turns,
     result_room,
+    result_share,
     split_turns,
+    tools_tokens,
     total_tokens,
     window_budget,
 )
 from .check import CheckSettings, StepCheck
 from .events import StopReason, context_event
 from .images import takes_images, turn_takes_images
-from .instructions import instructions
+from .instructions import compact_instructions, instructions
 from .messages import (
     Image,
     Message,
@@ -59,6 +61,7 @@ from .messages import (
     tool_result,
     user,
 )
+from .prompt_size import SizedTools, chosen_mode, latest_turns, sized_tools
 from .redaction import redact_error
 from .toolbox import Toolbox, encode, failure
 from .workspace import Workspace, WorkspaceError, current_workspace
@@ -106,8 +109,10 @@ class Fetched:
         return "".join(self.parts)
 
 
-async def system_prompt(workspace: Workspace) -> str:
-    return instructions(workspace.client, workspace.root) + await project_instructions(workspace)
+async def system_prompt(workspace: Workspace, compact: bool = False) -> str:
+    """The system prompt, the project's AGENTS.md after it; ``compact``: a small window's."""
+    written = compact_instructions if compact else instructions
+    return written(workspace.client, workspace.root) + await project_instructions(workspace)
 
 
 async def project_instructions(workspace: Workspace) -> str:
@@ -194,20 +199,61 @@ class Session:
         self._counted: tuple[tuple[Any, Any], Counter] | None = None
         self.context_setting: int | None = None  # the contextTokens setting, which wins
         self.model_window: int | None = None  # the model's known window, when the provider does not say
+        self.served_window: int | None = None  # the window the provider looked up (its ``context_window()``)
+        self.prompt_setting = "auto"  # the ``prompt`` setting: full, compact, or auto by the budget
+        self.tools_left_out: list[str] = []  # the optional tools the last fixed part had no room for
 
     @property
     def context_tokens(self) -> int:
         """The budget of one fetch (messages and tools): the setting as given, else what the provider
         says it takes (a local model once loaded: its context less its max_tokens), else the model's
         known window less room for the reply and a margin, else a safe default."""
-        known = self.model_window and window_budget(self.model_window, getattr(self.provider, "max_tokens", None))
+        window = self.served_window or self.model_window
+        known = window and window_budget(window, getattr(self.provider, "max_tokens", None))
         return self.context_setting or getattr(self.provider, "context_tokens", None) or known or DEFAULT_CONTEXT_TOKENS
+
+    @property
+    def prompt_mode(self) -> str:
+        """``full`` or ``compact``: the prompt this budget gets (``prompt_size``)."""
+        return chosen_mode(self.prompt_setting, self.context_tokens)
+
+    async def learn_window(self) -> None:
+        """The provider's true window, when it can look it up (its optional ``context_window()``: a
+        server's own context, a local model's file); a failed lookup leaves the known windows."""
+        look_up = getattr(self.provider, "context_window", None)
+        if callable(look_up):
+            self.served_window = await look_up()
 
     async def messages(self) -> list[Message]:
         """The conversation as a provider sees it at the start of a turn (the earlier images left out
         when it cannot take them: only the turn's own are refused)."""
         history = self.history if takes_images(self.provider) else [without_images(message) for message in self.history]
-        return [system(await system_prompt(self.workspace)), *history]
+        return [system(await system_prompt(self.workspace, self.prompt_mode == "compact")), *history]
+
+    def sized(self, messages: list[Message], definitions: list[ToolDefinition]) -> SizedTools:
+        """The tools a turn of ``messages`` (the system prompt, the history, the prompt) offers of
+        ``definitions``: all of them for a full prompt; a compact one's core tools, and the optional
+        ones while there is room (``prompt_size.sized_tools``)."""
+        if self.prompt_mode != "compact":
+            return SizedTools(definitions)
+        count = self._counter()
+        history = messages[1 : 1 + len(self.history)]
+        kept = latest_turns(history, count) + total_tokens(messages[1 + len(self.history) :], count)
+        fixed = total_tokens(messages[:1], count)
+        sized = sized_tools(definitions, self.toolbox.is_core, fixed, kept, self.context_tokens, count)
+        self.tools_left_out = sized.left_out
+        return sized
+
+    def room_for_results(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
+        """What one tool result may take (``budget.result_share``), in the estimate's tokens: read
+        sizes its window by the estimate, so a tokenizer that cuts finer than it gets fewer lines."""
+        count = self._counter()
+        history = messages[1 : 1 + len(self.history)]
+        budget = self.context_tokens - tools_tokens(tools, count)  # as fit() is given it
+        taken = total_tokens([messages[0], *messages[1 + len(self.history) :]], count) + latest_turns(history, count)
+        share = result_share(budget, budget - taken)
+        system_text = messages[0]["content"]
+        return max(share * estimate_tokens(system_text) // max(count(system_text), 1), 1) if count(system_text) else share
 
     def fitted(self, messages: list[Message], history_length: int, tools: list[ToolDefinition]) -> Fitted:
         """``messages`` (the system prompt, ``history_length`` messages of history, then the
@@ -216,11 +262,12 @@ class Session:
         head, cut = messages[:1], 1 + history_length
         fitted = fit(head, messages[1:cut], messages[cut:], self.context_tokens - reserve, self._counter())
         fitted.tokens += reserve
+        fitted.fixed += reserve
         return fitted
 
     def _reserve(self, tools: list[ToolDefinition]) -> int:
         """The tokens the tool definitions take of each fetch's budget."""
-        return total_tokens([system(json.dumps(tools, ensure_ascii=False))], self._counter()) if tools else 0
+        return tools_tokens(tools, self._counter())
 
     def _counter(self) -> Counter:
         """The provider's count, remembered per text: the history is counted again before each fetch.
@@ -235,8 +282,10 @@ class Session:
     async def estimate(self, prompt: str | None = None) -> Fitted:
         """What the next turn would send (before its prompt, or with ``prompt``) as it fits the
         budget, with the tools it would offer (outside tools too: a server not started yet starts)."""
-        asked = [user(prompt)] if prompt is not None else []
-        return self.fitted([*await self.messages(), *asked], len(self.history), await self.toolbox.counted())
+        await self.learn_window()
+        messages = [*await self.messages(), *([user(prompt)] if prompt is not None else [])]
+        tools = self.sized(messages, await self.toolbox.counted(self.prompt_mode == "compact")).offered
+        return self.fitted(messages, len(self.history), tools)
 
     async def summarise(self, messages: list[Message]) -> str:
         """The provider's summary of ``messages``, in fetches without tools that each fit the budget:
@@ -267,7 +316,6 @@ class Session:
 
     async def turn(self, prompt: str, observer: Observer = lambda event: None, images: Sequence[Image] = ()) -> TurnResult:
         """Run one turn (``images`` go with the prompt). Cancelling the task keeps the prompt and the reply so far."""
-        messages = [*await self.messages(), user(prompt, images)]
         history_length = len(self.history)
         fetched = Fetched()
         steps = 0
@@ -276,9 +324,13 @@ class Session:
         seeing = turn_takes_images.set(takes_images(self.provider))
         room = None
         self.cancelled_turn = None
+        messages: list[Message] = []
         try:
-            tools = await self.toolbox.offered()  # may start the servers of outside tools
-            room = result_room.set((self.context_tokens - self._reserve(tools)) // LARGEST_SHARE)  # what fit() allows
+            await self.learn_window()
+            messages = [*await self.messages(), user(prompt, images)]
+            # may start the servers of outside tools
+            tools = self.sized(messages, await self.toolbox.offered(self.prompt_mode == "compact")).offered
+            room = result_room.set(self.room_for_results(messages, tools))
             while True:
                 if steps == self.max_steps:
                     raise StepLimit(f"stopped after {self.max_steps} steps: the provider kept asking for tools (maxSteps)")

@@ -60,7 +60,7 @@ class Toolbox:
     def __init__(self, tools: Iterable[Tool] = BUILTIN_TOOLS) -> None:
         self.tools = {tool.name: tool for tool in tools}
         self.aliases = aliases_of(self.tools.values())
-        self._derived: list[list[ToolDefinition]] = []  # the definitions once derived; views share this list
+        self._derived: dict[bool, list[ToolDefinition]] = {}  # each form once derived (compact or not); views share it
         self.sources: tuple[ToolSource, ...] = ()
 
     def with_sources(self, *sources: ToolSource) -> Toolbox:
@@ -69,24 +69,31 @@ class Toolbox:
         view.sources = sources
         return view
 
-    async def offered(self) -> list[ToolDefinition]:
-        """What a turn offers the provider: the built-in definitions, then each source's."""
+    async def offered(self, compact: bool = False) -> list[ToolDefinition]:
+        """What a turn offers the provider: the built-in definitions (``compact``: a small window's
+        form), then each source's."""
         extra = [definition for source in self.sources for definition in await offered_by(source, source.definitions)]
-        return [*self.definitions(), *extra] if extra else self.definitions()
+        return [*self.definitions(compact), *extra] if extra else self.definitions(compact)
 
-    async def counted(self) -> list[ToolDefinition]:
+    async def counted(self, compact: bool = False) -> list[ToolDefinition]:
         """What counting the next request takes: as ``offered``, by each source's ``counted``."""
         extra = [definition for source in self.sources for definition in await offered_by(source, source.counted)]
-        return [*self.definitions(), *extra] if extra else self.definitions()
+        return [*self.definitions(compact), *extra] if extra else self.definitions(compact)
 
     def _source(self, name: str) -> ToolSource | None:
         return next((source for source in self.sources if source.serves(name)), None)
 
-    def definitions(self) -> list[ToolDefinition]:
-        """The tools' function definitions, derived once: the same list every turn (do not change it)."""
-        if not self._derived:
-            self._derived.append([tool.definition() for tool in self.tools.values()])  # type: ignore[misc]
-        return self._derived[0]
+    def definitions(self, compact: bool = False) -> list[ToolDefinition]:
+        """The tools' function definitions, derived once: the same list every turn (do not change it).
+        ``compact``: the small window's form (``Tool.definition``)."""
+        if compact not in self._derived:
+            self._derived[compact] = [tool.definition(compact) for tool in self.tools.values()]  # type: ignore[misc]
+        return self._derived[compact]
+
+    def is_core(self, name: str) -> bool:
+        """Whether the built-in tool ``name`` is one a compact prompt always offers."""
+        tool = self.find(name)
+        return tool is not None and tool.core
 
     def find(self, name: str) -> Tool | None:
         return self.tools.get(self.aliases.get(name, name))

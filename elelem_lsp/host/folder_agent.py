@@ -292,6 +292,7 @@ class FolderAgent:
     def _set_budget(self, session: Session) -> None:
         """What the session's budget comes from: the folder's setting and the model's known window."""
         session.context_setting = self.settings.context_tokens
+        session.prompt_setting = self.settings.prompt
         session.model_window = model_window(model_of(session.provider, self.provider_choice.choice().model))
 
     def _show_turn(self, record: TurnRecord, result: dict[str, Any]) -> None:

@@ -106,6 +106,7 @@ class Settings(BaseModel):
     checkpoint_turns: int = Field(default=50, alias="checkpointTurns", ge=1, le=10000)
     checkpoint_days: float = Field(default=30, alias="checkpointDays", gt=0, le=3650)
     context_tokens: int | None = Field(default=None, alias="contextTokens", ge=1000)
+    prompt: Literal["auto", "full", "compact"] = "auto"  # the fixed part's size (agent/prompt_size.py)
     compaction: Literal["drop", "summarize"] = "drop"
     mcp_servers: dict[ServerName, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
     allow_mcp_tools: list[str] = Field(default_factory=list, alias="allowMcpTools")

@@ -65,7 +65,7 @@ async def test_a_tool_answers_as_name__tool_and_the_model_reads_its_result(proje
     assert frontend.messages == [] and frontend.questions == []
 
 
-async def test_the_provider_gets_each_tool_with_the_servers_schema_as_it_is(project, stopped_hosts):
+async def test_the_provider_gets_each_tool_with_the_servers_schema_made_lean(project, stopped_hosts):
     host, _, folder = host_for(project, {"t": tool_server()}, [])
     stopped_hosts.append(host)
     await folder.refresh_settings()
@@ -78,9 +78,8 @@ async def test_the_provider_gets_each_tool_with_the_servers_schema_as_it_is(proj
         "description": "Add two whole numbers.",
         "parameters": {
             "type": "object",
-            "properties": {"a": {"title": "A", "type": "integer"}, "b": {"title": "B", "type": "integer"}},
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},  # the generated titles gone
             "required": ["a", "b"],
-            "title": "addArguments",
         },
     }
     listed = {t["name"]: t for t in host.tools()["tools"]}

@@ -47,8 +47,7 @@ async def test_ask_calls_an_mcp_tool_once_the_person_allows_it(project, start_ed
     tools = {t["name"]: t for t in (await editor.command("elelem.tools", {}))["tools"]}
     assert tools["t__echo"] == {
         "name": "t__echo", "description": "Answer with the text it was given.", "server": "t",
-        "parameters": {"type": "object", "properties": {"text": {"title": "Text", "type": "string"}},
-                       "required": ["text"], "title": "echoArguments"},
+        "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},  # lean
     }
     [status] = (await editor.command("elelem.mcp", {"uri": project.as_uri()}))["servers"]
     assert status["state"] == "ready" and "echo" in status["tools"]

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..lean_schema import lean_schema, without_descriptions
 from ..workspace import Workspace
 
 
@@ -23,15 +24,17 @@ class Tool:
     run: Callable[[Any, Workspace], Awaitable[dict[str, Any]]]
     aliases: tuple[str, ...] = field(default=())
     changes_files: bool = True  # a checkpoint of the folder is taken before it runs
+    summary: str = ""  # one line: its description in a small window's compact prompt
+    core: bool = True  # offered in a compact prompt; one that is not only while there is room
 
-    def definition(self) -> dict[str, Any]:
-        """The OpenAI function definition, its parameters derived from the argument model."""
-        schema = self.arguments.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
+    def definition(self, compact: bool = False) -> dict[str, Any]:
+        """The OpenAI function definition, its parameters derived from the argument model (a lean
+        schema); ``compact``: the one-line summary and the schema's limits without its words."""
+        schema = lean_schema(self.arguments.model_json_schema())
         schema.setdefault("required", [])
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": schema},
-        }
+        description = self.description
+        if compact:
+            schema, description = without_descriptions(schema), self.summary or self.description
+            if not schema["required"]:
+                del schema["required"]
+        return {"type": "function", "function": {"name": self.name, "description": description, "parameters": schema}}

@@ -38,4 +38,6 @@ DIAGNOSTICS = Tool(
     DiagnosticsArguments,
     diagnostics,
     changes_files=False,
+    summary="The problems the editor reports for a file, or for every file.",
+    core=False,
 )

@@ -62,4 +62,5 @@ async def edit(args: EditArguments, workspace: Workspace) -> dict:
     return {"path": name, "replacements": replaced}
 
 
-EDIT = Tool("edit", DESCRIPTION, EditArguments, edit)
+SUMMARY = "Replace exact text old with new (unique unless replace_all)."
+EDIT = Tool("edit", DESCRIPTION, EditArguments, edit, summary=SUMMARY)

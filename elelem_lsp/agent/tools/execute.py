@@ -7,7 +7,7 @@ from ..workspace import Workspace
 from .base import Tool, ToolFailure
 
 OUTPUT_CAP = 64 * 1024
-DEFAULT_TIMEOUT = 120.0
+DEFAULT_TIMEOUT = 120  # seconds
 
 
 class ExecuteArguments(BaseModel):
@@ -44,4 +44,4 @@ DESCRIPTION = (
     "for looking at files."
 )
 
-EXECUTE = Tool("execute", DESCRIPTION, ExecuteArguments, execute, aliases=("bash", "sh", "exec"))
+EXECUTE = Tool("execute", DESCRIPTION, ExecuteArguments, execute, aliases=("bash", "sh", "exec"), summary="Run a shell command.")

@@ -25,4 +25,4 @@ DESCRIPTION = (
     "total: list a subfolder, or grep with a glob, when the list is truncated."
 )
 
-LIST = Tool("list", DESCRIPTION, ListArguments, list_files, changes_files=False)
+LIST = Tool("list", DESCRIPTION, ListArguments, list_files, changes_files=False, summary="List files under a folder.")

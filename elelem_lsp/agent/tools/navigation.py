@@ -119,6 +119,8 @@ DEFINITION = Tool(
     PlaceArguments,
     definition,
     changes_files=False,
+    summary="Where a symbol is defined, named as written in the file.",
+    core=False,
 )
 REFERENCES = Tool(
     "references",
@@ -126,6 +128,8 @@ REFERENCES = Tool(
     ReferencesArguments,
     references,
     changes_files=False,
+    summary="Where a symbol is used, named as written in the file.",
+    core=False,
 )
 SYMBOLS = Tool(
     "symbols",
@@ -133,4 +137,6 @@ SYMBOLS = Tool(
     SymbolsArguments,
     symbols,
     changes_files=False,
+    summary="The symbols of a file, or the workspace's matching a query.",
+    core=False,
 )

@@ -30,4 +30,6 @@ PLAN = Tool(
     PlanArguments,
     keep_plan,
     changes_files=False,
+    summary="Show your plan as a checklist: every step, each time one starts or is done.",
+    core=False,
 )

@@ -125,4 +125,5 @@ async def read(args: ReadArguments, workspace: Workspace) -> dict:
     return result
 
 
-READ = Tool("read", DESCRIPTION, ReadArguments, read, changes_files=False)
+SUMMARY = "Read a file's numbered lines (numbers not in the file)."
+READ = Tool("read", DESCRIPTION, ReadArguments, read, changes_files=False, summary=SUMMARY)

@@ -24,4 +24,4 @@ DESCRIPTION = (
     "is written as given: no line numbers."
 )
 
-WRITE = Tool("write", DESCRIPTION, WriteArguments, write)
+WRITE = Tool("write", DESCRIPTION, WriteArguments, write, summary="Create a file or replace all its text.")

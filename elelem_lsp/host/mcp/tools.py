@@ -1,6 +1,7 @@
 """A server's tools as the model is offered them: listed page after page, named ``NAME__tool``
-(those whose name no model API takes left out), described with the server's JSON schema as it is,
-and that schema made a validator for the call's arguments."""
+(those whose name no model API takes left out), described with the server's JSON schema made lean
+(``agent.lean_schema``: no generated titles, references inlined, every limit kept), and the server's
+schema made a validator for the call's arguments."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import logging
 import re
 from typing import Any
 
+from ...agent.lean_schema import lean_schema
 from ...agent.messages import ToolDefinition
 
 log = logging.getLogger(__name__)
@@ -36,7 +38,7 @@ def definition(server: str, tool: Any) -> ToolDefinition:
         "function": {
             "name": f"{server}{SEPARATOR}{tool.name}",
             "description": tool.description or "",
-            "parameters": tool.input_schema,
+            "parameters": lean_schema(tool.input_schema),  # as a model needs it: titles gone, references inlined
         },
     }
 

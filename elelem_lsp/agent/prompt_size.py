@@ -1,0 +1,68 @@
+"""The fixed part of a request sized to the window: a ``full`` or a ``compact`` prompt, and which tools.
+
+Bridges the ``prompt`` setting and a session's budget to the system prompt and the tool definitions
+a turn sends. ``full`` is the prompt of a large window: the whole system prompt and every tool with
+its full description. ``compact`` is a small window's: the short system prompt
+(``instructions.compact_instructions``), the core tools (read, write, edit, execute, list, grep)
+with one-line descriptions, and the optional ones (plan, the editor's diagnostics and navigation,
+MCP tools) offered one by one only while the fixed part stays within ``OPTIONAL_SHARE`` of the
+budget and the latest earlier turns (``budget.KEPT_TURNS``) and the prompt still fit beside it.
+``auto`` chooses compact below ``COMPACT_BELOW`` tokens of budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .budget import KEPT_TURNS, Counter, split_turns, tools_tokens, total_tokens
+from .messages import Message, ToolDefinition
+
+PromptSetting = Literal["auto", "full", "compact"]
+COMPACT_BELOW = 8192  # tokens of budget under which ``auto`` chooses the compact prompt
+OPTIONAL_SHARE = 4  # optional tools are offered while the fixed part is within a quarter of the budget
+
+
+def chosen_mode(setting: str, budget: int) -> Literal["full", "compact"]:
+    """The prompt a budget gets: the setting's when it names one, else compact for a small window."""
+    if setting in ("full", "compact"):
+        return setting  # type: ignore[return-value]
+    return "compact" if budget < COMPACT_BELOW else "full"
+
+
+@dataclass
+class SizedTools:
+    """The tools a turn offers, and the optional ones left out for want of room."""
+
+    offered: list[ToolDefinition]
+    left_out: list[str] = field(default_factory=list)
+
+
+def latest_turns(history: list[Message], count: Counter) -> int:
+    """The tokens of the latest ``KEPT_TURNS`` earlier turns."""
+    return sum(total_tokens(turn, count) for turn in split_turns(history)[-KEPT_TURNS:])
+
+
+def sized_tools(
+    definitions: list[ToolDefinition],
+    is_core: Callable[[str], bool],
+    fixed_without_tools: int,
+    kept_for_history: int,
+    budget: int,
+    count: Counter,
+) -> SizedTools:
+    """The core ``definitions``, then each optional one in order while the fixed part (the system
+    prompt's ``fixed_without_tools`` tokens and the tools) stays within ``OPTIONAL_SHARE`` of the
+    ``budget`` and leaves ``kept_for_history`` tokens for the latest turns and the prompt."""
+    sized = SizedTools([d for d in definitions if is_core(d["function"]["name"])])
+    for definition in definitions:
+        if is_core(definition["function"]["name"]):
+            continue
+        trying = [*sized.offered, definition]
+        fixed = fixed_without_tools + tools_tokens(trying, count)
+        if fixed <= budget // OPTIONAL_SHARE and fixed + kept_for_history <= budget:
+            sized.offered = trying
+        else:
+            sized.left_out.append(definition["function"]["name"])
+    return sized
