@@ -9,7 +9,7 @@ is RequestFailed. A turn's result is ``{reply, provider, model, steps, cancelled
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -20,6 +20,7 @@ from ..host import rewinding, stored
 from ..host.conversations import ID_PATTERN
 from ..host.frontend import BadRequest, Refused
 from ..host.images import check_image_type, decode_image
+from .completion import HasCompletions, InlineCompletions
 from .documents import describe_location, editor_context
 from .router import LspRouter
 
@@ -111,6 +112,11 @@ class ConversationArguments(FolderArguments):
 
 class TranscriptArguments(FolderArguments):
     id: ConversationId | None = None
+
+
+class AcceptedArguments(Arguments):
+    id: str = Field(min_length=1)
+    chars: int | None = Field(default=None, ge=0)
 
 
 class RewindArguments(FolderArguments):
@@ -206,7 +212,16 @@ async def compact(router: LspRouter, args: FolderArguments) -> dict[str, Any]:
 
 
 async def context(router: LspRouter, args: FolderArguments) -> dict[str, Any]:
-    return await router.agent_for(args.uri).context()
+    agent = router.agent_for(args.uri)
+    return await agent.context() | {"completion": completions(router).counts(agent)}
+
+
+async def completion_accepted(router: LspRouter, args: AcceptedArguments) -> dict[str, Any]:
+    return {"recorded": completions(router).accept(args.id, args.chars)}
+
+
+def completions(router: LspRouter) -> InlineCompletions:
+    return cast(HasCompletions, router.server).completion
 
 
 async def tools(router: LspRouter, args: NoArguments) -> dict[str, Any]:
@@ -250,6 +265,7 @@ COMMANDS: dict[str, tuple[type[Arguments], Handler]] = {
     "elelem.mcp": (FolderArguments, mcp),
     "elelem.checkpoints": (FolderArguments, checkpoints),
     "elelem.rewind": (RewindArguments, rewind),
+    "elelem.completionAccepted": (AcceptedArguments, completion_accepted),
 }
 
 

@@ -26,6 +26,7 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..stop_signals import StopSignals
 from . import actions, framing
+from .completion import InlineCompletions
 from .editor import LspFrontend
 from .protocol import AnsweredErrors, ElelemProtocol
 from .router import LspRouter
@@ -50,6 +51,7 @@ COMMAND_NAMES = (
     "elelem.mcp",
     "elelem.checkpoints",
     "elelem.rewind",
+    "elelem.completionAccepted",
 )
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,7 @@ class ElelemServer(LanguageServer):
         super().__init__("elelem-lsp", __version__, protocol_cls=ElelemProtocol)
         self.frontend = LspFrontend(self)
         self.router = LspRouter(self, self.frontend)
+        self.completion = InlineCompletions(self.router)
         self.protocol.on_cancel = self.router.cancel_request
         self.preparing: asyncio.Task[None] | None = None
 
@@ -145,7 +148,20 @@ def create_server() -> ElelemServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: ElelemServer, params: lsp.DidCloseTextDocumentParams) -> None:
-        pass
+        ls.completion.closed(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: ElelemServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        ls.completion.changed(params)  # pygls has applied the change; this notes when and where
+
+    # Registered with options, so that pygls announces it (inlineCompletionProvider).
+    @server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
+    async def inline_completion(ls: ElelemServer, params: lsp.InlineCompletionParams) -> lsp.InlineCompletionList:
+        return await ls.completion.inline(params)
+
+    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions())
+    async def completion_menu(ls: ElelemServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+        return await ls.completion.menu(params)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def folders_changed(ls: ElelemServer, params: lsp.DidChangeWorkspaceFoldersParams) -> None:

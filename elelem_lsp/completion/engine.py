@@ -1,0 +1,232 @@
+"""The completion engine: one suggestion for a cursor, fast, cheap and never stale.
+
+Bridges a request (a document, the cursor, the other open documents, the folder's settings and
+provider) to one suggestion or none, through the stages of this package: no request in a
+private file; typing along and the answer cache first (no model request); the context; a wait
+within a burst of keystrokes; the provider's route, its stream cut (``filters``) and cleaned;
+counted. A newer request for the same document cancels the older one at once, its model stream
+included, and the older answers None; a request cancelled from outside is cancelled through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..agent.budget import estimate_tokens
+from ..providers.prices import PerMillion
+from .cache import AnswerCache, Shown, TypingAlong, context_key
+from .context import CompletionContext, OpenText, build_context
+from .counts import Acceptances, Counts
+from .filters import clean, within_extent
+from .multiline import wants_block
+from .privacy import PrivateFiles
+from .routes import Fill
+from .routing import Routes, candidates, is_local
+from .settings import CompletionSettings
+
+log = logging.getLogger(__name__)
+
+CHARS_PER_TOKEN = 6  # the length cap of an answer: maxTokens of long tokens
+
+
+@dataclass
+class FolderSource:
+    """What the engine needs of a folder: its settings and the provider they name."""
+
+    key: str
+    root: Path
+    settings: Callable[[], Awaitable[CompletionSettings]]
+    provider: Callable[[CompletionSettings], tuple[str, Any, str | None]]  # (name, provider, model)
+    prices: Callable[[], Mapping[str, PerMillion]] = dict
+
+
+@dataclass
+class Ask:
+    """One request: the document (its path, None for a buffer without a file), the cursor's offset
+    in its text, and the other open documents, most recently edited first."""
+
+    uri: str
+    folder: FolderSource
+    path: Path | None
+    document: OpenText
+    offset: int
+    others: Callable[[], Iterable[tuple[Path | None, OpenText]]] = lambda: ()
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    id: str
+    text: str
+    typed_along: bool = False  # the rest of the suggestion shown before, given from memory
+
+
+@dataclass
+class _Document:
+    task: asyncio.Task[Suggestion | None] | None = None
+    last_request: float = float("-inf")
+
+
+@dataclass
+class _Folder:
+    privacy: PrivateFiles
+    counts: Counts = field(default_factory=Counts)
+    provider: Any = None
+    routes: Routes | None = None
+    api: str = "auto"
+
+
+class CompletionEngine:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.documents: dict[str, _Document] = {}
+        self.folders: dict[str, _Folder] = {}
+        self.typing_along = TypingAlong()
+        self.answers = AnswerCache()
+        self.acceptances = Acceptances()
+        self.ids = itertools.count(1)
+        self.on_failure: Callable[[str], None] = lambda message: log.warning("%s", message)
+
+    # -- the request, and its cancellation ---------------------------------------------
+    async def complete(self, ask: Ask) -> Suggestion | None:
+        """The suggestion at the cursor; None when there is none or a newer request took over."""
+        state = self.documents.setdefault(ask.uri, _Document())
+        if state.task is not None and not state.task.done():
+            state.task.cancel()  # the older request answers None at once, its stream closed
+        started = self.clock()
+        within_burst = started - state.last_request
+        state.last_request = started
+        task = asyncio.ensure_future(self._complete(ask, started, within_burst))
+        state.task = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and (current is None or not current.cancelling()):
+                return None  # superseded by a newer request for the document
+            raise
+        finally:
+            if state.task is task:
+                state.task = None
+
+    def closed(self, uri: str) -> None:
+        """The document was closed: cancel its request and forget it."""
+        state = self.documents.pop(uri, None)
+        if state is not None and state.task is not None:
+            state.task.cancel()
+        self.typing_along.forget(uri)
+
+    def accept(self, item: str, chars: int | None) -> bool:
+        return self.acceptances.accept(item, chars)
+
+    def counts(self, folder: str) -> dict[str, Any]:
+        known = self.folders.get(folder)
+        return (known.counts if known else Counts()).summary()
+
+    # -- the stages ---------------------------------------------------------------------
+    async def _complete(self, ask: Ask, started: float, since_last: float) -> Suggestion | None:
+        settings = await ask.folder.settings()
+        folder = self.folders.get(ask.folder.key)
+        if folder is None:
+            folder = self.folders[ask.folder.key] = _Folder(PrivateFiles(ask.folder.root))
+        if ask.path is not None and folder.privacy.private(ask.path, settings.exclude):
+            return None
+        text = ask.document.text
+        before, after = text[: ask.offset], text[ask.offset :]
+        rest = self.typing_along.rest(ask.uri, before, after)
+        if rest is not None:
+            return self._shown(ask, folder, rest, before, after, started, typed_along=True)
+        try:
+            name, provider, model = ask.folder.provider(settings)
+        except Exception as error:  # a missing key, an unknown provider: said in the log, not in a popup
+            self.on_failure(f"elelem: inline completion has no provider: {error}")
+            return None
+        if not (settings.enabled if settings.enabled is not None else is_local(name, provider)):
+            return None
+        context = build_context(
+            ask.document,
+            ask.offset,
+            self._others(ask, folder, settings),
+            prefix_tokens=settings.prefix_tokens,
+            suffix_tokens=settings.suffix_tokens,
+            snippet_tokens=settings.snippet_tokens,
+        )
+        multiline = wants_block(context, settings.multiline)
+        key = context_key(context, multiline)
+        known, answer = self.answers.get(ask.folder.key, key)
+        if not known:
+            if since_last < settings.debounce_ms / 1000:
+                await asyncio.sleep(settings.debounce_ms / 1000)  # a newer keystroke cancels this wait
+            try:
+                answer = await self._ask_model(
+                    ask.folder.key, folder, name, provider, model, settings, context, multiline, ask.folder.prices()
+                )
+            except Exception as error:  # said in the log, not in a popup; asked again next time
+                self.on_failure(f"elelem: inline completion from {name!r} failed: {error}")
+                return None
+            self.answers.put(ask.folder.key, key, answer)
+        if answer is None:
+            return None
+        return self._shown(ask, folder, answer, before, after, started, typed_along=False)
+
+    def _others(self, ask: Ask, folder: _Folder, settings: CompletionSettings) -> list[OpenText]:
+        if settings.snippet_tokens <= 0:
+            return []
+        return [text for path, text in ask.others() if path is None or not folder.privacy.private(path, settings.exclude)]
+
+    async def _ask_model(
+        self,
+        key: str,
+        folder: _Folder,
+        name: str,
+        provider: Any,
+        model: str | None,
+        settings: CompletionSettings,
+        context: CompletionContext,
+        multiline: bool,
+        prices: Mapping[str, PerMillion],
+    ) -> str | None:
+        fill = Fill(context, multiline, settings.max_tokens)
+        pieces: list[str] = []
+        try:
+            if folder.provider is not provider or folder.api != settings.api or folder.routes is None:
+                folder.routes = Routes(await candidates(name, provider, settings.api))
+                folder.provider, folder.api = provider, settings.api
+                self.answers.clear(key)  # its answers came from another provider
+            async with aclosing(self._stream(folder.routes, fill, context, multiline, settings.max_tokens)) as stream:
+                async for piece in stream:
+                    pieces.append(piece)
+        finally:  # a request cancelled or failed midway was still asked, and may be paid for
+            if fill.asked:
+                self._count(folder, model, fill, "".join(pieces), prices)
+        return clean("".join(pieces), context)
+
+    async def _stream(self, routes: Routes, fill: Fill, context: CompletionContext, multiline: bool, max_tokens: int):
+        async with aclosing(within_extent(routes.stream(fill), context, multiline, max_tokens * CHARS_PER_TOKEN)) as cut:
+            async for piece in cut:
+                yield piece
+
+    def _count(self, folder: _Folder, model: str | None, fill: Fill, answer: str, prices: Mapping[str, PerMillion]) -> None:
+        context = fill.context
+        prompt = context.prefix + context.suffix + "".join(snippet.text for snippet in context.snippets)
+        read = fill.input_tokens if fill.input_tokens is not None else estimate_tokens(prompt)
+        written = fill.output_tokens if fill.output_tokens is not None else estimate_tokens(answer)
+        folder.counts.model_request(model, read, written, prices)
+
+    def _shown(
+        self, ask: Ask, folder: _Folder, text: str, before: str, after: str, started: float, *, typed_along: bool
+    ) -> Suggestion:
+        item = f"c-{next(self.ids)}"
+        if not typed_along:  # the rest of a suggestion already shown is not shown again
+            folder.counts.shown += 1
+            self.typing_along.remember(ask.uri, Shown(before, after, text, ask.folder.key))
+        self.acceptances.shown(item, folder.counts, len(text))
+        folder.counts.latencies.append((self.clock() - started) * 1000)
+        return Suggestion(item, text, typed_along)

@@ -1,0 +1,192 @@
+"""Inline completion over LSP: ``textDocument/inlineCompletion`` (and, with ``completion.menu``,
+``textDocument/completion``) answered by the completion engine (``elelem_lsp/completion``).
+
+Bridges pygls' open documents and the host's folder agents to the engine, which knows neither:
+the cursor in the negotiated position encoding becomes an offset in the text, the other open
+documents go most recently edited first (``didChange`` is watched for that), the folder's
+``completion`` settings and provider come through the folder agent's public members (its own
+provider reused when the completion asks for the same one), and the suggestion becomes an item
+whose command records its acceptance. The engine is imported on the first request, off the
+start-up path.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams
+
+from .documents import document_name, document_path
+
+if TYPE_CHECKING:
+    from ..completion.engine import CompletionEngine, FolderSource
+    from ..completion.settings import CompletionSettings
+    from ..host.folder_agent import FolderAgent
+    from .router import LspRouter
+
+ACCEPTED = "elelem.completionAccepted"
+
+
+class InlineCompletions:
+    def __init__(self, router: LspRouter) -> None:
+        self.router = router
+        self._engine: CompletionEngine | None = None
+        self.edited: dict[str, tuple[float, int]] = {}  # uri -> (when, line) of its last change
+        self.built: dict[str, tuple[tuple[Any, ...], Any]] = {}  # folder -> (what was built, provider)
+        self.told: dict[str, list[str]] = {}  # folder -> the settings problems said
+
+    @property
+    def engine(self) -> CompletionEngine:
+        if self._engine is None:
+            from ..completion.engine import CompletionEngine
+
+            self._engine = CompletionEngine()
+            self._engine.on_failure = self._log
+        return self._engine
+
+    def _log(self, message: str) -> None:
+        self.router.server.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning, message=message))
+
+    # -- documents --------------------------------------------------------------------
+    def changed(self, params: lsp.DidChangeTextDocumentParams) -> None:
+        line = 0
+        for change in params.content_changes:
+            if isinstance(change, lsp.TextDocumentContentChangePartial):
+                line = change.range.start.line
+        self.edited[params.text_document.uri] = (time.monotonic(), line)
+
+    def closed(self, uri: str) -> None:
+        self.edited.pop(uri, None)
+        if self._engine is not None:
+            self._engine.closed(uri)
+
+    # -- the requests ----------------------------------------------------------------
+    async def inline(self, params: lsp.InlineCompletionParams) -> lsp.InlineCompletionList:
+        suggestion = await self._suggest(params.text_document.uri, params.position)
+        if suggestion is None:
+            return lsp.InlineCompletionList(items=[])
+        at = lsp.Range(start=params.position, end=params.position)
+        command = lsp.Command(title="elelem: suggestion accepted", command=ACCEPTED, arguments=[{"id": suggestion.id}])
+        return lsp.InlineCompletionList(items=[lsp.InlineCompletionItem(insert_text=suggestion.text, range=at, command=command)])
+
+    async def menu(self, params: lsp.CompletionParams) -> lsp.CompletionList:
+        """The suggestion as a completion item, for clients without inline completion (``completion.menu``)."""
+        empty = lsp.CompletionList(is_incomplete=True, items=[])
+        agent = self.router.agent_for(params.text_document.uri)
+        if not (await self._settings(agent)).menu:
+            return empty
+        suggestion = await self._suggest(params.text_document.uri, params.position)
+        if suggestion is None:
+            return empty
+        first = suggestion.text.split("\n", 1)[0]
+        command = lsp.Command(title="elelem: suggestion accepted", command=ACCEPTED, arguments=[{"id": suggestion.id}])
+        item = lsp.CompletionItem(
+            label=(first.strip() or suggestion.text.strip())[:60],
+            kind=lsp.CompletionItemKind.Text,
+            detail="elelem",
+            text_edit=lsp.TextEdit(range=lsp.Range(start=params.position, end=params.position), new_text=suggestion.text),
+            filter_text="",
+            command=command,
+        )
+        return lsp.CompletionList(is_incomplete=True, items=[item])
+
+    def accept(self, item: str, chars: int | None) -> bool:
+        return self._engine is not None and self._engine.accept(item, chars)
+
+    def counts(self, agent: FolderAgent) -> dict[str, Any]:
+        from ..completion.counts import Counts
+
+        return self._engine.counts(agent.uri) if self._engine is not None else Counts().summary()
+
+    async def _suggest(self, uri: str, position: lsp.Position) -> Any:
+        from ..completion.context import OpenText
+        from ..completion.engine import Ask
+
+        workspace = self.router.server.workspace
+        document = workspace.text_documents.get(uri) or workspace.text_documents.get(_unquoted(uri))
+        if document is None:
+            return None  # never opened: nothing the editor shows
+        path = document_path(uri)
+        agent = self.router.agent_for(uri)
+        lines = document.lines
+        if position.line > len(lines):
+            raise JsonRpcInvalidParams(f"position: line {position.line} is past the document's end")
+        offset = document.offset_at_position(position)
+        text = document.source
+        active = OpenText(self._name(document.uri, path, agent.root), document.language_id or _language(path), text)
+
+        def others() -> list[tuple[Path | None, OpenText]]:
+            found = []
+            for other_uri, other in workspace.text_documents.items():
+                if other_uri in (uri, document.uri):
+                    continue
+                try:
+                    other_path = document_path(other_uri)
+                except JsonRpcInvalidParams:
+                    other_path = None
+                edited = self.edited.get(other_uri, (0.0, 0))
+                opened = OpenText(self._name(other_uri, other_path, agent.root), other.language_id or "", other.source, edited[1])
+                found.append((edited[0], other_path, opened))
+            found.sort(key=lambda entry: entry[0], reverse=True)
+            return [(other_path, opened) for _, other_path, opened in found]
+
+        ask = Ask(uri, self._source(agent), path, active, offset, others)
+        return await self.engine.complete(ask)
+
+    @staticmethod
+    def _name(uri: str, path: Path | None, root: Path) -> str:
+        return uri if path is None else document_name(path, root)
+
+    # -- the folder, through its agent ---------------------------------------------------
+    def _source(self, agent: FolderAgent) -> FolderSource:
+        from ..completion.engine import FolderSource
+
+        return FolderSource(
+            agent.uri,
+            agent.root,
+            lambda: self._settings(agent),
+            lambda settings: self._provider(agent, settings),
+            lambda: agent.settings.prices,
+        )
+
+    async def _settings(self, agent: FolderAgent) -> CompletionSettings:
+        if not agent.settings_fresh:
+            await agent.refresh_settings()
+        settings = agent.settings.completion
+        if settings.problems and settings.problems != self.told.get(agent.uri):
+            self.told[agent.uri] = settings.problems
+            agent.frontend.show_message("warning", "elelem: " + "; ".join(settings.problems))
+        return settings
+
+    def _provider(self, agent: FolderAgent, settings: CompletionSettings) -> tuple[str, Any, str | None]:
+        """The provider the settings name: the folder's own (built once) unless they name another."""
+        folder = agent.provider_choice.choice()
+        name = settings.provider or folder.name
+        model = settings.model or (folder.model if name == folder.name else None)
+        own = name == folder.name and model == folder.model
+        if own and agent.session is not None and not agent.provider_choice.stale(folder):
+            return name, agent.session.provider, model  # the folder's, loaded once (a local model)
+        wanted = (id(agent.provider_choice.config), name, model)
+        built = self.built.get(agent.uri)
+        if built is None or built[0] != wanted:
+            options = {"model": model} if model else {}
+            built = (wanted, agent.provider_choice.config.build(name, **options))
+            self.built[agent.uri] = built
+        return name, built[1], model
+
+
+class HasCompletions(Protocol):
+    completion: InlineCompletions
+
+
+def _unquoted(uri: str) -> str:
+    from urllib.parse import unquote
+
+    return unquote(uri)
+
+
+def _language(path: Path | None) -> str:
+    return path.suffix.lstrip(".") if path is not None else ""

@@ -1,0 +1,98 @@
+"""The engine's promises over real HTTP: a burst of keystrokes costs at most two model requests,
+each superseded stream is closed, every request is answered; typing along asks nothing; a
+request cancelled from outside closes its stream; the figures counted."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from elelem_lsp.providers.remote.openai import OpenAIProvider
+
+
+async def wait_for(condition, what: str, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+async def test_a_burst_of_twenty_keystrokes_costs_at_most_two_model_requests(fim, folder):
+    folder.use("llamacpp", OpenAIProvider("coder", base_url=f"{fim.url}/v1"))
+    folder.configure(api="completions")
+    fim.answer = ["x", " +", " 1", "\n"] * 3
+    fim.delay = 0.05  # a slow model: each answer takes 0.6 s
+    typed = "value = "
+    requests = []
+    for keystroke in range(20):
+        typed += "ab"[keystroke % 2]
+        requests.append(asyncio.ensure_future(folder.complete("burst.py", f"{typed}|\n")))
+        await asyncio.sleep(0.03)
+    answers = await asyncio.wait_for(asyncio.gather(*requests), 10)
+
+    assert all(answer is None for answer in answers[:-1])  # every older request answered, with nothing
+    assert answers[-1] is not None and answers[-1].text == "x + 1"
+    assert len(fim.requests) <= 2
+    await wait_for(lambda: fim.closed + fim.finished == len(fim.requests), "the server to see each request end")
+    # None ran to its end: a superseded stream was closed, the last one once its line ended.
+    assert fim.finished == 0 and fim.closed == len(fim.requests)
+
+
+async def test_a_request_cancelled_from_outside_closes_its_stream(fim, folder):
+    folder.use("llamacpp", OpenAIProvider("coder", base_url=f"{fim.url}/v1"))
+    folder.configure(api="completions")
+    fim.answer, fim.delay = ["a"] * 40, 0.05
+    request = asyncio.ensure_future(folder.complete("c.py", "x = |"))
+    await wait_for(lambda: fim.requests, "the model request")
+    request.cancel()
+    await wait_for(lambda: fim.closed == 1, "the stream to be closed")
+    assert fim.finished == 0 and request.cancelled()
+
+
+async def test_typing_along_a_suggestion_is_answered_from_memory(fim, folder):
+    folder.use("llamacpp", OpenAIProvider("coder", base_url=f"{fim.url}/v1"))
+    folder.configure(api="completions")
+    fim.answer = ["print(", "'hello')"]
+    first = await folder.complete("t.py", "def greet():\n    |\n")
+    assert first is not None and first.text == "print('hello')"
+
+    along = await folder.complete("t.py", "def greet():\n    pri|\n")
+    further = await folder.complete("t.py", "def greet():\n    print('he|\n")
+    assert along is not None and along.text == "nt('hello')" and along.typed_along
+    assert further is not None and further.text == "llo')"
+    assert len(fim.requests) == 1  # no model request while typing along
+
+    await folder.complete("t.py", "def greet():\n    prx|\n")  # typed something else: asked again
+    assert len(fim.requests) == 2
+
+
+async def test_deleting_and_retyping_is_answered_from_the_cache(fim, folder):
+    folder.use("llamacpp", OpenAIProvider("coder", base_url=f"{fim.url}/v1"))
+    folder.configure(api="completions", debounceMs=0)
+    fim.answer = ["42"]
+    await folder.complete("k.py", "answer = |")
+    await folder.complete("k.py", "answer =|")
+    again = await folder.complete("k.py", "answer = |")
+    assert again is not None and again.text == "42" and len(fim.requests) == 2
+
+
+async def test_shown_accepted_and_latency_are_counted(fim, folder):
+    folder.use("llamacpp", OpenAIProvider("coder", base_url=f"{fim.url}/v1"))
+    folder.configure(api="completions", debounceMs=0)
+    fim.answer = ["hello"]
+    shown = await folder.complete("n.py", "name = '|'")
+    await folder.complete("n.py", "other = '|'")
+    assert shown is not None
+    assert folder.engine.accept(shown.id, None) and not folder.engine.accept(shown.id, None)  # once
+    figures = folder.engine.counts("folder")
+    assert (figures["shown"], figures["accepted"], figures["charsAccepted"], figures["requests"]) == (2, 1, 5, 2)
+    assert figures["medianLatencyMs"] is not None and "cost" not in figures  # a local server costs nothing
+    assert figures["text"].startswith("1 of 2 suggestions accepted · 5 chars")
+
+
+async def test_a_failing_provider_answers_nothing_and_says_why_in_the_log(folder):
+    folder.use("llamacpp", OpenAIProvider("coder", base_url="http://127.0.0.1:9/v1"))  # nothing listens there
+    folder.configure(api="completions")
+    assert await folder.complete("f.py", "x = |") is None
+    assert len(folder.failures) == 1 and "cannot connect" in folder.failures[0]
