@@ -19,11 +19,24 @@ from schema_check import problems
 from scaffold import wait_until, write_script
 
 from elelem_lsp.host.conversations import ConversationStore
-from elelem_lsp.providers.prices import cost
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 )
+
+
+def running_in(folder: Path, but: int) -> list[str]:
+    """The command lines of the processes whose working folder is ``folder``, but the process ``but``."""
+    found = []
+    for process in Path("/proc").glob("[0-9]*"):
+        try:
+            if process.name == str(but):
+                continue
+            if Path(process / "cwd").resolve(strict=True) == folder.resolve():
+                found.append((process / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:  # gone, or not ours to look at
+            continue
+    return found
 
 
 def recorded(root: Path) -> list[dict]:
@@ -37,7 +50,10 @@ async def test_initialize_offers_close_resume_and_the_key_method_it_means(script
     assert agent.init.agent_capabilities.prompt_capabilities.image is False  # the scripted provider takes none
     [method] = agent.init.auth_methods
     assert method.id == "environment" and "environment" in method.description and "settings.json" in method.description
-    assert await agent.conn.authenticate(method_id="environment") is not None
+    await agent.conn.authenticate(method_id="environment")
+    [asked] = [m for sender, m in agent.wire if sender == "client" and m.get("method") == "authenticate"]
+    [answer] = [m for sender, m in agent.wire if sender == "agent" and "method" not in m and m.get("id") == asked["id"]]
+    assert answer.get("result") == {} and "error" not in answer  # accepted: nothing to sign in to
     with pytest.raises(RequestError) as unknown:
         await agent.conn.authenticate(method_id="oauth")
     assert unknown.value.code == -32602 and "methodId" in str(unknown.value)
@@ -64,7 +80,8 @@ async def test_a_turn_sends_its_plan_usage_title_and_message_ids(scripted_projec
         ("read it", "in_progress", "medium"), ("answer", "pending", "high")]
     [usage] = agent.client.of("usage_update")
     assert usage.used == 1160 and usage.size >= usage.used  # the last fetch read 1,100 and wrote 60
-    assert usage.cost.currency == "USD" and usage.cost.amount == pytest.approx(cost("claude-sonnet-4-5", 2100, 100))
+    # Claude Sonnet 4.5's published price, $3 per million tokens read and $15 written: 2,100 read and 100 written
+    assert usage.cost.currency == "USD" and usage.cost.amount == pytest.approx(2100 * 3 / 1e6 + 100 * 15 / 1e6)
     [info] = agent.client.of("session_info_update")
     assert info.title == "plan the readme work" and info.updated_at
     said = agent.client.of("agent_message_chunk")
@@ -98,7 +115,9 @@ async def test_close_ends_the_turn_its_terminal_and_the_session(scripted_project
     with pytest.raises(RequestError) as twice:
         await agent.conn.close_session(session_id=agent.session_id)
     assert twice.value.code == -32602
-    assert not (scripted_project / "finished").exists()
+    assert await asyncio.wait_for(terminal.process.wait(), 10) < 0  # ended by a signal, not run out
+    left = lambda: running_in(scripted_project, but=agent.process.pid)  # noqa: E731
+    await wait_until(lambda: not left(), "nothing the command started left running")
     for started in (agent,):
         assert problems(started.wire) == []
 
