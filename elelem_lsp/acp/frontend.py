@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ from acp.schema import ClientCapabilities, PermissionOption, PermissionOptionKin
 
 from ..agent.textfile import ModelView
 from ..agent.workspace import ProcessResult, WorkspaceError, read_stored, write_atomically
-from ..host.frontend import FileEdit, Frontend, Level, OpenDocument, ProgressSink, Unanswered
+from ..host.frontend import CommandRun, FileEdit, Frontend, Level, OpenDocument, ProgressSink, Unanswered
 from ..host.permission import ALLOW_ONCE, ALLOW_SESSION, DENY, IN_SANDBOX, NO_SANDBOX, RUN_QUESTION
 from ..host.trust import PLUGIN_FOLDER, PluginSet, TrustStore
 from ..host.user_settings import SettingsFileError, read_user_settings
@@ -282,27 +282,18 @@ class AcpFrontend(Frontend):
         return True, None
 
     # -- commands -------------------------------------------------------------------
-    async def run_command(
-        self,
-        command: str,
-        cwd: Path,
-        *,
-        argv: list[str],
-        timeout: float,
-        output_cap: int,
-        run_here: Callable[[], Awaitable[ProcessResult]],
-    ) -> ProcessResult:
+    async def run_command(self, run: CommandRun) -> ProcessResult:
         if not self.capabilities.terminal:
-            result = await run_here()
+            result = await run.run_here()
             self.calls.add(tool_content(text_block(command_output(result))))
             return result
         creating = asyncio.ensure_future(
             self.conn.create_terminal(
                 session_id=self.session_id,
-                command=argv[0],  # the shell, in the sandbox when there is one
-                args=argv[1:],
-                cwd=str(cwd),
-                output_byte_limit=output_cap,
+                command=run.argv[0],  # the shell, in the sandbox when there is one
+                args=run.argv[1:],
+                cwd=str(run.cwd),
+                output_byte_limit=run.output_cap,
             )
         )
         try:
@@ -320,7 +311,7 @@ class AcpFrontend(Frontend):
         try:
             timed_out = False
             try:
-                await asyncio.wait_for(self.conn.wait_for_terminal_exit(**ids), timeout)
+                await asyncio.wait_for(self.conn.wait_for_terminal_exit(**ids), run.timeout)
             except TimeoutError:
                 timed_out = True
                 await self.conn.kill_terminal(**ids)

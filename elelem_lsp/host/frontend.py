@@ -65,6 +65,20 @@ class FileEdit:
 
 
 @dataclass(frozen=True)
+class CommandRun:
+    """A command a tool asked for, already allowed: its shell line, where it runs, the ``argv`` that
+    runs it (the shell, in the sandbox when there is one), its limits, and ``run_here``, running it
+    in our own subprocess."""
+
+    command: str
+    cwd: Path
+    argv: list[str]
+    timeout: float
+    output_cap: int
+    run_here: Callable[[], Awaitable[ProcessResult]]
+
+
+@dataclass(frozen=True)
 class RestoredFile:
     """One file of a rewind (host/rewinding.py): its text as it was, or None to delete it."""
 
@@ -183,20 +197,10 @@ class Documents:
         """What the editor's language servers know, where the face can ask them."""
         return NO_INSIGHT
 
-    async def run_command(
-        self,
-        command: str,
-        cwd: Path,
-        *,
-        argv: list[str],
-        timeout: float,
-        output_cap: int,
-        run_here: Callable[[], Awaitable[ProcessResult]],
-    ) -> ProcessResult:
-        """Run a command a tool asked for (already allowed): by default ``run_here()``, our own
-        subprocess; a front end with terminals of its own may run ``argv`` (the shell running
-        ``command``, in the sandbox when there is one) there instead."""
-        return await run_here()
+    async def run_command(self, run: CommandRun) -> ProcessResult:
+        """Run a command a tool asked for (already allowed): by default ``run.run_here()``, our own
+        subprocess; a front end with terminals of its own may run ``run.argv`` there instead."""
+        return await run.run_here()
 
 
 class Progress(ABC):

@@ -29,7 +29,7 @@ from ..agent.workspace import (
     refuse_hard_links,
     run_process,
 )
-from .frontend import Documents, Face, FileEdit, OpenDocument, Person, Progress, Unanswered
+from .frontend import CommandRun, Documents, Face, FileEdit, OpenDocument, Person, Progress, Unanswered
 from .permission import allow_command, allow_guarded_change
 from .settings import Settings
 
@@ -167,12 +167,14 @@ class FrontendWorkspace(Workspace):
         contained = await self.contained(command)
         try:
             result = await self.documents.run_command(
-                command,
-                self.root,
-                argv=contained.argv,
-                timeout=timeout,
-                output_cap=output_cap,
-                run_here=lambda: run_process(contained, self.root, timeout=timeout, output_cap=output_cap),
+                CommandRun(
+                    command,
+                    self.root,
+                    contained.argv,
+                    timeout,
+                    output_cap,
+                    lambda: run_process(contained, self.root, timeout=timeout, output_cap=output_cap),
+                )
             )
         finally:  # a face that runs it elsewhere (an ACP client's terminal) has ended it too
             contained.clear_placeholders()
