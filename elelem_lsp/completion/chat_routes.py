@@ -60,6 +60,7 @@ class ChatFill(Route):
     """The hole-filling prompt sent as a conversation; the answer cut out of the reply."""
 
     name = "chat"
+    stops = ()  # the answer is cut out between its tags
 
     def __init__(self, provider: Any) -> None:
         self.provider = provider
@@ -67,30 +68,43 @@ class ChatFill(Route):
     async def stream(self, fill: Fill) -> AsyncGenerator[str, None]:
         messages = chat_messages(fill.context, fill.multiline)
         answer = AnswerOf()
-        restated = fill.context.line_before.strip()
-        opening = ""  # the answer's start, held until it is clear whether it restates the line
+        unstated = Unrestated(fill.context.line_before.strip())
         async with aclosing(events_of(lambda emit: fetch_once(self.provider, messages, emit))) as events:
             async for event in events:
                 if event.get("type") == "usage":
                     fill.count(event.get("inputTokens"), event.get("outputTokens"))
-                if event.get("type") != "saying" or not isinstance(event.get("text"), str):
-                    continue
-                piece = answer.feed(event["text"])
-                if restated and opening is not None:
-                    opening += piece
-                    if len(opening.lstrip()) < len(restated) and restated.startswith(opening.lstrip()):
-                        continue
-                    piece = opening.lstrip().removeprefix(restated) if opening.lstrip().startswith(restated) else opening
-                    opening = None  # type: ignore[assignment]
-                if piece:
-                    yield piece
-                if answer.done:
-                    return
-        tail = answer.finish()
-        if opening:  # the whole answer was shorter than the line it might restate
-            tail = opening + tail
-        if tail:
-            yield tail
+                if event.get("type") == "saying" and isinstance(event.get("text"), str):
+                    if piece := unstated.feed(answer.feed(event["text"])):
+                        yield piece
+                    if answer.done:
+                        return
+        if piece := unstated.feed(answer.finish()) + unstated.finish():
+            yield piece
+
+
+class Unrestated:
+    """A chat answer without the cursor's line written again at its start (models often restate
+    the line they complete): the answer's start is held until it is clear whether it does."""
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+        self.held = ""
+        self.decided = not line
+
+    def feed(self, piece: str) -> str:
+        if self.decided:
+            return piece
+        self.held += piece
+        lead = self.held.lstrip()
+        if len(lead) < len(self.line) and self.line.startswith(lead):
+            return ""
+        self.decided = True
+        return lead[len(self.line) :] if lead.startswith(self.line) else self.held
+
+    def finish(self) -> str:
+        """What is still held at the end: an answer shorter than the line it might restate."""
+        held, self.held, self.decided = ("" if self.decided else self.held), "", True
+        return held
 
 
 class PluginComplete(Route):

@@ -124,7 +124,7 @@ def drop_repeated_lines(answer: str) -> str:
     """A non-blank line written again right after itself is kept once, and the answer ends there."""
     lines = answer.split("\n")
     for number in range(1, len(lines)):
-        if lines[number].strip() and lines[number] == lines[number - 1]:
+        if lines[number].strip() and lines[number].strip() == lines[number - 1].strip():
             return "\n".join(lines[:number])
     return answer
 

@@ -18,7 +18,7 @@ from typing import Any
 from ..agent.bridge import run_in_thread
 from .chat_routes import Event, events_of
 from .routes import Fill, Route
-from .templates import FimFormat, format_in_vocabulary
+from .templates import END_MARKERS, FimFormat, format_in_vocabulary
 
 
 def generator_has_token(provider: Any) -> Callable[[str], bool]:
@@ -49,7 +49,7 @@ class LocalFim(Route):
 
     def __init__(self, provider: Any, fim: FimFormat) -> None:
         self.provider, self.fim = provider, fim
-        self.stops = fim.stops
+        self.stops = END_MARKERS + fim.stops
 
     async def stream(self, fill: Fill) -> AsyncGenerator[str, None]:
         prompt = self.fim.render(fill.context)

@@ -24,7 +24,7 @@ import httpx
 from ..agent.messages import ProviderError
 from ..providers.remote.http import ndjson_lines, open_response, parse_json, sse_events, stream_failure
 from .context import CompletionContext
-from .templates import FimFormat, commented_snippets
+from .templates import END_MARKERS, FimFormat, commented_snippets
 
 # A FIM request the endpoint does not take: not there, not allowed, or a model that cannot insert.
 REFUSAL = re.compile(r"^HTTP (400|404|405|422|501)\b|does not support insert|suffix", re.IGNORECASE)
@@ -76,7 +76,7 @@ class Route:
     """One way of asking; ``stops`` are the strings its answers must be cut at."""
 
     name = "route"
-    stops: tuple[str, ...] = ()
+    stops: tuple[str, ...] = END_MARKERS
 
     def stream(self, fill: Fill) -> AsyncGenerator[str, None]:
         raise NotImplementedError
@@ -155,7 +155,7 @@ class OllamaGenerate(Route):
         self.provider, self.fim = provider, fim
         self.url = provider.url.removesuffix("/api/chat") + "/api/generate"
         self.name = "ollama-raw" if fim else "ollama"
-        self.stops = fim.stops if fim else ()
+        self.stops = END_MARKERS + (fim.stops if fim else ())
 
     async def stream(self, fill: Fill) -> AsyncGenerator[str, None]:
         context = fill.context

@@ -87,6 +87,9 @@ FORMATS: dict[str, FimFormat] = {
     "codestral": FimFormat("codestral", "[PREFIX]", "[SUFFIX]", "", ("[PREFIX]", "[SUFFIX]", "</s>"), order="spm"),
 }
 
+# The end markers code models leak into plain text answers, cut wherever they appear.
+END_MARKERS = ("<|endoftext|>", "<|im_end|>", "<|file_sep|>", "<|fim_pad|>", "<EOT>", "</s>", "<｜end▁of▁sentence｜>")
+
 # A model's name -> its family, first match wins (codellama before the generic "llama" names nothing).
 NAME_HINTS = (
     ("starcoder", "starcoder2"),
