@@ -117,14 +117,19 @@ async def test_confirm_edits_asks_and_a_rejection_leaves_the_file(scripted_proje
     assert "rejected" in agent.client.tool_updates("e1")[-1].content[0].content.text
 
 
-async def test_a_command_runs_in_a_client_terminal(scripted_project: Path, home: Path, start_agent):
-    write_user_settings(home, {"provider": "scripted", "execute": "allow"})
+@pytest.mark.parametrize("sandbox", ["auto", "off"])
+async def test_a_command_runs_in_a_client_terminal(scripted_project: Path, home: Path, start_agent, sandbox: str):
+    if sandbox == "auto":
+        a_sandbox_works_here()
+    write_user_settings(home, {"provider": "scripted", "execute": "allow", "sandbox": sandbox})
     write_script(scripted_project, [[doing("x1", "execute", command="echo made here; pwd")], ECHO_RESULT])
     agent = await start_agent(scripted_project, terminal=True)
     await agent.prompt("run")
     [terminal] = agent.client.terminals.values()
-    assert terminal.command[-3:] == ["/bin/sh", "-c", "echo made here; pwd"]
-    assert (Path(terminal.command[0]).name == "bwrap") == (probe().kind == "bubblewrap")  # in the sandbox when there is one
+    if sandbox == "auto":  # the client's terminal starts bubblewrap, which runs the shell
+        assert Path(terminal.command[0]).name == "bwrap" and terminal.command[-3:] == ["/bin/sh", "-c", "echo made here; pwd"]
+    else:
+        assert terminal.command == ["/bin/sh", "-c", "echo made here; pwd"]
     assert terminal.cwd == str(scripted_project) and terminal.released
     start, *middle, done = agent.client.tool_updates("x1")
     assert (start.title, start.kind) == ("Run echo made here; pwd", "execute")
@@ -147,6 +152,7 @@ async def test_without_client_terminals_a_command_runs_here_and_shows_its_output
 
 
 async def test_permission_allow_once_asks_again_always_does_not_reject_refuses(scripted_project: Path, start_agent):
+    a_sandbox_works_here()  # the default: commands run in it
     marker = scripted_project / "ran.txt"
     command = "echo x >> ran.txt"
     write_script(scripted_project, [[doing(f"x{n}", "execute", command=command) for n in range(1, 6)]])
@@ -156,8 +162,7 @@ async def test_permission_allow_once_asks_again_always_does_not_reject_refuses(s
     await agent.prompt("run five times")
     assert len(agent.client.permission_requests) == 3
     assert [c.tool_call_id for c, _ in agent.client.permission_requests] == ["x1", "x2", "x3"]
-    note = "in the sandbox" if probe().kind else "no sandbox"
-    assert {c.title for c, _ in agent.client.permission_requests} == {f"Run echo x >> ran.txt ({note})"}
+    assert {c.title for c, _ in agent.client.permission_requests} == {"Run echo x >> ran.txt (in the sandbox)"}
     assert marker.read_text() == "x\n" * 5
 
     other = await agent.conn.new_session(cwd=str(scripted_project), mcp_servers=[])
