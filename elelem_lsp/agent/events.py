@@ -58,6 +58,12 @@ TEXT_EVENTS = ("saying", "thinking")
 # -- what the agent and the host add ---------------------------------------------------------
 
 
+class PlanEntry(TypedDict):
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+    priority: NotRequired[Literal["high", "medium", "low"]]
+
+
 class Result(TypedDict):
     """How a tool call ended: ``summary`` ("132 lines") when it worked, ``error`` when not."""
 
@@ -69,6 +75,7 @@ class Result(TypedDict):
     summary: NotRequired[str]
     error: NotRequired[str]
     output: NotRequired[str]  # a command's: the end of what it printed, at most 2,000 characters
+    plan: NotRequired[list[PlanEntry]]  # the plan tool's, which the host sends on as a ``plan`` event
 
 
 class Context(TypedDict):
@@ -82,20 +89,19 @@ class Context(TypedDict):
     text: str  # "3 earlier turns left out to fit 32,000 tokens"
 
 
-class Compacted(TypedDict):
-    """Older turns were replaced by a summary (also the result of ``elelem.compact``, without ``type``)."""
+class Compaction(TypedDict):
+    """What a compaction did, in figures and words: the answer of ``elelem.compact``."""
 
-    type: Literal["compacted"]
-    turns: int
+    turns: int  # 0: nothing was compacted
     tokensBefore: int
     tokensAfter: int
     text: str  # "12 turns compacted into a summary (30,000 → 4,000 tokens)"
 
 
-class PlanEntry(TypedDict):
-    content: str
-    status: Literal["pending", "in_progress", "completed"]
-    priority: NotRequired[Literal["high", "medium", "low"]]
+class Compacted(Compaction):
+    """Older turns were replaced by a summary before the turn: a ``Compaction`` as the turn's event."""
+
+    type: Literal["compacted"]
 
 
 class Plan(TypedDict):
@@ -165,11 +171,44 @@ def context_event(tokens: int, budget: int, left_out: int, shortened: int) -> Co
     }
 
 
-def compaction(turns: int, tokens_before: int, tokens_after: int) -> dict[str, Any]:
-    """What a compaction did, in figures and words: the ``compacted`` event without its type."""
+def result_event(
+    call_id: str,
+    name: str,
+    title: str,
+    *,
+    error: str | None = None,
+    summary: str = "",
+    output: str = "",
+    plan: list[PlanEntry] | None = None,
+) -> Result:
+    """How a tool call ended: failed with ``error``, or worked, with its ``summary`` (and a command's
+    ``output``, the plan tool's ``plan``)."""
+    if error is not None:
+        return {"type": "result", "id": call_id, "name": name, "ok": False, "title": title, "error": error}
+    event: Result = {"type": "result", "id": call_id, "name": name, "ok": True, "title": title, "summary": summary}
+    if output:
+        event["output"] = output
+    if plan is not None:
+        event["plan"] = plan
+    return event
+
+
+def compaction(turns: int, tokens_before: int, tokens_after: int) -> Compaction:
+    """What a compaction did, in figures and words."""
     return {
         "turns": turns,
         "tokensBefore": tokens_before,
         "tokensAfter": tokens_after,
         "text": wording.compaction_text(turns, tokens_before, tokens_after),
+    }
+
+
+def compacted_event(report: Compaction) -> Compacted:
+    """A compaction ahead of a turn, as the turn's event."""
+    return {
+        "type": "compacted",
+        "turns": report["turns"],
+        "tokensBefore": report["tokensBefore"],
+        "tokensAfter": report["tokensAfter"],
+        "text": report["text"],
     }

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .events import result_event
 from .messages import ToolDefinition
 from .messages import encode as encode  # re-exported: callers know results by the toolbox
 from .tools import BUILTIN_TOOLS, Tool, ToolFailure, aliases_of
@@ -126,18 +127,23 @@ class Toolbox:
         """The ``result`` event of one call, for a person: its ``title``, ``summary`` or ``error``, and for
         a command the tail of what it printed as ``output`` (capped: progress reports stay small)."""
         title = self.title(name, arguments, done=result["ok"])
-        event: dict[str, Any] = {"type": "result", "id": call_id, "name": name, "ok": result["ok"], "title": title}
         if not result["ok"]:
-            event["error"] = result["error"]
-            return event
-        event["summary"] = self.summary(name, result)
+            return dict(result_event(call_id, name, title, error=result["error"]))
         tool = self.find(name) if self._source(name) is None else None
         output = result.get("output")
-        if tool is not None and tool.name == "execute" and isinstance(output, str) and output:
-            event["output"] = output[-EVENT_OUTPUT_CHARS:]
-        if tool is not None and tool.name == "plan":
-            event["plan"] = result["plan"]  # the host shows it and keeps it with the conversation
-        return event
+        if tool is None or tool.name != "execute" or not isinstance(output, str):
+            output = ""
+        return dict(
+            result_event(
+                call_id,
+                name,
+                title,
+                summary=self.summary(name, result),
+                output=output[-EVENT_OUTPUT_CHARS:],
+                # the host shows the plan tool's and keeps it with the conversation
+                plan=result["plan"] if tool is not None and tool.name == "plan" else None,
+            )
+        )
 
     async def call(self, name: str, arguments: dict[str, Any], workspace: Workspace) -> dict[str, Any]:
         """The outcome of one call, a dict with ``ok``: never an exception (a bug's traceback is logged)."""

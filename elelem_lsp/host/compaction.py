@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.budget import split_turns
-from ..agent.events import compaction
+from ..agent.events import Compaction as CompactionReport
+from ..agent.events import compacted_event, compaction
 from ..agent.redaction import redact_error
 from ..agent.session import Session, is_summary, summary_message
 from .conversations import now
@@ -67,9 +68,9 @@ class Compaction:
                 )
             return
         if report["turns"]:
-            add({"type": "compacted", **report})
+            add(dict(compacted_event(report)))
 
-    async def compact(self, session: Session) -> dict[str, Any]:
+    async def compact(self, session: Session) -> CompactionReport:
         """Replace all turns but the last ``KEEP_RECENT`` (and any summary before them) with a summary."""
         before = (await session.estimate()).tokens
         turns = split_turns(session.history)
