@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from optional_parts import require
 
 from elelem_lsp.agent import sandbox
 
@@ -31,7 +32,8 @@ def tmp_kind(request, monkeypatch):
     if request.param == "read-only":
         monkeypatch.setattr(sandbox, "probe", lambda: dataclasses.replace(works, tmp_overlay=False))
     else:
-        assert works.tmp_overlay, f"the overlay of /tmp does not work on this machine: {works}"
+        why = f"bubblewrap's overlay of /tmp (overlays in a user namespace: Linux 5.11 or later; here {works})"
+        require(works.tmp_overlay, "tmp_overlay", why, "a kernel that allows them")
     return request.param
 
 
