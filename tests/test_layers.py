@@ -237,6 +237,22 @@ def test_the_shared_modules_sit_below_the_faces(shared):
     assert forbidden(shared, (*FACES, "elelem_lsp.host", "elelem_lsp.providers", "elelem_lsp.cli")) == []
 
 
+THREAD_TO_LOOP = ("call_soon_threadsafe", "run_coroutine_threadsafe")
+
+
+def test_one_bridge_from_threads_to_the_loop():
+    """Rule 15 of docs/architecture.md: outside the terminal client (whose input is read on a thread
+    of its own), only agent/bridge.py hands work from a thread back to the event loop."""
+    crossing = sorted(
+        f"{module_name(path)} line {node.lineno}"
+        for path in PACKAGE.rglob("*.py")
+        if not within(module_name(path), "elelem_lsp.client") and module_name(path) != "elelem_lsp.agent.bridge"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        if isinstance(node, ast.Attribute) and node.attr in THREAD_TO_LOOP
+    )
+    assert crossing == []
+
+
 # -- the checks themselves catch what they are for (no rule of their own) -----------
 
 
