@@ -166,6 +166,42 @@ WORDED_CONVERSATION_LINES = [
     "-- scripted · m1",
 ]
 
+# a turn as stored before tool rows kept their titles: a read that worked, a command that failed,
+# an MCP tool's call
+UNTITLED_TURN = {
+    "kind": "turn", "prompt": "look", "reply": "Looked.", "provider": "scripted", "model": None,
+    "started": "2026-12-01T10:00:00.000Z", "ended": "2026-12-01T10:00:01.000Z", "cancelled": False, "error": None,
+    "tools": [
+        {"id": "t1", "name": "read", "arguments": {"path": "a.py"}, "ok": True, "summary": "3 lines", "error": None},
+        {"id": "t2", "name": "bash", "arguments": {"command": "make"}, "ok": False, "summary": None, "error": "denied"},
+        {"id": "t3", "name": "files__stat", "arguments": {"path": "x"}, "ok": True, "summary": "done", "error": None},
+    ],
+}
+# a conversation's entries as the file holds them, without words (another session wrote them); the
+# server serves them with their words, which a client draws as they are
+STORED_WITHOUT_WORDS = [
+    {"kind": "compaction", "turns": 12, "summary": "We read files.", "at": "2026-12-01T09:00:00.000Z"},
+    {"kind": "reset", "at": "2026-12-01T09:05:00.000Z"},
+    {"kind": "rewind", "checkpoint": 3, "at": "2026-12-01T09:10:00.000Z"},
+    UNTITLED_TURN,
+]
+SERVED_LINES = [
+    "-- 12 turns compacted into a summary",
+    "-- the conversation started over here: the model no longer sees the turns above",
+    "-- rewound to before turn 3: the model no longer sees it or the turns after it",
+    "",
+    "> look",
+    "+ Read a.py",
+    "  ok: Read a.py — 3 lines",
+    "+ Run make",
+    "  failed: Run make: denied",
+    '+ files: stat path="x"',
+    '  ok: files: stat path="x" — done',
+    "Looked.",
+    "-- scripted",
+]
+
+
 def check_conversation_labels(labels: list[str], titles: list[str]) -> None:
     """The picker's labels: `title · 2026-12-01 21:45 · 1 turn · scripted`, titles starting as
     `titles` do, in their order."""

@@ -102,7 +102,7 @@ async def test_list_resume_transcript_delete_and_compact_over_lsp(project, start
     assert report["turns"] == 2 and report["tokensAfter"] < report["tokensBefore"]
     entries = (await editor.command("elelem.transcript", {"id": second}))["entries"]
     assert entries[-1] == {"kind": "compaction", "turns": 2, "summary": "Summary: four questions asked.",
-                           "at": entries[-1]["at"]}
+                           "at": entries[-1]["at"], "text": "2 turns compacted into a summary"}
 
     write_script(project, [[{"type": "sleep", "seconds": 60}]])
     running = asyncio.ensure_future(editor.ask("busy", token="busy"))

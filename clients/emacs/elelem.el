@@ -281,9 +281,10 @@ model and steps."
 (defun elelem--entry-lines (entry)
   "The lines of a stored ENTRY, as (TEXT . FACE).
 A turn (its prompt, tool calls with the check after a step, plan, reply and
-footer), or a compaction's one line; none for a kind this client does not know."
+footer), or the one line of any other entry the server words (a compaction, a
+reset, a rewind: its `text'; an older server's compaction is worded here); none
+for an entry without words."
   (pcase (plist-get entry :kind)
-    ("compaction" (let ((note (elelem-note-text entry))) (and note (list (cons note 'elelem-note-face)))))
     ("turn"
      (let* ((plan (plist-get entry :plan))
             (usage (plist-get entry :usage))
@@ -306,7 +307,9 @@ footer), or a compaction's one line; none for a kind this client does not know."
                ;; the usage row where the turn's usage event put it: before the footer
                (butlast ending (length footer))
                (and row (list (cons row 'elelem-note-face)))
-               footer)))))
+               footer)))
+    ((or "compaction" (guard (elelem--words (plist-get entry :text))))
+     (let ((note (elelem-note-text entry))) (and note (list (cons note 'elelem-note-face)))))))
 
 (defun elelem--clear-transcript ()
   "Empty the transcript; turns still running go on writing on fresh lines."

@@ -15,7 +15,7 @@ from typing import Any
 from .conversations import ConversationStore, history_from, new_id, now, title
 from .folder_agent import FolderAgent
 from .frontend import BadRequest, Refused
-from .usage import with_usage_text
+from .transcript import drawn_again
 
 
 async def _stored(agent: FolderAgent, conversation: str | None = None) -> ConversationStore:
@@ -85,7 +85,7 @@ async def resume(agent: FolderAgent, conversation: str) -> dict[str, Any]:
         store.make_current(conversation)
     except OSError as error:  # resumed all the same; a restart will not know
         agent.current.storage_failed(error)
-    return {"id": conversation, "title": title(entries), "entries": with_usage_text(entries)}
+    return {"id": conversation, "title": title(entries), "entries": drawn_again(entries)}
 
 
 async def transcript(agent: FolderAgent, conversation: str | None = None) -> dict[str, Any]:
@@ -95,7 +95,7 @@ async def transcript(agent: FolderAgent, conversation: str | None = None) -> dic
     assert conversation is not None
     with _refused_when_unusable(agent, "read"):
         entries = store.entries(conversation) if agent.settings.history and store.exists(conversation) else []
-    return {"id": conversation, "title": title(entries), "entries": with_usage_text(entries)}
+    return {"id": conversation, "title": title(entries), "entries": drawn_again(entries)}
 
 
 async def delete_conversation(agent: FolderAgent, conversation: str) -> dict[str, Any]:

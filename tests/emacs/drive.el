@@ -8,7 +8,7 @@
 ;; is refused mid-turn, deletes one; "checked" has the agent break a.txt, which a Flymake
 ;; backend then reports, and redraws the transcript; "rewind" asks, types in the buffer, refuses to
 ;; overwrite that, then rewinds the turn; "planned" asks a turn that plans twice, asks for the usage,
-;; reopens the transcript.
+;; reopens the transcript; "stored" opens the transcript of a conversation the test stored.
 
 (require 'json)
 (add-to-list 'load-path drive-client)
@@ -132,6 +132,11 @@
     (elelem-transcript)
     (push (cons "reopened" (drive-snapshot buffer)) seen)
     seen))
+
+(defun drive-stored (buffer)
+  "The folder's conversation, which the test stored before Emacs started, in the transcript."
+  (elelem-transcript)
+  (list (cons "drawn" (drive-snapshot buffer))))
 
 (defun drive-pick (command wanted)
   "Call COMMAND interactively, picking the candidate containing WANTED.

@@ -12,10 +12,13 @@ from pathlib import Path
 import pytest
 
 from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
-                                ODD, ODD_LINES, PLANNED_SCRIPT, PLANNED_USAGE, SHORT, SHORT_LINES, WORDED_EVENTS,
+                                ODD, ODD_LINES, PLANNED_SCRIPT, PLANNED_USAGE, SERVED_LINES, SHORT, SHORT_LINES,
+                                STORED_WITHOUT_WORDS, WORDED_EVENTS,
                                 WORDED_CONVERSATION, WORDED_CONVERSATION_LINES, WORDED_LINES, WORDED_NOTES,
                                 check_conversation_labels)
 from test_emacs_client import CLIENT, drive, elisp_string
+
+from elelem_lsp.host.conversations import ConversationStore, new_id
 
 pytestmark = pytest.mark.slow
 
@@ -88,6 +91,16 @@ def test_a_turns_events_and_its_context_and_compacted_notes_are_drawn(emacs: str
     )
     assert seen["text"].splitlines() == lines
     assert seen["noted"] == notes
+
+
+def test_a_stored_conversation_is_drawn_in_the_servers_words(emacs: str, tmp_path: Path, home: Path) -> None:
+    """Entries stored without words (a compaction, a reset, a rewind, tool rows stored before
+    titles were kept) are drawn in the words the server serves with them, none made here."""
+    store, conversation = ConversationStore((tmp_path / "work").resolve()), new_id()  # the folder drive() makes
+    for entry in STORED_WITHOUT_WORDS:
+        store.append(conversation, entry)
+    _, seen = drive(emacs, tmp_path, "stored")
+    assert seen["drawn"]["transcript"].splitlines() == SERVED_LINES
 
 
 def test_conversations_are_listed_resumed_continued_and_refused_mid_turn(

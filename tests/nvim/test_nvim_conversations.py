@@ -10,10 +10,13 @@ import pytest
 
 from scaffold import add_plugin, write_script
 from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
-                                ODD, ODD_LINES, PLANNED_SCRIPT, PLANNED_USAGE, SHORT, SHORT_LINES, WORDED_EVENTS,
+                                ODD, ODD_LINES, PLANNED_SCRIPT, PLANNED_USAGE, SERVED_LINES, SHORT, SHORT_LINES,
+                                STORED_WITHOUT_WORDS, WORDED_EVENTS,
                                 WORDED_CONVERSATION, WORDED_CONVERSATION_LINES, WORDED_LINES, WORDED_NOTES,
                                 check_conversation_labels)
 from test_nvim_client import highlighted, messages
+
+from elelem_lsp.host.conversations import ConversationStore, new_id
 
 pytestmark = pytest.mark.slow
 
@@ -189,6 +192,19 @@ def test_a_new_session_on_the_folder_shows_its_conversation(workspace: Path, sta
     fresh.wait("vim.lsp.get_clients({name='elelem'})[1]:request_sync('workspace/executeCommand',"
                " {command='elelem.transcript', arguments={vim.empty_dict()}}, 5000) ~= nil")
     assert fresh.transcript() == [""]
+
+
+def test_a_stored_conversation_is_drawn_in_the_servers_words(workspace: Path, start_nvim) -> None:
+    """Entries stored without words (a compaction, a reset, a rewind, tool rows stored before
+    titles were kept) are drawn in the words the server serves with them, none made here."""
+    store, conversation = ConversationStore(workspace.resolve()), new_id()
+    for entry in STORED_WITHOUT_WORDS:
+        store.append(conversation, entry)
+    nvim = start_nvim(workspace, "a.txt")
+    nvim.wait("vim.api.nvim_buf_get_lines(require('elelem.transcript').bufnr(), -2, -1, false)[1] == '-- scripted'",
+              what="the stored conversation in the transcript")
+    assert nvim.transcript() == SERVED_LINES
+    assert highlighted(nvim, "ElelemNote") == SERVED_LINES[:3]
 
 
 def test_resuming_while_a_turn_runs_is_refused_with_a_message(workspace: Path, start_nvim) -> None:

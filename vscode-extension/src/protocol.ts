@@ -105,7 +105,9 @@ export type TranscriptEntry =
       /** The turn's usage row, as the server words it (only when a provider counted tokens). */
       usage?: UsageItem;
     }
-  | { kind: "compaction"; turns: number; summary: string };
+  | { kind: "compaction"; turns: number; summary: string; text?: string }
+  /** Any other entry the server words (a reset, a rewind, a kind this client does not know): one dim line. */
+  | { kind: "note"; text: string };
 
 /** The result of `elelem.transcript` and `elelem.resume`. */
 export interface TranscriptResult {
@@ -293,10 +295,15 @@ function toTranscriptEntry(value: unknown): TranscriptEntry | undefined {
   if (!isObject(value)) {
     return undefined;
   }
+  const words = text(value.text);
   if (value.kind === "compaction") {
-    return { kind: "compaction", turns: count(value.turns), summary: typeof value.summary === "string" ? value.summary : "" };
+    const summary = typeof value.summary === "string" ? value.summary : "";
+    return { kind: "compaction", turns: count(value.turns), summary, ...(words ? { text: words } : {}) };
   }
-  if (value.kind !== "turn" || typeof value.prompt !== "string") {
+  if (value.kind !== "turn") {
+    return words ? { kind: "note", text: words } : undefined;
+  }
+  if (typeof value.prompt !== "string") {
     return undefined;
   }
   const usage = isObject(value.usage) ? toUsageEvent(value.usage) : undefined;

@@ -231,7 +231,7 @@ function renderFooter(turn: Turn): string {
 export function renderTurn(turn: Turn): string {
   const items = turn.items.map((item, index) => renderItem(turn, item, index)).join("");
   if (!turn.prompt) {
-    // A stored compaction: only its note.
+    // A stored compaction, reset or rewind: only its note.
     return `<section class="compaction" data-turn="${turn.id}">${items}</section>`;
   }
   const where = turn.where ? `<span class="where">${escapeHtml(turn.where)}</span>` : "";

@@ -80,6 +80,11 @@ export function describeUsage(usage: ContextUsage | undefined): string {
   return usage ? `≈${figure(usage.tokens)} of ${figure(usage.budget)} tokens` : "";
 }
 
+/** An older server's compaction (an event or a stored entry), which came without its words. */
+function compactionWords(turns: number): string {
+  return `${plural(turns, "turn")} compacted into a summary`;
+}
+
 /** The dim line for a `context` or `compacted` event: the server's text, or (an older server's
  * event) the same words made here. */
 export function describeContext(event: AgentEvent): string | undefined {
@@ -87,7 +92,7 @@ export function describeContext(event: AgentEvent): string | undefined {
     return event.text;
   }
   if (event.type === "compacted") {
-    return `${plural(event.turns, "turn")} compacted into a summary`;
+    return compactionWords(event.turns);
   }
   if (event.type !== "context") {
     return undefined;
@@ -276,14 +281,15 @@ export function conversationTitle(title: string): string {
 /**
  * The turns of a stored conversation, each numbered by `nextId`: a turn's tool calls (each step's
  * check after its last call), its plan as the turn left it, then its reply (a stored turn keeps no
- * order between them); a compaction becomes a prompt-less note.
+ * order between them); a compaction, a reset or a rewind becomes a prompt-less note in the
+ * server's words.
  */
 export function turnsFromTranscript(transcript: TranscriptResult, nextId: () => number): Turn[] {
   const turns: Turn[] = [];
   for (const entry of transcript.entries) {
     const turn = entry.kind === "turn" ? newTurn(nextId(), ...splitStoredPrompt(entry.prompt)) : newTurn(nextId(), "");
-    if (entry.kind === "compaction") {
-      turn.items.push({ kind: "note", text: `${plural(entry.turns, "earlier turn")} compacted into a summary` });
+    if (entry.kind !== "turn") {
+      turn.items.push({ kind: "note", text: entry.text ?? (entry.kind === "compaction" ? compactionWords(entry.turns) : "") });
       turn.status = "done";
       turns.push(turn);
       continue;

@@ -6,7 +6,8 @@
  * input and sent with Enter streams in and edits the open file; the changed file opens a
  * `vscode.diff`; a code block is highlighted and Insert at Cursor puts it in the editor; "Fix
  * with elelem" from the quick-fix menu streams into the view too; a command's permission is
- * answered with the view's own "Allow once"; Stop ends a long turn; the header's provider picker
+ * answered with the view's own "Allow once", and VS Code's notification of it goes too; the
+ * header says the context once; Stop ends a long turn; the header's provider picker
  * switches to the human provider, whose question is answered in the view (and its input box goes
  * away); "Undo this turn's edits" restores the file in the editor and on disk, and Ctrl+Z takes
  * that back; after a window reload the view shows the folder's conversation and the draft again;
@@ -14,7 +15,8 @@
  * view in the dark and light themes. Then, in a second code-server with workspace trust on, an
  * untrusted folder
  * whose .vscode/settings.json sets `elelem.execute: "allow"`, `allowCommands` and a declared
- * provider: the command still waits for "Allow once"/"Deny", the declared provider gets no request,
+ * provider: the command still waits for "Allow once"/"Deny" (Deny, answered in the notification,
+ * takes the question out of the chat view too), the declared provider gets no request,
  * the folder's own plugin never runs; after "Trust" its settings and plugin apply at once.
  * Screenshots go to tests/output/vscode/.
  *
@@ -421,8 +423,13 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await frame.locator("#announce", { hasText: "elelem: done — scripted" }).waitFor({ timeout: 5_000 });
   await frame.locator("#log[aria-busy=false]").waitFor({ timeout: 5_000 });
   step("a screen reader hears the turn's end from the status region, not every streamed change");
-  await frame.locator("#usage", { hasText: /^≈[1-9][\d,]* of [\d,]+ tokens/ }).waitFor({ timeout: 10_000 });
-  step(`the header gives the conversation's size: ${await frame.locator("#usage").innerText()}`);
+  await frame.locator("#usage", { hasText: /^≈[1-9][\d,]* of [\d,]+ tokens · [\d,]+ in · [\d,]+ out/ }).waitFor({ timeout: 10_000 });
+  const header = await frame.locator("#usage").innerText();
+  const contextFigures = header.match(/[\d,]+ of [\d,]+/g) ?? [];
+  if (contextFigures.length !== 1 || /context/.test(header)) {
+    throw new Error(`the header should say the context once; it says ${JSON.stringify(header)}`);
+  }
+  step(`the header gives the conversation's size once, then its tokens: ${header}`);
   const bold = await firstTurn.locator(".saying strong").first().innerText();
   if (bold !== "hello.txt") {
     throw new Error(`the reply's markdown was not rendered: <strong> holds ${JSON.stringify(bold)}`);
@@ -535,6 +542,8 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await page.screenshot({ path: darkShot });
   await question.getByRole("button", { name: "Allow once" }).click();
   await question.waitFor({ state: "detached", timeout: 10_000 });
+  // One question, one place to answer it: answered in the view, the notification goes too.
+  await page.locator(".notification-toast", { hasText: "elelem wants to run" }).waitFor({ state: "detached", timeout: 10_000 });
   const runTurn = await endedTurn(frame, 3);
   const runText = (await runTurn.innerText()).replace(/\s+/g, " ");
   assertIncludes(runText, "Ran echo elelem-ran — exit 0", "the allowed command");
@@ -543,8 +552,15 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await runTurn.locator(".tool-output", { hasText: "elelem-ran" }).waitFor({ timeout: 5_000 });
   step("the command's row opens to what it printed");
 
-  // Answered in the view, the notification stays until closed (an extension cannot close it).
-  await page.locator(".notification-toast", { hasText: "elelem wants to run" }).getByRole("button", { name: /Clear Notification/ }).click();
+  await runCommand(page, "Notifications: Show Notifications");
+  const centre = page.locator(".notifications-center");
+  await centre.waitFor({ state: "visible", timeout: 10_000 });
+  if ((await centre.locator(".notification-list-item", { hasText: "elelem wants to run" }).count()) !== 0) {
+    throw new Error("the permission answered in the view is still in the notification centre");
+  }
+  await page.keyboard.press("Escape"); // closes the notification centre
+  await centre.waitFor({ state: "hidden", timeout: 10_000 });
+  step("answered in the view, the permission left VS Code's notifications too (toast and notification centre)");
 
   // Screenshots for the docs: the dark one above (the question pending), the light one here.
   await colorTheme(page, "Default Light Modern", "vs");
@@ -706,7 +722,7 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await plannedTurn.locator("button[data-action=rewind]").click();
   const rewindDialog = page.locator(".monaco-dialog-box", { hasText: "Rewind to before this turn?" });
   await rewindDialog.waitFor({ timeout: 10_000 });
-  await rewindDialog.getByRole("button", { name: "Rewind Files", exact: true }).click();
+  await rewindDialog.getByRole("button", { name: "Rewind Files and Conversation", exact: true }).click();
   await plannedTurn.locator(".undone").waitFor({ timeout: 15_000 });
   await waitFor("plan.txt to be gone", async () => (fs.existsSync(path.join(folders.workspace, "plan.txt")) ? undefined : true), 10_000);
   step(`Rewind to before this turn asked in VS Code's dialog and took plan.txt away: "${await plannedTurn.locator(".undone").innerText()}"`);
@@ -749,6 +765,21 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   assertIncludes((await confirmedTurn.innerText()).replace(/\s+/g, " "), "notes.txt +2 −0", "the confirmed edit's row");
   await waitFor("notes.txt on disk", async () => (fs.existsSync(path.join(folders.workspace, "notes.txt")) ? true : undefined), 10_000);
   step("Apply in the Refactor Preview applied it: notes.txt is there and listed in the turn");
+
+  // --- The conversation drawn again: the rewind above is a note in the server's words -------------
+  await frame.locator("#header #new").click();
+  await frame.locator(".note", { hasText: "New conversation in workspace" }).waitFor({ timeout: 10_000 });
+  await frame.locator("#header #conversations").click();
+  await page.locator(".quick-input-widget", { hasText: "elelem conversations in workspace" }).waitFor({ state: "visible" });
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Greet elelem instead of the world" }).first().click();
+  const rewoundNote = frame.locator("section.compaction .note", { hasText: /^rewound to before turn \d+: the model no longer sees it or the turns after it$/ });
+  await rewoundNote.waitFor({ timeout: 10_000 });
+  const redrawn = await frame.locator("section[data-turn]").evaluateAll((turns) => turns.map((turn) => turn.textContent ?? ""));
+  const rewindAt = redrawn.findIndex((text) => text.includes("rewound to before turn"));
+  if (!(rewindAt > 0 && redrawn[rewindAt - 1].includes("Plan the notes in plan.txt"))) {
+    throw new Error(`the rewind's note should follow the planned turn it rewound; the turns read:\n${redrawn.join("\n")}`);
+  }
+  step(`drawn again, the conversation shows the rewind where it happened, in the server's words: "${await rewoundNote.innerText()}"`);
 }
 
 /** A loopback model server speaking OpenAI's streamed chat completions; it counts its requests. */
@@ -831,8 +862,13 @@ async function untrustedScenario(page: Page, folders: Folders): Promise<void> {
     const toast = page.locator(".notification-toast", { hasText: "elelem wants to run: echo elelem-ran" });
     await toast.waitFor({ timeout: 30_000 });
     step("the command waits for permission although the folder says elelem.execute: allow");
-    await toast.getByRole("button", { name: "Deny" }).click();
     const frame = await transcriptFrame(page);
+    const viewQuestion = frame.locator(".question", { hasText: "elelem wants to run: echo elelem-ran" });
+    await viewQuestion.waitFor({ timeout: 10_000 });
+    await toast.getByRole("link", { name: "Deny" }).click();
+    await toast.waitFor({ state: "detached", timeout: 10_000 });
+    await viewQuestion.waitFor({ state: "detached", timeout: 10_000 });
+    step("answered in the notification (its Deny link), the question left the notification and the chat view");
     await frame.locator("section.turn.done").first().waitFor({ timeout: 30_000 });
     const runText = await transcriptText(frame, "section.turn >> nth=0");
     assertIncludes(runText, "Run echo elelem-ran", "the denied command"); // a failed call is titled as asked

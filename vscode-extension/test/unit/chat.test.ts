@@ -120,6 +120,30 @@ test("an older server's context and compacted events (no text) are one dim line;
   assert.match(renderTurn(turn), /<div class="note">3 earlier turns left out to fit 32,000 tokens<\/div>/);
 });
 
+test("a stored conversation's compaction, reset and rewind are notes in the server's words; an entry without words is skipped", () => {
+  const transcript = toTranscriptResult({
+    id: "c1",
+    title: "t",
+    entries: [
+      { kind: "compaction", turns: 5, summary: "s", text: "5 turns compacted into a summary, said by the server" },
+      { kind: "reset", at: "", text: "the conversation started over here, said by the server" },
+      { kind: "rewind", checkpoint: 3, text: "rewound to before turn 3, said by the server" },
+      { kind: "bookmark", label: "a newer server's entry without words" },
+      { kind: "reset", text: "" },
+    ],
+  });
+  const turns = turnsFromTranscript(transcript, counter());
+  assert.deepEqual(
+    turns.map((turn) => [turn.prompt, turn.status, turn.items]),
+    [
+      ["", "done", [{ kind: "note", text: "5 turns compacted into a summary, said by the server" }]],
+      ["", "done", [{ kind: "note", text: "the conversation started over here, said by the server" }]],
+      ["", "done", [{ kind: "note", text: "rewound to before turn 3, said by the server" }]],
+    ],
+  );
+  assert.match(renderTurn(turns[1]), /<div class="note">the conversation started over here, said by the server<\/div>/);
+});
+
 test("a stored conversation becomes turns: tools, reply, cancelled, error, compaction", () => {
   const transcript = toTranscriptResult({
     id: "c1",
@@ -149,7 +173,8 @@ test("a stored conversation becomes turns: tools, reply, cancelled, error, compa
   assert.equal(transcript.entries.length, 4, "entries of unknown kinds or without a prompt are skipped");
   const turns = turnsFromTranscript(transcript, counter());
   assert.deepEqual(turns.map((turn) => [turn.id, turn.status]), [[1, "done"], [2, "done"], [3, "cancelled"], [4, "error"]]);
-  assert.match(renderTurn(turns[0]), /<section class="compaction"[^>]*><div class="note">5 earlier turns compacted into a summary<\/div>/);
+  // an older server's compaction entry, without its words: worded here
+  assert.match(renderTurn(turns[0]), /<section class="compaction"[^>]*><div class="note">5 turns compacted into a summary<\/div>/);
   const done = renderTurn(turns[1]);
   assert.match(done, /Edited hello.txt/);
   assert.match(done, /<strong>hello.txt<\/strong>/);

@@ -9,8 +9,9 @@
 --- A turn's plan is a `[x]`/`[~]`/`[ ]` checklist that each newer `plan` event rewrites where it
 --- stands; the host's `usage` is one dim line at the turn's end.
 --- The server words what it can: a call's `title` (`Read src/app.py`), a result's (`Ran npm
---- test`), the `text` of a `context`/`compacted` note; these are shown as they are, and only what
---- comes without them (an older server's events, stored entries) is worded here. Event types and
+--- test`), the `text` of a `context`/`compacted` note and of a stored compaction, reset or rewind;
+--- these are shown as they are, and only what comes without them (an older server's events and
+--- entries) is worded here. Event types and
 --- entry kinds it does not know are skipped, tool names it does not know (MCP's `server__tool`)
 --- render like built-in ones.
 
@@ -388,15 +389,14 @@ function M.finish_turn(token, err, result)
 end
 
 --- The lines of one stored entry: a turn (its prompt, tool rows with their checks, plan, reply
---- and footer) or a compaction (one dim line); none for a kind this client does not know.
+--- and footer) or any other entry the server words (a compaction, a reset, a rewind: one dim
+--- line of its `text`; an older server's compaction worded here); none for one without words.
 --- @param entry table
 --- @return {[1]: string, [2]: string?}[]
 local function entry_lines(entry)
-  if entry.kind == 'compaction' then
-    local note = M.note_text(entry)
+  if entry.kind ~= 'turn' then
+    local note = (entry.kind == 'compaction' or text_of(entry.text)) and M.note_text(entry)
     return note and { { note, 'ElelemNote' } } or {}
-  elseif entry.kind ~= 'turn' then
-    return {}
   end
   local out = { { prompt_line(entry.prompt), 'ElelemPrompt' } }
   for _, tool in ipairs(type(entry.tools) == 'table' and entry.tools or {}) do
