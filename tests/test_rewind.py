@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pexpect
 import pytest
@@ -32,61 +34,114 @@ def workspace(project):
     return project
 
 
-def as_before(root) -> bool:
-    return (
-        (root / "app.py").read_text() == "x = 1\n"
-        and (root / "old.txt").read_text() == "old\n"
-        and not (root / "renamed.txt").exists()
-        and not (root / "made").exists()
-    )
+BEFORE = {"README.md": "# hello\n", "app.py": "x = 1\n", "old.txt": "old\n"}  # the workspace before the turn
 
 
-async def test_rewind_over_lsp_refuses_an_unsaved_buffer_then_forces_and_survives_a_restart(workspace, start_editor):
+def files(root: Path) -> dict[str, str | None]:
+    """Every file of the workspace (but its .agents) with its text, and every folder (None)."""
+    found: dict[str, str | None] = {}
+    for path in sorted(root.rglob("*")):
+        name = path.relative_to(root).as_posix()
+        if name != ".agents" and not name.startswith(".agents/"):
+            found[name] = path.read_text() if path.is_file() else None
+    return found
+
+
+async def test_rewind_over_lsp_after_a_restart_refuses_an_unsaved_buffer_then_forces_and_puts_every_file_back(
+    workspace, start_editor
+):
     editor = await start_editor(workspace, settings=SCRIPTED)
     answer = await editor.ask("change things")
     assert answer["reply"] == "Changed." and answer["checkpoint"] == 1
-    [listed] = await editor.command("elelem.checkpoints", {})
-    assert listed["turn"] == 1 and listed["prompt"] == "change things"
-    assert {(f["path"], f["change"]) for f in listed["files"]} == {
-        ("app.py", "modified"), ("old.txt", "deleted"), ("renamed.txt", "added"), ("made/new.txt", "added")}
+    await editor.client.shutdown_session()
 
-    editor.open("app.py", "x = 2\ny = 'typed, not saved'\n")
-    refused = await editor.command("elelem.rewind", {"turn": 1})
+    again = await start_editor(workspace, settings=SCRIPTED)  # a new server rewinds what the last one kept
+    buffers = EditorBuffers(again)
+    [listed] = await again.command("elelem.checkpoints", {})
+    assert listed["turn"] == 1 and listed["prompt"] == "change things"
+    assert sorted((f["path"], f["change"]) for f in listed["files"]) == [
+        ("app.py", "modified"), ("made/new.txt", "added"), ("old.txt", "deleted"), ("renamed.txt", "added")]
+
+    buffers.open("app.py", "x = 2\ny = 'typed, not saved'\n")
+    refused = await again.command("elelem.rewind", {"turn": 1})
     assert refused["rewound"] is False
     assert refused["conflicts"] == [{"path": "app.py", "reason": "has unsaved changes in the editor"}]
-    assert (workspace / "renamed.txt").exists()
+    assert again.edits == [] and (workspace / "renamed.txt").read_text() == "old\n"  # nothing was touched
 
     for bad, field in (({"turn": 0}, "turn"), ({"turn": "1"}, "turn"), ({"turn": 1, "files": []}, "files"),
                        ({"turn": 9}, "turn: no checkpoint of turn 9")):
         with pytest.raises(JsonRpcException) as error:
-            await editor.command("elelem.rewind", bad)
+            await again.command("elelem.rewind", bad)
         assert error.value.code == -32602 and field in error.value.message
 
-    forced = await editor.command("elelem.rewind", {"turn": 1, "force": True})
+    forced = await again.command("elelem.rewind", {"turn": 1, "force": True})
     assert forced["rewound"] is True and forced["undo"] is None  # the editor's undo takes it back
-    assert sent_edit(editor) == {
-        ("edit", "app.py", 1, "x = 1\n"), ("create", "old.txt"), ("edit", "old.txt", None, "old\n"),
-        ("delete", "renamed.txt"), ("delete", "made/new.txt")}
-    await editor.client.shutdown_session()
+    [edit] = again.edits
+    assert edit.label == "elelem: rewind to before turn 1"
+    assert sent(again, edit) == [  # by path, in the order the editor applies them: old.txt made before it is written
+        ("edit", "app.py", 1, "x = 1\n"), ("delete", "made/new.txt"), ("create", "old.txt"),
+        ("edit", "old.txt", None, "old\n"), ("delete", "renamed.txt")]
+    assert buffers.texts[again.uri("app.py")] == "x = 1\n"  # the unsaved buffer took the old text
+    assert files(workspace) == BEFORE  # and every file, saved, is as it was before the turn
 
-    again = await start_editor(workspace, settings=SCRIPTED)  # a new server rewinds it as well
-    assert (await again.command("elelem.rewind", {"turn": 1}))["rewound"] is True
-    assert ("edit", "app.py", None, "x = 1\n") in sent_edit(again)
+
+class EditorBuffers:
+    """What an editor does with the server's workspace edits: each change applied in its order to
+    the open buffer (its version checked) or the file, a file created or deleted, then all saved."""
+
+    def __init__(self, editor) -> None:
+        self.editor = editor
+        self.texts: dict[str, str] = {}  # uri -> the open buffer's text
+        editor.answer_edit = self.apply
+
+    def open(self, name: str, text: str) -> None:
+        self.texts[self.editor.open(name, text)] = text
+
+    def apply(self, params: lsp.ApplyWorkspaceEditParams) -> bool:
+        for change in params.edit.document_changes:
+            if isinstance(change, lsp.CreateFile):
+                path = document_path(change.uri)
+                assert change.options.overwrite or not path.exists()
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text("")
+            elif isinstance(change, lsp.DeleteFile):
+                path = document_path(change.uri)
+                assert change.options.ignore_if_not_exists or path.exists()
+                path.unlink(missing_ok=True)
+            else:
+                uri = change.text_document.uri
+                if change.text_document.version is not None:
+                    assert change.text_document.version == self.editor.versions[uri], "an edit of another version"
+                text = self.texts[uri] if uri in self.texts else document_path(uri).read_text()
+                for text_edit in change.edits:
+                    text = text[: offset(text, text_edit.range.start)] + text_edit.new_text + text[offset(text, text_edit.range.end) :]
+                if uri in self.texts:
+                    self.texts[uri] = text
+                document_path(uri).write_text(text)  # saved
+        return True
 
 
-def sent_edit(editor) -> set[tuple]:
-    """The last workspace edit the server sent, as (kind, path, version, new text) for a text edit."""
-    [params] = editor.edits[-1:]
-    assert params.label == "elelem: rewind to before turn 1"
-    changes = set()
+def document_path(uri: str) -> Path:
+    return Path(unquote(urlparse(uri).path))
+
+
+def offset(text: str, position: lsp.Position) -> int:
+    """Where ``position`` (ASCII text: code units are characters) is in ``text``; past the end is its end."""
+    lines = text.splitlines(keepends=True)
+    return min(len(text), sum(len(line) for line in lines[: position.line]) + position.character)
+
+
+def sent(editor, params: lsp.ApplyWorkspaceEditParams) -> list[tuple]:
+    """A workspace edit's changes in order, as (kind, path, version, new text) for a text edit."""
+    changes = []
     for change in params.edit.document_changes:
         if isinstance(change, lsp.TextDocumentEdit):
             [text_edit] = change.edits
-            path = editor.root.joinpath(change.text_document.uri.removeprefix(editor.root.as_uri() + "/"))
-            changes.add(("edit", path.relative_to(editor.root).as_posix(), change.text_document.version, text_edit.new_text))
+            path = document_path(change.text_document.uri).relative_to(editor.root).as_posix()
+            changes.append(("edit", path, change.text_document.version, text_edit.new_text))
         else:
-            path = change.uri.removeprefix(editor.root.as_uri() + "/")
-            changes.add((type(change).__name__.removesuffix("File").lower(), path))
+            path = document_path(change.uri).relative_to(editor.root).as_posix()
+            changes.append((type(change).__name__.removesuffix("File").lower(), path))
     return changes
 
 
@@ -112,7 +167,7 @@ def test_elelem_lsp_rewind_lists_refuses_a_change_made_since_and_forces(workspac
     forced = rewind(workspace, "1", "--force")
     assert forced.returncode == 0, forced.stderr
     assert "restored app.py" in forced.stdout and "deleted  renamed.txt" in forced.stdout
-    assert as_before(workspace)
+    assert files(workspace) == BEFORE
     unknown = rewind(workspace, "7")
     assert unknown.returncode == 2 and "no checkpoint of turn 7" in unknown.stderr
 
@@ -142,7 +197,7 @@ def test_chat_rewinds_the_files_and_the_conversation_asking_before_overwriting_a
     child.sendline("y")
     child.expect("rewound turn 1 and the conversation:")
     child.expect("elelem> ")
-    assert as_before(workspace)
+    assert files(workspace) == BEFORE
     child.sendline("/context")
     child.expect("elelem> ")
     assert "change things" not in child.before
