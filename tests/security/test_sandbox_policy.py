@@ -224,21 +224,23 @@ exit 0
 """
 
 
-def test_where_the_kernel_refuses_the_overlay_the_probe_chooses_a_read_only_tmp(tmp_path, monkeypatch):
-    fake = tmp_path / "bwrap"
-    fake.write_text(FAKE_BWRAP)
+def fake_bwrap(folder: Path, script: str, monkeypatch) -> str:
+    """A program standing in for bubblewrap on Linux (the real one works here), running ``script``."""
+    fake = folder / "bwrap"
+    fake.write_text(script)
     fake.chmod(0o755)
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.setattr(sandbox, "bwrap_program", lambda: str(fake))
-    assert sandbox.probe.__wrapped__() == Available("bubblewrap", str(fake), tmp_overlay=False)
+    return str(fake)
+
+
+def test_where_the_kernel_refuses_the_overlay_the_probe_chooses_a_read_only_tmp(tmp_path, monkeypatch):
+    fake = fake_bwrap(tmp_path, FAKE_BWRAP, monkeypatch)
+    assert sandbox.probe.__wrapped__() == Available("bubblewrap", fake, tmp_overlay=False)
 
 
 def test_where_bubblewrap_fails_altogether_the_probe_says_why(tmp_path, monkeypatch):
-    fake = tmp_path / "bwrap"
-    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2; exit 1\n")
-    fake.chmod(0o755)
-    monkeypatch.setattr(sys, "platform", "linux")
-    monkeypatch.setattr(sandbox, "bwrap_program", lambda: str(fake))
+    fake_bwrap(tmp_path, "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2; exit 1\n", monkeypatch)
     assert sandbox.probe.__wrapped__() == Available(None, why_not="bubblewrap does not work here: bwrap: No permissions to create new namespace")
 
 
