@@ -90,7 +90,8 @@ async def test_under_budget_nothing_is_left_out_and_nothing_is_said(ws):
 
 
 async def test_a_large_tool_result_is_cut_with_a_marker_and_the_model_told(ws, tmp_path):
-    (tmp_path / "big.txt").write_text("line of text\n" * 4000)  # 4,000 matching lines, 200 of them shown by grep
+    # 4,000 matching lines, so long that even the matches grep shows for the room left are too many
+    (tmp_path / "big.txt").write_text(("line of text " + "x" * 300 + "\n") * 4000)
     provider = Recording(reads={1: "big.txt"}, tool="grep")
     session = Session(provider, ws)
     session.context_setting = 8000
@@ -101,8 +102,10 @@ async def test_a_large_tool_result_is_cut_with_a_marker_and_the_model_told(ws, t
     assert result["role"] == "tool"
     assert estimate_tokens(result["content"]) <= (8000 - session._reserve(tools)) // 4
     answer = json.loads(result["content"])  # still the tool's JSON: its list of matches is what was cut
-    assert answer["ok"] is True and 0 < len(answer["matches"]) < 200 and answer["matches_found"] == 4000
-    assert answer["shortened"].endswith(f"{200 - len(answer['matches'])} of 200 matches cut to fit the context window]")
+    shown = answer["matches_shown"]
+    assert answer["ok"] is True and 0 < len(answer["matches"]) < shown < 200 and answer["matches_found"] == 4000
+    assert answer["more"].startswith(f"{shown} of 4000 matching lines shown: narrow the pattern")
+    assert answer["shortened"].endswith(f"{shown - len(answer['matches'])} of {shown} matches cut to fit the context window]")
     [context] = [e for e in events if e["type"] == "context"]
     assert (context["leftOut"], context["shortened"]) == (0, 1)
     assert sent_tokens(messages, tools) <= 8000
@@ -232,3 +235,22 @@ async def test_over_many_turns_the_prompt_and_the_latest_turns_stay_and_the_olde
         assert len(kept) >= min(n, 2)  # at least the last two, however small the window
         replies = [m["content"] for m in messages if m["role"] == "assistant"]
         assert len(replies) == len(kept) and all(r.startswith("reply ") for r in replies)
+
+
+@pytest.mark.parametrize(("budget", "fewer"), [(2000, True), (32_000, False)])
+async def test_greps_matches_shrink_with_the_room_left_and_the_result_says_how_to_see_more(ws, tmp_path, budget, fewer):
+    (tmp_path / "big.txt").write_text("line of text\n" * 4000)
+    provider = Recording(reads={1: "big.txt"}, tool="grep")
+    session = Session(provider, ws)
+    session.context_setting = budget
+    events = []
+    await session.turn("search the big file", events.append)
+    messages, tools = provider.sent[-1]
+    answer = json.loads(messages[-1]["content"])
+    assert (answer["matches_shown"] < 200) == fewer and len(answer["matches"]) == answer["matches_shown"]
+    assert answer["more"] == (
+        f"{answer['matches_shown']} of 4000 matching lines shown: narrow the pattern, path or glob to see the others, "
+        "or read a file with offset at a match"
+    )
+    assert "shortened" not in answer and not [e for e in events if e["type"] == "context"]  # sized, not cut blind
+    assert sent_tokens(messages, tools) <= budget

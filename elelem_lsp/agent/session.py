@@ -221,8 +221,12 @@ class Session:
         """The provider's true window, when it can look it up (its optional ``context_window()``: a
         server's own context, a local model's file); a failed lookup leaves the known windows."""
         look_up = getattr(self.provider, "context_window", None)
-        if callable(look_up):
+        if not callable(look_up):
+            return
+        try:
             self.served_window = await look_up()
+        except Exception as error:  # the turn goes on with the known windows; a fetch says what is wrong
+            log.info("could not learn the model's window: %s", error)
 
     async def messages(self) -> list[Message]:
         """The conversation as a provider sees it at the start of a turn (the earlier images left out

@@ -307,6 +307,16 @@ def wire_of(path: str) -> str | None:
     return None
 
 
+def looks_up(method: str, path: str) -> bool:
+    """Whether a request asks what the server serves (its models, their window) rather than for an answer."""
+    return (method == "GET" and path.endswith(("/models", "/props"))) or path == "/api/show"
+
+
+def model_requests(requests: list["Recorded"]) -> list["Recorded"]:
+    """The requests for the model's answers: not its lookups, nor Google's token endpoint."""
+    return [r for r in requests if r.path != "/token" and not looks_up(r.method, r.path)]
+
+
 class QuietServer(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -361,7 +371,8 @@ class FakeModelServer:
         path = handler.path
         headers = {k.lower(): v for k, v in handler.headers.items()}
         self.requests.append(Recorded(handler.command, path, headers, body))
-        reply = self.replies.popleft() if self.replies else self.route(handler.command, path, headers, body)
+        queued = self.replies and not looks_up(handler.command, path)  # a queued reply is for the model's answer
+        reply = self.replies.popleft() if queued else self.route(handler.command, path, headers, body)
         self.send(handler, echo_credential(reply, headers, path))
 
     def route(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Reply:

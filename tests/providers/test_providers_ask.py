@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .fake_model_server import json_error, refreshable_credentials
+from .fake_model_server import json_error, model_requests, refreshable_credentials
 
 READ_RESULT = '{"path":"README.md","total_lines":1,"lines":[1,1],"content":"1\\t# hello","ok":true}'
 
@@ -66,9 +66,10 @@ def test_read_then_answer_through_ask(project, tmp_path, fake_server):
     assert run.returncode == 0, run.stderr
     assert run.stdout == f"the tool said: {READ_RESULT}\n"
     assert "+ Read README.md → 1 line\n" in run.stderr
-    assert [r.path for r in fake_server.requests] == ["/v1/chat/completions"] * 2
-    assert fake_server.requests[0].json["messages"][-1]["content"] == "what is in the readme?"
-    assert json.loads(tool_result_sent(fake_server.requests[1])) == json.loads(READ_RESULT)
+    answers = model_requests(fake_server.requests)  # a server of one's own is also asked its window
+    assert [r.path for r in answers] == ["/v1/chat/completions"] * 2
+    assert answers[0].json["messages"][-1]["content"] == "what is in the readme?"
+    assert json.loads(tool_result_sent(answers[1])) == json.loads(READ_RESULT)
 
 
 def test_http_error_is_the_reply_and_a_non_zero_exit(project, tmp_path, fake_server):

@@ -274,7 +274,9 @@ def test_vertex_global_region_uses_the_global_host():
 
 async def test_ollama_sends_the_api_chat_body():
     capture = Capture(OLLAMA_DONE, content_type="application/x-ndjson")
-    provider = OllamaProvider("qwen3:8b", host="gpu-box", temperature=0.2, max_tokens=64, transport=capture.transport)
+    provider = OllamaProvider(
+        "qwen3:8b", host="gpu-box", temperature=0.2, max_tokens=64, num_ctx=8192, transport=capture.transport
+    )
     await provider.fetch(MESSAGES, TOOLS, lambda e: None)
     assert str(capture.last.url) == "http://gpu-box:11434/api/chat"
     expected = (
@@ -285,7 +287,7 @@ async def test_ollama_sends_the_api_chat_body():
         r'{"function":{"name":"list","arguments":{"path":"."}}}]},'
         r'{"role":"tool","content":"{\"ok\":true,\"content\":\"# Café\"}","tool_name":"read"},'
         r'{"role":"tool","content":"{\"ok\":true,\"entries\":[\"café.md\"]}","tool_name":"list"}],'
-        r'"tools":' + OPENAI_TOOLS + r',"stream":true,"options":{"temperature":0.2,"num_predict":64}}'
+        r'"tools":' + OPENAI_TOOLS + r',"stream":true,"options":{"temperature":0.2,"num_predict":64,"num_ctx":8192}}'
     )
     assert capture.last.content == expected.encode()
 
@@ -308,11 +310,14 @@ async def test_ollama_think_setting_is_sent(monkeypatch, value, sent):
     from elelem_lsp.providers.remote.ollama import factory
 
     monkeypatch.setenv("OLLAMA_THINK", value)
+    monkeypatch.setenv("OLLAMA_NUM_CTX", "4096")
     capture = Capture(OLLAMA_DONE, content_type="application/x-ndjson")
     provider = factory(model="qwen3:8b")
     provider.transport = capture.transport
     await provider.fetch([{"role": "user", "content": "hi"}], [], lambda e: None)
-    assert capture.last.content == b'{"model":"qwen3:8b","messages":[{"role":"user","content":"hi"}],"stream":true,' + sent + b"}"
+    assert capture.last.content == (
+        b'{"model":"qwen3:8b","messages":[{"role":"user","content":"hi"}],"stream":true,' + sent + b',"options":{"num_ctx":4096}}'
+    )
 
 
 def test_ollama_think_setting_is_checked(monkeypatch):

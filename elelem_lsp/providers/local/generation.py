@@ -15,6 +15,7 @@ read text only: a conversation with images is refused before any work.
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import importlib.util
 import os
@@ -188,6 +189,12 @@ class LocalProvider:
         None until the first fetch loads the model (the session then uses its fallback)."""
         model = self.generator.loaded_model
         return max(model.context_length - self.max_tokens, 1) if model else None
+
+    async def context_window(self) -> int:
+        """The model file's own context, in tokens: the model loaded (off the event loop) to read it,
+        so that the session sizes the first turn's prompt to it and counts with its tokenizer."""
+        model = await asyncio.to_thread(lambda: self.generator.model)
+        return model.context_length
 
     def count_tokens(self, text: str) -> int:
         """The model's own count once it is loaded, the estimate before."""

@@ -16,6 +16,7 @@ path. ``ELELEM_LLAMA_CTX`` (default 4096), ``ELELEM_LLAMA_THREADS`` and
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from collections.abc import Callable
@@ -87,6 +88,12 @@ class LlamaCppProvider:
     def context_tokens(self) -> int:
         """What a prompt may take of ``n_ctx``, leaving room for the reply."""
         return max(self.context - self.max_tokens, 1)
+
+    async def context_window(self) -> int:
+        """``n_ctx``, with the model loaded (off the event loop) so that even the first turn is
+        counted by its own tokenizer, not the estimate."""
+        await asyncio.to_thread(lambda: self.llm)
+        return self.context
 
     def count_tokens(self, text: str) -> int:
         """llama.cpp's own count once the model is loaded, the estimate before."""

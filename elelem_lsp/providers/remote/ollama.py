@@ -8,6 +8,12 @@ conversation's length and the call's position. Tool results go back with
 ``tool_name`` instead of ``tool_call_id``. Images of a user message or tool
 result go as ``images`` (base64) on it; the final line's ``prompt_eval_count`` and
 ``eval_count`` are the ``usage`` event.
+
+Ollama runs a model with its own default window unless a request sets ``options.num_ctx``, and
+drops what does not fit without a word; so every request sets it: ``OLLAMA_NUM_CTX``, else the
+model's own context from ``/api/show`` bounded by the machine's memory (``served_window``), else
+the family's known window under the same bound. ``context_window()`` says it to the session, whose
+budget then keeps every prompt within it.
 """
 
 from __future__ import annotations
@@ -17,13 +23,17 @@ from typing import Any
 import httpx
 
 from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
+from ..environment import positive_number
 from ..images import image_data
 from ..shaping import ToolCalls, Usage
+from ..windows import model_window
 from .http import Transport, env, ndjson_lines, open_response, origin, stream_failure
+from .served_window import memory_cap, ollama_window
 from .warm import PreparesHTTP
 
 DEFAULT_HOST = "localhost:11434"
 DEFAULT_MODEL = "gpt-oss:latest"
+UNKNOWN_WINDOW = 8_192  # num_ctx for a model neither the server nor the known windows say anything of
 
 
 def host_url(host: str) -> str:
@@ -81,10 +91,13 @@ class OllamaProvider(PreparesHTTP):
         temperature: float | None = None,
         max_tokens: int | None = None,
         think: bool | str | None = None,
+        num_ctx: int | None = None,
         transport: Transport | None = None,
     ) -> None:
         self.model = model
-        self.url = f"{host_url(host)}/api/chat"
+        self.host = host_url(host)
+        self.url = f"{self.host}/api/chat"
+        self.num_ctx = num_ctx  # the window every request asks for: OLLAMA_NUM_CTX, else looked up once
         self.think = think
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -106,8 +119,17 @@ class OllamaProvider(PreparesHTTP):
             body["options"] = options
         return body
 
+    async def context_window(self) -> int:
+        """The window the model runs with, in tokens (``num_ctx``): the setting, else the model's own
+        (``/api/show``) or its family's, bounded by what the machine's memory sensibly holds."""
+        if self.num_ctx is None:
+            own = await ollama_window(self.host, self.model, self.transport)
+            self.num_ctx = min(own or model_window(self.model) or UNKNOWN_WINDOW, memory_cap())
+        return self.num_ctx
+
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
-        body = self.request_body(messages, tools)
+        body = self.request_body(messages, tools)  # a bad image is refused here, before any request
+        body.setdefault("options", {})["num_ctx"] = await self.context_window()  # every request says its window
         async with open_response(
             "POST", self.url, body=body, headers={"accept": "application/x-ndjson"}, transport=self.transport
         ) as response:
@@ -161,4 +183,5 @@ def factory(model: str | None = None, temperature: float | None = None, max_toke
         temperature=temperature,
         max_tokens=max_tokens,
         think=think_from_env(),
+        num_ctx=positive_number("OLLAMA_NUM_CTX", 0, int, "a whole number") or None,
     )

@@ -9,7 +9,9 @@ the ``usage`` of the last chunk (asked for with ``stream_options.include_usage``
 where the server takes it) as one ``usage`` event. Images of user messages go as
 ``image_url`` content parts with ``data:`` URLs when the server is declared to take
 them (``images``), else the fetch is refused before any request; those of tool
-results in a user message after them.
+results in a user message after them. A server of one's own (``window_lookup``: a local preset, or
+an ``OPENAI_BASE_URL`` of one's own) is asked the window it serves (``served_window``: vLLM's
+``max_model_len``, llama.cpp's ``n_ctx``), which the session's budget then keeps to.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from .http import (
     sse_events,
     stream_failure,
 )
+from .served_window import openai_window
 from .warm import PreparesHTTP
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -57,12 +60,14 @@ class OpenAIProvider(PreparesHTTP):
         images: bool = True,
         images_hint: str = "set OPENAI_IMAGES=true if its model reads them",
         stream_usage: bool = True,
+        window_lookup: bool = False,
         transport: Transport | None = None,
     ) -> None:
         self.name = name  # as the person chose it (-p), for the refusal of images
         self.images = images  # whether the server reads image content parts
         self.images_hint = images_hint  # how to declare that it does
         self.stream_usage = stream_usage  # whether the server takes stream_options.include_usage
+        self.window_lookup = window_lookup  # whether to ask the server the window it serves
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.url = endpoint or f"{self.base_url}/chat/completions"
@@ -104,6 +109,13 @@ class OpenAIProvider(PreparesHTTP):
             raise ProviderError(f"no model set and {origin(self.base_url)} lists none: set {self.model_env} or pass --model")
         self.model = ids[0]
         return self.model
+
+    async def context_window(self) -> int | None:
+        """The window the server publishes for its model (looked up once), None when it says none
+        or it is a service whose windows are the known ones."""
+        if not self.window_lookup:
+            return None
+        return await openai_window(self.base_url, await self.served_model(), self.headers(), self.transport)
 
     async def fetch(self, messages: list[Message], tools: list[ToolDefinition], emit: Emit) -> None:
         if not self.images:
@@ -188,6 +200,7 @@ def factory(model: str | None = None, temperature: float | None = None, max_toke
         base_url=base_url,
         api_key=env("OPENAI_API_KEY"),
         key_required=base_url.rstrip("/") == DEFAULT_BASE_URL,
+        window_lookup=base_url.rstrip("/") != DEFAULT_BASE_URL,
         temperature=temperature,
         max_tokens=max_tokens,
         images=flag("OPENAI_IMAGES", True),

@@ -70,4 +70,5 @@ def factory(
         images=flag(variable(preset, "IMAGES"), settings.images),
         images_hint=f"set {variable(preset, 'IMAGES')}=true if its model reads them",
         stream_usage=settings.stream_usage,
+        window_lookup=settings.local,  # a server of one's own says the window it was started with
     )
