@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_directory_read import FOLDER_ANSWER, SCRIPT
-
 from scaffold import write_script
+from test_directory_read import FOLDER_ANSWER, SCRIPT
 
 
 async def test_over_acp_the_turn_goes_on_after_a_folder_is_read(scripted_project: Path, start_agent):
