@@ -49,6 +49,7 @@ class FimServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # as model servers do: each piece leaves when written
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -59,6 +60,8 @@ class FimServer:
 
             def do_GET(self) -> None:
                 listing = json.dumps({"object": "list", "data": [{"id": "served-coder", "object": "model"}]}).encode()
+                if self.path == "/stats":  # for bench/completion.py, which runs the server in a process of its own
+                    listing = json.dumps({"requests": len(server.requests), "finished": server.finished, "closed": server.closed}).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(listing)))
@@ -156,3 +159,9 @@ class FimServer:
             final = line("", True) | {"done_reason": "stop", "total_duration": 1, "prompt_eval_count": 26, "eval_count": len(pieces)}
             return frames + [ndjson(final)], "application/x-ndjson"
         raise AssertionError(f"the fake FIM server has no route {path}")
+
+
+if __name__ == "__main__":  # python fim_server.py '["x", " + 1"]': serve until stdin closes, the URL on stdout
+    server = FimServer(answer=json.loads(sys.argv[1]) if len(sys.argv) > 1 else ["x"]).start()
+    print(server.url, flush=True)
+    sys.stdin.read()
