@@ -15,9 +15,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -94,7 +96,7 @@ class Session:
             return None
 
     async def start(self) -> None:
-        env = {**__import__("os").environ, "LLAMACPP_BASE_URL": f"{self.url}/v1"}
+        env = {**os.environ, "LLAMACPP_BASE_URL": f"{self.url}/v1"}
         await self.client.start_io(sys.executable, "-m", "elelem_lsp", "serve", env=env, cwd=str(self.folder))
         await self.client.initialize_async(
             lsp.InitializeParams(
@@ -105,7 +107,9 @@ class Session:
         )
         self.client.initialized(lsp.InitializedParams())
         self.client.text_document_did_open(
-            lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=self.uri, language_id="python", version=1, text=""))
+            lsp.DidOpenTextDocumentParams(
+                text_document=lsp.TextDocumentItem(uri=self.uri, language_id="python", version=1, text="")
+            )
         )
 
     @property
@@ -150,13 +154,13 @@ def stats(url: str) -> dict[str, int]:
     return httpx.get(f"{url}/stats").json()
 
 
-async def through_server(session: Session, runs: int, prefix: str, template: str) -> list[float]:
+async def through_server(session: Session, runs: int, template: str) -> list[float]:
+    """Each request at the end of a new text (no answer to reuse), after a pause."""
     samples = []
     for number in range(runs + 5):
         text = template.format(number=number)
         session.type(text)
-        line = text.count("\n")
-        elapsed, items = await session.complete(line, len(text.split("\n")[-1]) if not prefix else len(prefix.format(number=number)))
+        elapsed, items = await session.complete(text.count("\n"), len(text.split("\n")[-1]))
         assert items, f"no suggestion for {text!r}"
         await asyncio.sleep(0.2)  # a pause: the next request is not within a burst
         if number >= 5:
@@ -169,8 +173,6 @@ async def main() -> None:
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--memory", type=int, default=10000)
     options = parser.parse_args()
-    import tempfile
-
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         for name, answer, template, end in (
@@ -181,7 +183,7 @@ async def main() -> None:
             session = Session(folder, url)
             await session.start()
             try:
-                ours = await through_server(session, options.runs, "", template)
+                ours = await through_server(session, options.runs, template)
                 floor = await direct(url, options.runs, end)
                 print(f"{name:12} request → item:  ours {figures(ours)}   direct {figures(floor)}   "
                       f"median over direct {statistics.median(ours) - statistics.median(floor):+.2f} ms")  # fmt: skip
