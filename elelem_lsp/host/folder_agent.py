@@ -1,13 +1,13 @@
-"""FolderAgent: the agent of one workspace folder, owning its settings, conversation, session,
-running turn and MCP servers.
+"""FolderAgent: the agent of one workspace folder, bridging a face to the folder's settings,
+session, running turn, current conversation and MCP servers, each kept by a part.
 
 It resolves the folder's settings from what the face supplies (reporting bad values once,
 limiting an untrusted folder), builds the session with the provider its ``provider_choice``
-picks and says once where the pick came from when the environment made it, continues its
-conversation from disk and stores each turn as it ends (``conversations``) with its tokens and
-cost (``usage``) and the model's plan (the ``plan`` tool's, sent on as a ``plan`` event), runs one turn at
-a time (compacting first when the folder asks to: ``compaction``; each checkpointed, its files
-kept to rewind it: ``turn_checkpoints``) and shows a plain client the turn it cannot see.
+picks (saying once where the pick came from when the environment made it), continues its
+conversation (``current_conversation``) and stores each turn as it ends with its tokens and
+cost (``usage``) and the model's plan (the ``plan`` tool's, sent on as a ``plan`` event), runs one
+turn at a time (compacting first when the folder asks to: ``compaction``; each checkpointed, its
+files kept to rewind it: ``turn_checkpoints``) and shows a plain client the turn it cannot see.
 ``ready()`` readies all of it for a turn. The operations on stored conversations are
 ``stored``, those on checkpoints ``rewinding``; the host keeps one agent per folder.
 """
@@ -22,8 +22,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..agent.bridge import run_in_thread
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS
 from ..agent.check import CheckSettings
@@ -31,14 +29,14 @@ from ..agent.editor_tools import EditorTools
 from ..agent.messages import Image, Message, Provider, ProviderError
 from ..agent.redaction import redact_error
 from ..agent.session import Session, TurnResult
-from ..agent.toolbox import Toolbox, describe
+from ..agent.toolbox import Toolbox
 from ..providers.windows import model_window
 from .compaction import Compaction
 from .conversations import Asked, ToolLog, now, turn_entry
 from .current_conversation import CurrentConversation
-from .frontend import BadRequest, Frontend, Refused
+from .frontend import Frontend, Refused
 from .mcp import McpServers
-from .provider_choice import Choice, ProviderChoice
+from .provider_choice import Choice, ProviderChoice, model_of
 from .settings import Settings, parse_settings, settings_secrets, within_trust
 from .transcript import TurnRecord, preview, write_transcript
 from .turn_checkpoints import TurnCheckpoints
@@ -396,18 +394,7 @@ class FolderAgent:
 
     def attach_mcp_servers(self, servers: dict[str, Any]) -> None:
         """Servers a face got from its protocol, in the ``mcpServers`` settings' shape."""
-        try:
-            configs = Settings.model_validate({"mcpServers": servers}).mcp_servers
-        except ValidationError as error:
-            raise BadRequest(f"mcpServers: {describe(error)}") from None
-        self.mcp.attach(configs)
-
-
-def model_of(provider: Any, chosen: str | None) -> str | None:
-    """The model the provider runs: its ``model`` when that is a name (the choice names none when
-    the provider's default is used), else the one chosen."""
-    model = getattr(provider, "model", None)
-    return model if isinstance(model, str) and model else chosen
+        self.mcp.attach(servers)
 
 
 def turn_result(provider: str, model: str | None, result: TurnResult, checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:

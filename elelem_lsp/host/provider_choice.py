@@ -121,6 +121,13 @@ class ProviderChoice:
         return implementation("openai-chat" if declared else choice.name)
 
 
+def model_of(provider: Any, chosen: str | None) -> str | None:
+    """The model the provider runs: its ``model`` when that is a name (the choice names none when
+    the provider's default is used), else the one chosen."""
+    model = getattr(provider, "model", None)
+    return model if isinstance(model, str) and model else chosen
+
+
 def declared_factory(declared: DeclaredProvider):
     """A factory for a provider declared in settings; the key only ever comes from the environment."""
 

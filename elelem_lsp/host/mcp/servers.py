@@ -11,9 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ...agent.messages import ToolDefinition
-from ...agent.toolbox import ToolSource, count, failure, line_count
-from ..frontend import Frontend, Level
+from ...agent.toolbox import ToolSource, count, describe, failure, line_count
+from ..frontend import BadRequest, Frontend, Level
 from ..permission import allow_mcp_tool
 from ..settings import McpServerConfig, Settings
 from .calls import outcome, schema_problem, shown_call
@@ -157,9 +159,13 @@ class McpServers(ToolSource):
         return count(line_count(result.get("content", "")), "line") + cut
 
     # -- what a front end asks -------------------------------------------------------
-    def attach(self, servers: dict[str, McpServerConfig]) -> None:
-        """Servers a front end got from its protocol (ACP's ``session/new``), beside the settings'."""
-        self.attached = dict(servers)
+    def attach(self, servers: dict[str, Any]) -> None:
+        """Servers a front end got from its protocol (ACP's ``session/new``), in the ``mcpServers``
+        settings' shape, beside the settings'; BadRequest naming what is wrong with them."""
+        try:
+            self.attached = Settings.model_validate({"mcpServers": servers}).mcp_servers
+        except ValidationError as error:
+            raise BadRequest(f"mcpServers: {describe(error)}") from None
 
     def status(self) -> list[dict[str, Any]]:
         states = {name: c.status() for name, c in self.connections.items()}
