@@ -126,6 +126,16 @@ class CompletionEngine:
     def accept(self, item: str, chars: int | None) -> bool:
         return self.acceptances.accept(item, chars)
 
+    def private(self, key: str, root: Path, path: Path, exclude: list[str]) -> bool:
+        """Whether the folder's rules keep ``path`` from any model (next edit asks it too)."""
+        return self._folder(key, root).privacy.private(path, exclude)
+
+    def _folder(self, key: str, root: Path) -> _Folder:
+        folder = self.folders.get(key)
+        if folder is None:
+            folder = self.folders[key] = _Folder(PrivateFiles(root))
+        return folder
+
     def counts(self, folder: str) -> dict[str, Any]:
         known = self.folders.get(folder)
         return (known.counts if known else Counts()).summary()
@@ -133,9 +143,7 @@ class CompletionEngine:
     # -- the stages ---------------------------------------------------------------------
     async def _complete(self, ask: Ask, started: float, since_last: float) -> Suggestion | None:
         settings = await ask.folder.settings()
-        folder = self.folders.get(ask.folder.key)
-        if folder is None:
-            folder = self.folders[ask.folder.key] = _Folder(PrivateFiles(ask.folder.root))
+        folder = self._folder(ask.folder.key, ask.folder.root)
         if ask.path is not None and folder.privacy.private(ask.path, settings.exclude):
             return None
         text = ask.document.text

@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field
 
 from ..agent.sandbox import SandboxPolicy
 from ..completion.settings import CompletionSettings
+from ..nextedit.settings import NextEditSettings
 
 
 class DeclaredProvider(BaseModel):
@@ -119,6 +120,7 @@ class Settings(BaseModel):
     sandbox_network: bool = Field(default=False, alias="sandboxNetwork")
     sandbox_writable: list[str] = Field(default_factory=list, alias="sandboxWritable")
     completion: CompletionSettings = Field(default_factory=CompletionSettings)  # ghost text (elelem_lsp/completion)
+    next_edit: NextEditSettings = Field(default_factory=NextEditSettings, alias="nextEdit")  # elelem_lsp/nextedit
 
     def sandbox_policy(self, root: Path) -> SandboxPolicy:
         """The command sandbox these settings ask for in the folder ``root`` (writable folders from it or ``~``)."""

@@ -22,6 +22,7 @@ from ..host.frontend import BadRequest, Refused
 from ..host.images import check_image_type, decode_image
 from .completion import HasCompletions, InlineCompletions
 from .documents import describe_location, editor_context
+from .next_edit import HasNextEdits
 from .router import LspRouter
 
 UINTEGER_MAX = 2**31 - 1  # LSP's uinteger, the type of a position's line and character
@@ -213,7 +214,8 @@ async def compact(router: LspRouter, args: FolderArguments) -> dict[str, Any]:
 
 async def context(router: LspRouter, args: FolderArguments) -> dict[str, Any]:
     agent = router.agent_for(args.uri)
-    return await agent.context() | {"completion": completions(router).counts(agent)}
+    next_edits = cast(HasNextEdits, router.server).next_edit
+    return await agent.context() | {"completion": completions(router).counts(agent), "nextEdit": next_edits.summary(agent)}
 
 
 async def completion_accepted(router: LspRouter, args: AcceptedArguments) -> dict[str, Any]:

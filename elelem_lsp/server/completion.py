@@ -44,10 +44,10 @@ class InlineCompletions:
             from ..completion.engine import CompletionEngine
 
             self._engine = CompletionEngine()
-            self._engine.on_failure = self._log
+            self._engine.on_failure = self.log
         return self._engine
 
-    def _log(self, message: str) -> None:
+    def log(self, message: str) -> None:
         self.router.server.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning, message=message))
 
     # -- documents --------------------------------------------------------------------
@@ -76,7 +76,7 @@ class InlineCompletions:
         """The suggestion as a completion item, for clients without inline completion (``completion.menu``)."""
         empty = lsp.CompletionList(is_incomplete=True, items=[])
         agent = self.router.agent_for(params.text_document.uri)
-        if not (await self._settings(agent)).menu:
+        if not (await self.settings_of(agent)).menu:
             return empty
         suggestion = await self._suggest(params.text_document.uri, params.position)
         if suggestion is None:
@@ -147,12 +147,12 @@ class InlineCompletions:
         return FolderSource(
             agent.uri,
             agent.root,
-            lambda: self._settings(agent),
-            lambda settings: self._provider(agent, settings),
+            lambda: self.settings_of(agent),
+            lambda settings: self.provider_of(agent, settings),
             lambda: agent.settings.prices,
         )
 
-    async def _settings(self, agent: FolderAgent) -> CompletionSettings:
+    async def settings_of(self, agent: FolderAgent) -> CompletionSettings:
         if not agent.settings_fresh:
             await agent.refresh_settings()
         settings = agent.settings.completion
@@ -161,7 +161,7 @@ class InlineCompletions:
             agent.frontend.show_message("warning", "elelem: " + "; ".join(settings.problems))
         return settings
 
-    def _provider(self, agent: FolderAgent, settings: CompletionSettings) -> tuple[str, Any, str | None]:
+    def provider_of(self, agent: FolderAgent, settings: Any) -> tuple[str, Any, str | None]:
         """The provider the settings name: the folder's own (built once) unless they name another."""
         folder = agent.provider_choice.choice()
         name = settings.provider or folder.name

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import cattrs
@@ -29,6 +29,8 @@ from pygls.exceptions import (
     JsonRpcServerNotInitialized,
 )
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+from pygls.workspace import TextDocument
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +46,9 @@ class ElelemProtocol(LanguageServerProtocol):
         self.asked: dict[Any, str] = {}  # our requests awaiting an answer: id -> method
 
     on_cancel: Callable[[Any], None] = staticmethod(lambda msg_id: None)  # the request's turn is stopped
+    # Told each change with the document's lines before it, when something keeps the recent edits
+    # (next edit, for a client that asked for it); None spares every other client the cost.
+    on_change: Callable[[TextDocument, Sequence[str], Any], None] | None = None
 
     def receive(self, body: bytes) -> None:
         """One frame's body from the editor: handled, or answered with the error it deserves."""
@@ -137,6 +142,23 @@ class ElelemProtocol(LanguageServerProtocol):
         if error is not None and isinstance(error.data, dict) and "traceback" in error.data:
             error.data = None  # how the server failed is its log's business, not the editor's
         super()._send_response(msg_id, result, error)
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams) -> Any:
+        """pygls' own handling, with ``on_change`` told each change and the lines it changed."""
+        if self.on_change is None:
+            yield from super().lsp_text_document__did_change(params)
+            return
+        document = self.workspace.get_text_document(params.text_document.uri)
+        for change in params.content_changes:
+            before = document.lines
+            self.workspace.update_text_document(params.text_document, change)
+            try:
+                self.on_change(document, before, change)
+            except Exception:  # what keeps the edits must not lose the editor's text
+                log.exception("could not note the change of %s", params.text_document.uri)
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         # pygls answers the request but leaves the command's coroutine running.

@@ -25,9 +25,10 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..stop_signals import StopSignals
-from . import actions, framing
+from . import actions, framing, next_edit
 from .completion import InlineCompletions
 from .editor import LspFrontend
+from .next_edit import NextEditBridge
 from .protocol import AnsweredErrors, ElelemProtocol
 from .router import LspRouter
 
@@ -65,6 +66,7 @@ class ElelemServer(LanguageServer):
         self.frontend = LspFrontend(self)
         self.router = LspRouter(self, self.frontend)
         self.completion = InlineCompletions(self.router)
+        self.next_edit = NextEditBridge(self.router, self.completion)
         self.protocol.on_cancel = self.router.cancel_request
         self.preparing: asyncio.Task[None] | None = None
 
@@ -131,6 +133,8 @@ def create_server() -> ElelemServer:
         if params.client_info:
             ls.frontend.client_name = f"{params.client_info.name} {params.client_info.version or ''}".strip()
         ls.frontend.initialization_options = params.initialization_options
+        if ls.next_edit.announced:  # only then are the recent edits kept
+            ls.protocol.on_change = ls.next_edit.changed
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: ElelemServer, params: None) -> None:
@@ -149,10 +153,15 @@ def create_server() -> ElelemServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: ElelemServer, params: lsp.DidCloseTextDocumentParams) -> None:
         ls.completion.closed(params.text_document.uri)
+        ls.next_edit.closed(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: ElelemServer, params: lsp.DidChangeTextDocumentParams) -> None:
         ls.completion.changed(params)  # pygls has applied the change; this notes when and where
+
+    @server.feature(next_edit.NEXT_EDIT)
+    async def suggest_next_edit(ls: ElelemServer, params: Any) -> dict[str, Any] | None:
+        return await ls.next_edit.request(params)
 
     # Registered with options, so that pygls announces it (inlineCompletionProvider).
     @server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
