@@ -299,7 +299,8 @@ class Chat:
             self.terminal.print(f"[{message['role']}] {content}")
 
     def usage(self) -> None:
-        usage = self.command("elelem.context")["usage"]
+        context = self.command("elelem.context")
+        usage = context["usage"]
         window = f" of {usage['contextWindow']:,}" if usage.get("contextWindow") else ""
         cost = f", ${usage['cost']:.4f}" if "cost" in usage else " (no price known for this model)"
         cached = usage.get("conversationCachedInputTokens")
@@ -308,6 +309,9 @@ class Chat:
             f"{f' ({cached:,} read from the cache)' if cached else ''}, "
             f"{usage['conversationOutputTokens']:,} out{cost}; the context holds {usage['contextTokens']:,}{window} tokens"
         )
+        suggestions = context.get("completion") or {}
+        if suggestions.get("shown"):  # ghost text an editor showed from this server (docs/completion.md)
+            self.terminal.print(f"inline completion: {suggestions['text']}")
 
     def reload(self) -> None:
         now = PluginSet.scan(self.client.root)
