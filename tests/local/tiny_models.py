@@ -121,15 +121,69 @@ def weights(config: TinyConfig) -> dict[str, np.ndarray]:
     return tensors
 
 
+# -- a tiny model that calls a tool: weights made by hand, not drawn ---------------------------------
+# Random weights never write a tool call. This model does, through the real token loop of every
+# backend: after the prompt's last line break it writes the two tokens of CALL (a whole <tool_call>),
+# then ends; once the context holds the byte 0xA7 (the "§" of a file name a tool result shows), one
+# attention head finds it and the same line break is followed by DONE instead. One layer: the
+# embedding of each token that matters is its own axis, the feed-forward part is zero.
+# Two pieces: llama-cpp-python reads at most 32 bytes a token back as text.
+CALL = ('<tool_call>{"name":"list",', '"arguments":{}}</tool_call>')
+DONE = "Listed."
+FLAG_BYTE = 0xA7  # the second byte of "§" in UTF-8
+
+
+def tool_caller_vocabulary() -> list[tuple[str, float, int]]:
+    """The tiny vocabulary and two whole pieces the model writes: the call, and its answer after."""
+    return [*vocabulary(), *((piece, -1000.0, NORMAL) for piece in CALL), (DONE, -1000.0, NORMAL)]
+
+
+def tool_caller_weights(config: TinyConfig) -> dict[str, np.ndarray]:
+    """Weights under their GGUF names (rows = outputs) that write CALL, then DONE once it sees the flag."""
+    pieces = [piece for piece, _, _ in tool_caller_vocabulary()]
+    d, h, kv = config.dim, config.hidden_dim, config.n_kv_heads * config.head_size
+    newline, flag = pieces.index("<0x0A>"), pieces.index(f"<0x{FLAG_BYTE:02X}>")
+    call, call_end, done, eos = pieces.index(CALL[0]), pieces.index(CALL[1]), pieces.index(DONE), 2
+    embedding = np.zeros((len(pieces), d), np.float32)
+    for token, axis in ((newline, 0), (flag, 1), (call, 2), (done, 3), (call_end, 4)):
+        embedding[token, axis] = 1.0
+    slow = config.head_size - 2  # the slowest-turning pair of head 0: its score barely moves with distance
+    query, key, value, out = (np.zeros((rows, d), np.float32) for rows in (d, kv, kv, d))
+    query[slow, 0] = key[slow, 1] = 3.0  # a line break's query meets the flag's key, and nothing else
+    value[0, 1] = 1.0
+    out[10, 0] = 0.25  # what head 0 found becomes axis 10 of the stream
+    scores = np.zeros((len(pieces), d), np.float32)
+    scores[call, 0], scores[call, 10] = 10.0, -10.0  # a line break with no flag: the call
+    scores[done, 10] = 10.0  # with the flag: the answer
+    scores[call_end, 2] = 10.0  # the call's second piece after its first
+    scores[eos, 4] = scores[eos, 3] = 10.0  # after the call or the answer: the end
+    ones = np.ones(d, np.float32)
+    tensors = {"token_embd.weight": embedding}
+    for layer in range(config.n_layers):
+        tensors |= {
+            f"blk.{layer}.attn_norm.weight": ones,
+            f"blk.{layer}.attn_q.weight": query if layer == 0 else np.zeros((d, d), np.float32),
+            f"blk.{layer}.attn_k.weight": key if layer == 0 else np.zeros((kv, d), np.float32),
+            f"blk.{layer}.attn_v.weight": value if layer == 0 else np.zeros((kv, d), np.float32),
+            f"blk.{layer}.attn_output.weight": out if layer == 0 else np.zeros((d, d), np.float32),
+            f"blk.{layer}.ffn_norm.weight": ones,
+            f"blk.{layer}.ffn_gate.weight": np.zeros((h, d), np.float32),
+            f"blk.{layer}.ffn_down.weight": np.zeros((d, h), np.float32),
+            f"blk.{layer}.ffn_up.weight": np.zeros((h, d), np.float32),
+        }
+    return tensors | {"output_norm.weight": ones, "output.weight": scores}
+
+
 def write_gguf(path: Path, config: TinyConfig = TinyConfig(), quantize_q8: bool = False,
-               tie_embeddings: bool = False) -> Path:
+               tie_embeddings: bool = False, tool_caller: bool = False) -> Path:
     """The tiny model as a llama GGUF (F32, or Q8_0 for the matrices when ``quantize_q8``).
 
     With ``tie_embeddings`` it has no output matrix: the embedding table scores the next token.
+    With ``tool_caller`` it is the model that calls a tool (``tool_caller_weights``).
     """
     import gguf
 
-    vocab = vocabulary()
+    vocab = tool_caller_vocabulary() if tool_caller else vocabulary()
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_name("elelem tiny llama")
     writer.add_context_length(config.context_length)
@@ -150,7 +204,7 @@ def write_gguf(path: Path, config: TinyConfig = TinyConfig(), quantize_q8: bool 
     writer.add_bos_token_id(1)
     writer.add_eos_token_id(2)
     writer.add_chat_template(CHAT_TEMPLATE)
-    for name, tensor in weights(config).items():
+    for name, tensor in (tool_caller_weights(config) if tool_caller else weights(config)).items():
         if tie_embeddings and name == "output.weight":
             continue
         if quantize_q8 and tensor.ndim == 2:
@@ -165,10 +219,11 @@ def write_gguf(path: Path, config: TinyConfig = TinyConfig(), quantize_q8: bool 
     return path
 
 
-def write_llama2(checkpoint: Path, tokenizer: Path, config: TinyConfig = TinyConfig()) -> tuple[Path, Path]:
+def write_llama2(checkpoint: Path, tokenizer: Path, config: TinyConfig = TinyConfig(),
+                 tool_caller: bool = False) -> tuple[Path, Path]:
     """The same model as a llama2.c checkpoint (run.c's version-0 layout) and tokenizer.bin."""
-    vocab = vocabulary()
-    tensors = weights(config)
+    vocab = tool_caller_vocabulary() if tool_caller else vocabulary()
+    tensors = tool_caller_weights(config) if tool_caller else weights(config)
     layers = range(config.n_layers)
 
     def stacked(kind: str) -> list[np.ndarray]:
