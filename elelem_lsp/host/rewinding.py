@@ -6,13 +6,13 @@ puts back the files (an editor's unsaved buffer counts as a change of its file, 
 is asked for, as an ACP client's; the editor makes the change where it can, so its undo takes it
 back, and the disk takes what it cannot, such as a deletion for an ACP client), and with ``conversation`` the model's history
 too, as a ``rewind`` entry of the stored conversation (nothing stored is deleted). A rewind is
-itself kept as a checkpoint, so that rewinding it undoes it. What names no turn or file is
+itself kept as a checkpoint, so that rewinding it undoes it. The store's work runs on the folder's
+worker, in order with the turns' snapshots. What names no turn or file is
 ``BadRequest``; what cannot be done now is ``Refused``.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,8 @@ async def checkpoints(agent: FolderAgent) -> list[dict[str, Any]]:
     if not agent.settings.checkpoints:
         return []
     try:
-        kept = await asyncio.to_thread(CheckpointStore(agent.root).list)
+        store = CheckpointStore(agent.root)
+        kept = await store.worker.run(store.list)
     except (CheckpointError, OSError) as error:
         raise Refused(f"the checkpoints of {agent.root.name} cannot be read: {error}") from None
     return [checkpoint.describe() for checkpoint in reversed(kept)]
@@ -55,11 +56,11 @@ async def rewind(
     unsaved = agent.turn_checkpoints.unsaved()
     store = CheckpointStore(agent.root)
     try:
-        plan = await asyncio.to_thread(store.plan, turn, files, force=force, current=unsaved.get)
+        plan = await store.worker.run(lambda: store.plan(turn, files, force=force, current=unsaved.get))
         asked = await unsaved_in_editor(agent, [restore.path for restore in plan.restores if restore.path not in unsaved])
         if asked:  # buffers the editor is asked for (an ACP client's): each counts as a change of its file
             unsaved |= asked
-            plan = await asyncio.to_thread(store.plan, turn, files, force=force, current=unsaved.get)
+            plan = await store.worker.run(lambda: store.plan(turn, files, force=force, current=unsaved.get))
         undo = None if plan.conflicts else await apply(agent, store, plan)
     except CheckpointError as error:
         if str(error).startswith(("turn:", "files:")):
@@ -97,7 +98,8 @@ async def apply(agent: FolderAgent, store: CheckpointStore, plan: RewindPlan) ->
     rest = [restore for restore in plan.restores if restore.path not in in_editor]
     if not rest:
         return None
-    return await asyncio.to_thread(apply_kept, store, replace(plan, restores=rest), agent.current.id)
+    kept = replace(plan, restores=rest)
+    return await store.worker.run(lambda: apply_kept(store, kept, agent.current.id))
 
 
 async def restore_open_buffers(agent: FolderAgent, files: dict[str, RestoredFile]) -> dict[str, RestoredFile]:
