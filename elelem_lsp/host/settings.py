@@ -203,7 +203,7 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
     providers (one could send the key its ``apiKeyEnv`` names to any endpoint), no MCP servers
     (each is a command to run or an address to send headers to) and MCP tools asked about at
     least, as commands are; the command sandbox neither off nor widened (no network, no writable
-    folders beyond the workspace). ``provider``
+    folders beyond the workspace); inline completion not turned on for a paid API. ``provider``
     stays: without those it can only name a built-in, a user plugin or an installed package.
     """
     if settings.trusted:
@@ -228,6 +228,8 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
         ignored.append("mcp 'allow' (using 'ask')")
     if settings.sandbox == "off":
         ignored.append("sandbox 'off' (using 'auto')")
+    if settings.completion.enabled:  # a paid API asked at every pause in typing costs the person money
+        ignored.append("completion.enabled (a local provider still completes)")
     limited = settings.model_copy(
         update={
             "workspace_plugins": False,
@@ -241,6 +243,9 @@ def within_trust(settings: Settings) -> tuple[Settings, list[str]]:
             "sandbox": "auto" if settings.sandbox == "off" else settings.sandbox,
             "sandbox_network": False,
             "sandbox_writable": [],
+            "completion": settings.completion.model_copy(
+                update={"enabled": False if settings.completion.enabled is False else None}
+            ),
         }
     )
     return limited, ignored

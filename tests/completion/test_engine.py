@@ -96,3 +96,27 @@ async def test_a_failing_provider_answers_nothing_and_says_why_in_the_log(folder
     folder.configure(api="completions")
     assert await folder.complete("f.py", "x = |") is None
     assert len(folder.failures) == 1 and "cannot connect" in folder.failures[0]
+
+
+async def test_a_paid_model_s_requests_are_priced(fim, folder):
+    folder.use("openai", OpenAIProvider("gpt-4.1-mini", base_url=f"{fim.url}/v1"), "gpt-4.1-mini")
+    folder.configure(api="completions", enabled=True, debounceMs=0)
+    fim.answer = ["total"]
+    await folder.complete("p.py", "x = |")
+    await folder.complete("p.py", "y = |")
+    figures = folder.engine.counts("folder")
+    assert figures["requests"] == 2 and figures["currency"] == "USD" and figures["cost"] > 0
+    assert "$" in figures["text"]
+
+
+async def test_context_is_sized_in_tokens_and_snippets_come_most_recently_edited_first(fim, folder):
+    folder.use("llamacpp", OpenAIProvider("coder", base_url=f"{fim.url}/v1"))
+    folder.configure(api="completions", prefixTokens=20, suffixTokens=16, snippetTokens=200)
+    folder.edit("older.py", "OLDER = 1")
+    folder.edit("newer.py", "NEWER = 2")
+    far = "".join(f"far_{n} = {n}\n" for n in range(50))
+    await folder.complete("main.py", far + "near = 1\nvalue = |\nafter = 1\n" + far)
+    [body] = fim.bodies("/v1/completions")
+    assert body["prompt"].endswith("near = 1\nvalue = ") and "far_1 = 1\n" not in body["prompt"]
+    assert body["suffix"].startswith("\nafter = 1\n") and "far_40" not in body["suffix"]
+    assert body["prompt"].index("NEWER") < body["prompt"].index("OLDER")
