@@ -158,7 +158,9 @@ def test_a_path_the_os_refuses_to_open_is_a_clear_refusal(tmp_path, path):
     results = json.loads(run.stdout)
     for tool, result in zip(TOOLS, results):
         assert result["ok"] is False, (tool, result)
-        refused = "not a folder" if (tool, path) == ("list", "locked.txt") else "Permission denied"
+        refused = {("list", "locked.txt"): "not a folder", ("read", "closed"): "closed is a directory: use list"}.get(
+            (tool, path), "Permission denied"
+        )
         assert refused in result["error"], (tool, result)
         assert "secret" not in json.dumps(result)
     assert (root / "locked.txt").read_text() == "secret a\n"
