@@ -150,7 +150,7 @@ async def test_provider_and_model_are_config_options_and_slash_commands(scripted
     assert (model.id, model.category, model.current_value) == ("model", "model", "default")
     await wait_until(lambda: agent.client.of("available_commands_update"), "the slash commands")
     [commands] = agent.client.of("available_commands_update")
-    assert {c.name for c in commands.available_commands} == {"provider", "model", "reset", "compact", "rewind", "tools"}
+    assert [c.name for c in commands.available_commands] == ["provider", "model", "reset", "compact", "rewind", "tools"]
 
     changed = await agent.conn.set_config_option(config_id="provider", session_id=agent.session_id, value="stub")
     assert changed.config_options[0].current_value == "stub"

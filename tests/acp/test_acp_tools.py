@@ -109,7 +109,7 @@ async def test_confirm_edits_asks_and_a_rejection_leaves_the_file(scripted_proje
     await agent.prompt("edit")
     [(call, options)] = agent.client.permission_requests
     assert call.tool_call_id == "e1"
-    assert {o.kind for o in options} == {"allow_once", "allow_always", "reject_once"}
+    assert [o.kind for o in options] == ["allow_once", "allow_always", "reject_once"]  # as the card shows them
     question, diff = call.content  # what is asked, and what the edit would do
     assert question.content.text == "elelem wants to edit app.py" and call.title is None  # the card keeps "Edit app.py"
     assert (diff.type, diff.path, diff.old_text, diff.new_text) == ("diff", str(path), "a = 1\n", "a = 2\n")
