@@ -5,6 +5,7 @@ forced, a rewind survives a restart and can itself be rewound, and ``checkpoints
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import pytest
@@ -214,8 +215,12 @@ async def test_checkpoints_false_keeps_none(workspace):
         await rewinding.rewind(agent, 1)
 
 
-async def test_on_a_20000_file_tree_the_model_is_asked_before_the_snapshot_ends(workspace):
-    files = make_tree(workspace / "src", 20_000)
+async def test_the_model_is_asked_while_the_snapshot_before_the_turn_still_runs(workspace):
+    """The folder's checkpoint worker is held, so the snapshot before the turn cannot have run: the
+    first model request goes out all the same, and the turn's change still waits for the snapshot
+    (else its checkpoint would hold no change). The figures on a 20,000-file tree:
+    bench/checkpoints.py."""
+    files = make_tree(workspace / "src", 20)
     original = files[0].read_bytes()
     write_script(workspace, [
         [{"type": "record"}, call("write", path="src/pkg000/mod000.py", content="rewritten\n")],
@@ -223,11 +228,16 @@ async def test_on_a_20000_file_tree_the_model_is_asked_before_the_snapshot_ends(
     ])
     host, _ = host_for(workspace)
     agent = host.agents[workspace.as_uri()]
+    held = threading.Event()
+    CheckpointStore(workspace).worker.put(lambda: held.wait(60))
     turn = asyncio.ensure_future(agent.turn("rewrite one file"))
-    await wait_until(lambda: (workspace / ".agents" / "fetches.jsonl").exists(), "the first model request", timeout=60)
-    snapshot = agent.workspace.checkpoint_ready.__self__.before
-    assert not snapshot.done(), "the first model request waited for the snapshot of 20,000 files"
-    answer = await asyncio.wait_for(turn, 300)
+    try:
+        await wait_until(lambda: (workspace / ".agents" / "fetches.jsonl").exists(), "the first model request", timeout=30)
+        snapshot = agent.workspace.checkpoint_ready.__self__.before
+        assert not snapshot.done(), "the first model request waited for the snapshot"
+    finally:
+        held.set()
+    answer = await asyncio.wait_for(turn, 60)
     [listed] = await rewinding.checkpoints(agent)
     assert answer["checkpoint"] == 1 and listed["files"] == [{"path": "src/pkg000/mod000.py", "change": "modified"}]
     assert files[0].read_bytes() == b"rewritten\n"
