@@ -174,8 +174,17 @@ def log_to_stderr(level: str) -> None:
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
 
 
+def leave_out_unused_libraries() -> None:
+    """The servers run on asyncio alone. httpcore imports trio whenever it is installed, and httpx
+    its command-line tool (click, pygments): 4 MB of a server's memory for nothing. ``None`` in
+    ``sys.modules`` makes those imports fail as if the packages were absent, which both expect."""
+    for name in ("trio", "httpx._main"):
+        sys.modules.setdefault(name, None)  # type: ignore[arg-type]
+
+
 def run_serve(args: argparse.Namespace) -> int:
     log_to_stderr(args.log_level)
+    leave_out_unused_libraries()
     from .server.server import create_server
 
     server = create_server()
@@ -193,6 +202,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def run_acp(args: argparse.Namespace) -> int:
     log_to_stderr(args.log_level)
+    leave_out_unused_libraries()
     from .acp.stdio import serve
     from .stop_signals import StopSignals
 

@@ -1,11 +1,13 @@
 """The first turn is readied before the first prompt: no TLS for http://, a prepare step that
-delays neither initialize nor any request, settings kept while the client reports changes, and
-a long conversation that is not encoded again every request."""
+delays neither initialize nor any request, settings kept while the client reports changes, a
+long conversation that is not encoded again every request, and git's state of the folder read
+in the background, never waited for by an ask."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
+from elelem_lsp.agent.editor_context import EditorContext, git_branch, known_changes, render
 from elelem_lsp.agent.messages import assistant, system, tool_result, user
 from elelem_lsp.agent.toolbox import Toolbox
 from elelem_lsp.providers.remote import http
@@ -264,3 +267,77 @@ def test_tool_schemas_are_derived_once_per_toolbox():
     box = Toolbox()
     assert box.definitions() is box.definitions()
     assert Toolbox().definitions() == box.definitions()
+
+
+# -- git's state never holds an ask back ----------------------------------------------------------
+ECHO_CONTEXT = '''
+import elelem_lsp
+
+
+class EchoContext:
+    async def fetch(self, messages, tools, emit):
+        emit({"type": "saying", "text": messages[-1]["content"]})
+
+
+elelem_lsp.configure(lambda config: config.provider("echo-context", lambda **_: EchoContext()))
+'''
+
+
+def git_repository(root: Path) -> None:
+    """``root`` as a repository with all it holds committed, then README.md changed."""
+    for command in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "x"]):
+        subprocess.run(["git", "-C", str(root), *command], check=True, capture_output=True)
+    (root / "README.md").write_text("# changed\n")
+
+
+async def echo_editor(project: Path, start_editor, env: dict[str, str] | None = None):
+    plugin = project / ".agents" / "plugins" / "echo_context.py"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(ECHO_CONTEXT)
+    git_repository(project)
+    return await start_editor(project, settings={"provider": "echo-context"}, env=env)
+
+
+async def test_an_ask_does_not_wait_for_a_git_status_that_hangs(project, start_editor, tmp_path):
+    slow = tmp_path / "bin"
+    slow.mkdir()
+    real = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
+    (slow / "git").write_text(f'#!/bin/sh\ncase "$*" in *status*) sleep 8;; esac\nexec {real} "$@"\n')
+    (slow / "git").chmod(0o755)
+    editor = await echo_editor(project, start_editor, env={"PATH": f"{slow}:{os.environ['PATH']}"})
+    reply = (await editor.ask("hi", uri=(project / "README.md").as_uri()))["reply"]
+    # before, the ask waited for git up to its 2-second timeout and said it "could not say"
+    assert "Git: branch " in reply and "(git status has not answered yet)" in reply
+
+
+async def test_the_next_ask_names_what_changed_since_the_last_one(project, start_editor):
+    editor = await echo_editor(project, start_editor)
+    readme = (project / "README.md").as_uri()
+
+    async def context_says(text: str) -> None:
+        for _ in range(100):  # git is read in the background; each ask shows what it last said
+            if text in (await editor.ask("hi", uri=readme))["reply"]:
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"no ask's context said {text!r}; the last: {(await editor.ask('hi', uri=readme))['reply']!r}")
+
+    await context_says("1 uncommitted change: M README.md")
+    (project / "notes.txt").write_text("new\n")
+    editor.client.text_document_did_save(lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=readme)))
+    await context_says("2 uncommitted changes: M README.md, ?? notes.txt")
+
+
+async def test_known_changes_are_read_in_the_background_and_kept(tmp_path):
+    (tmp_path / "README.md").write_text("# hello\n")
+    git_repository(tmp_path)
+    known = known_changes(tmp_path)
+    assert await render(EditorContext(tmp_path, known=known)) == f"Git: {git_branch(tmp_path)} (git status has not answered yet)"
+    known.refresh()
+    await asyncio.wait_for(known.reading, 10)
+    assert await render(EditorContext(tmp_path, known=known)) == f"Git: {git_branch(tmp_path)}; 1 uncommitted change: M README.md"
+    (tmp_path / "notes.txt").write_text("new\n")
+    assert "?? notes.txt" not in await render(EditorContext(tmp_path, known=known))  # kept until read again
+    known.refresh()
+    known.refresh()  # asked again while git runs: read once more after it
+    await asyncio.wait_for(known.reading, 10)
+    assert (await render(EditorContext(tmp_path, known=known))).endswith("2 uncommitted changes: M README.md, ?? notes.txt")

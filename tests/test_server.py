@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 
@@ -249,15 +250,18 @@ async def test_an_ask_from_a_selection_puts_the_editors_context_before_the_model
         subprocess.run(["git", "-C", str(project), *command], check=True, capture_output=True)
     (project / "src").mkdir()
     (project / "src/app.py").write_text("import os\ndef main():\n    return os.getcwd()\n")
-    write_script(project, [[{"type": "record"}, {"type": "saying", "text": "seen"}]])
+    write_script(project, [[{"type": "record"}, {"type": "saying", "text": "seen"}]] * 100)
     editor = await start_editor(project, settings={"provider": "scripted"})
     editor.open("README.md")
     uri = editor.open("src/app.py", language="python")
     selection = {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 22}}
 
-    assert (await editor.ask("what does this do?", uri=uri, range=selection))["reply"] == "seen"
-
-    [fetch] = [json.loads(line) for line in (project / ".agents/fetches.jsonl").read_text().splitlines()]
+    for _ in range(100):  # git is read in the background, never waited for: an ask right at the start may precede it
+        assert (await editor.ask("what does this do?", uri=uri, range=selection))["reply"] == "seen"
+        fetch = json.loads((project / ".agents/fetches.jsonl").read_text().splitlines()[-1])
+        if "Git: branch trunk; " in fetch["messages"][-1]["content"]:
+            break
+        await asyncio.sleep(0.05)
     system, asked = fetch["messages"][0]["content"], fetch["messages"][-1]["content"]
     assert asked.startswith(
         "what does this do?\n\nFile: src/app.py (lines 2-3)\n```python\ndef main():\n    return os.getcwd()\n```\n"

@@ -8,9 +8,12 @@ short), the other open documents, and git's branch and uncommitted changes. The 
 (``CONTEXT_TOKENS`` by the budget's estimate): long lists are cut with a count of what was left
 out, a long selection is named by its lines for the model to read, never pasted whole.
 
-The branch is read from ``.git/HEAD`` itself; the changes come from ``git status``, run once per
-turn with a short timeout, and only in a folder the editor trusts: git runs commands a
-repository's own configuration names, which a folder from elsewhere may carry.
+The branch is read from ``.git/HEAD`` itself; the changes come from ``git status``, with a short
+timeout, and only in a folder the editor trusts: git runs commands a repository's own
+configuration names, which a folder from elsewhere may carry. A face that keeps a folder's
+``KnownChanges`` never waits for git on an ask: the block says what git said when last asked,
+and git is asked again in the background when something may have changed it (an ask, the end of
+a turn, a saved file), so the next ask sees it. Without one, ``render`` runs git itself.
 """
 
 from __future__ import annotations
@@ -46,6 +49,40 @@ class ActiveDocument:
     note: str | None = None  # why there is no text, when it could not be had
 
 
+class KnownChanges:
+    """A folder's uncommitted changes as git last gave them, read again in the background on
+    ``refresh`` (one ``git status`` at a time; a refresh asked meanwhile runs once it ends)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.changes: list[str] | None = None  # None: git could not say
+        self.known = False  # whether git has answered once
+        self.reading: asyncio.Task[None] | None = None
+        self.stale = False  # a refresh was asked while git ran
+
+    def refresh(self) -> None:
+        if self.reading is not None and not self.reading.done():
+            self.stale = True
+            return
+        self.reading = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        self.stale = True
+        while self.stale:
+            self.stale = False
+            self.changes, self.known = await git_changes(self.root), True
+
+
+_known_changes: dict[Path, KnownChanges] = {}
+
+
+def known_changes(root: Path) -> KnownChanges:
+    """The folder's ``KnownChanges``, one per folder for the process."""
+    if root not in _known_changes:
+        _known_changes[root] = KnownChanges(root)
+    return _known_changes[root]
+
+
 @dataclass
 class EditorContext:
     """What a face knows of the editor when the person asks."""
@@ -54,6 +91,7 @@ class EditorContext:
     active: ActiveDocument | None = None
     open_documents: list[str] = field(default_factory=list)  # the others, named as ``ActiveDocument.name``
     trusted: bool = True  # whether git may be run in the folder
+    known: KnownChanges | None = None  # git's state as last read; None: git status is run now
 
 
 def named(names: list[str], limit: int) -> str:
@@ -145,7 +183,12 @@ async def describe_git(context: EditorContext) -> str:
         return ""
     if not context.trusted:
         return f"Git: {branch} (changes not listed: the folder is not trusted)"
-    changes = await git_changes(context.root)
+    if context.known is None:
+        changes = await git_changes(context.root)
+    elif context.known.known:
+        changes = context.known.changes
+    else:
+        return f"Git: {branch} (git status has not answered yet)"
     if changes is None:
         return f"Git: {branch} (git status could not say what changed)"
     if not changes:

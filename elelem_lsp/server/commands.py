@@ -14,6 +14,7 @@ from typing import Annotated, Any, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from ..agent.editor_context import known_changes
 from ..agent.messages import Image
 from ..agent.toolbox import describe
 from ..host import rewinding, stored
@@ -150,9 +151,13 @@ async def ask(router: LspRouter, args: AskArguments) -> dict[str, Any]:
     trusted = agent.settings.trusted  # as last taken (the host takes the settings at start): whether git may run
     context = await editor_context(router.server.workspace, agent.root, args.uri, args.range, trusted=trusted)
     images: list[Image] = [{"mimeType": image.mime_type, "data": image.data} for image in args.images]
-    return await router.turn(
-        agent, args.prompt, context=context, images=images, token=args.progress_token, request=router.server.protocol.msg_id
-    )
+    try:
+        return await router.turn(
+            agent, args.prompt, context=context, images=images, token=args.progress_token, request=router.server.protocol.msg_id
+        )
+    finally:
+        if trusted:  # what the turn changed, for the next ask's context
+            known_changes(agent.root).refresh()
 
 
 async def fix(router: LspRouter, args: FixArguments) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 from pygls.workspace import Workspace
 
-from ..agent.editor_context import ActiveDocument, EditorContext, describe_active, render
+from ..agent.editor_context import ActiveDocument, EditorContext, describe_active, known_changes, render
 from ..agent.textfile import for_model
 
 URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
@@ -109,6 +109,11 @@ def open_documents(workspace: Workspace, root: Path, active: str | None = None) 
 
 async def editor_context(workspace: Workspace, root: Path, uri: str | None, range_: Any, *, trusted: bool) -> str:
     """The editor's context of an ask (``agent.editor_context``): the document and selection it
-    came from, the other open documents, and git's state of the folder."""
+    came from, the other open documents, and git's state of the folder as last read (never
+    waited for: it is read again now, for the next ask)."""
     active = active_document(workspace, root, uri, range_) if uri is not None else None
-    return await render(EditorContext(root, active, open_documents(workspace, root, uri), trusted))
+    known = known_changes(root) if trusted else None
+    block = await render(EditorContext(root, active, open_documents(workspace, root, uri), trusted, known))
+    if known is not None:
+        known.refresh()
+    return block

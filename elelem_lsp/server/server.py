@@ -20,10 +20,12 @@ import threading
 from typing import Any, cast
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from ..agent.editor_context import known_changes
 from ..stop_signals import StopSignals
 from . import actions, framing, next_edit
 from .completion import InlineCompletions
@@ -142,13 +144,18 @@ def create_server() -> ElelemServer:
 
     @server.feature(lsp.INITIALIZED)
     def initialized(ls: ElelemServer, params: lsp.InitializedParams) -> None:
-        ls.preparing = asyncio.ensure_future(ls.router.prepare_first_turn())
+        ls.preparing = asyncio.ensure_future(prepare(ls))
 
     # Registering the document handlers makes pygls advertise open/close sync and
     # keep the editor's unsaved text, which ``read`` and the edits rely on.
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: ElelemServer, params: lsp.DidOpenTextDocumentParams) -> None:
         pass
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: ElelemServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        if ls.router.host_loaded:  # git's state may have changed: read it again for the next ask
+            read_git_again(ls, params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: ElelemServer, params: lsp.DidCloseTextDocumentParams) -> None:
@@ -193,6 +200,25 @@ def create_server() -> ElelemServer:
         return actions.code_actions(params)
 
     return server
+
+
+async def prepare(ls: ElelemServer) -> None:
+    """After initialize: ready each folder's first turn, and read git's state of the trusted ones."""
+    await ls.router.prepare_first_turn()
+    if ls.router.host_loaded:
+        for agent in list(ls.router.host.agents.values()):
+            if agent.settings.trusted:
+                known_changes(agent.root).refresh()
+
+
+def read_git_again(ls: ElelemServer, uri: str) -> None:
+    """git status of the trusted folder ``uri`` is in, again in the background."""
+    try:
+        agent = ls.router.agent_for(uri)
+    except JsonRpcException:  # a document outside every folder
+        return
+    if agent.settings.trusted:
+        known_changes(agent.root).refresh()
 
 
 def _command(name: str):
