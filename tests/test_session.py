@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 
 import pytest
 
@@ -198,20 +197,20 @@ async def test_cancelled_threaded_fetch_is_abandoned_and_its_later_events_droppe
 
 
 async def test_threaded_fetch_does_not_block_the_loop(ws):
-    class Sleepy:
+    fetching, loop_ran = threading.Event(), threading.Event()
+
+    class Waiting:
+        """A blocking fetch that waits for the loop to do something while it runs."""
+
         def fetch(self, messages, tools, emit):
-            time.sleep(0.3)
-            emit({"type": "saying", "text": "slept"})
+            fetching.set()
+            emit({"type": "saying", "text": "the loop ran" if loop_ran.wait(5) else "the loop was blocked"})
 
-    ticks = 0
+    async def alongside():
+        await asyncio.to_thread(fetching.wait, 5)
+        loop_ran.set()  # only reached if the loop turns while the fetch blocks
 
-    async def ticker():
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
-
-    tick = asyncio.create_task(ticker())
-    result = await Session(Sleepy(), ws).turn("x")
-    tick.cancel()
-    assert result.reply == "slept" and ticks > 10
+    other = asyncio.create_task(alongside())
+    result = await Session(Waiting(), ws).turn("x")
+    await other
+    assert result.reply == "the loop ran"
