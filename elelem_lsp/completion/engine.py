@@ -59,6 +59,7 @@ class Ask:
     document: OpenText
     offset: int
     others: Callable[[], Iterable[tuple[Path | None, OpenText]]] = lambda: ()
+    invoked: bool = False  # asked for by the person (not as they type): no wait for more keystrokes
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ class CompletionEngine:
         key = context_key(context, multiline)
         known, answer = self.answers.get(ask.folder.key, key)
         if not known:
-            if since_last < settings.debounce_ms / 1000:
+            if since_last < settings.debounce_ms / 1000 and not ask.invoked:
                 await asyncio.sleep(settings.debounce_ms / 1000)  # a newer keystroke cancels this wait
             try:
                 answer = await self._ask_model(

@@ -12,6 +12,8 @@ start-up path.
 
 from __future__ import annotations
 
+import logging
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -28,6 +30,9 @@ if TYPE_CHECKING:
     from .router import LspRouter
 
 ACCEPTED = "elelem.completionAccepted"
+WORD_END = re.compile(r"\w+$")
+
+logger = logging.getLogger(__name__)
 
 
 class InlineCompletions:
@@ -65,7 +70,8 @@ class InlineCompletions:
 
     # -- the requests ----------------------------------------------------------------
     async def inline(self, params: lsp.InlineCompletionParams) -> lsp.InlineCompletionList:
-        suggestion = await self._suggest(params.text_document.uri, params.position)
+        invoked = params.context.trigger_kind == lsp.InlineCompletionTriggerKind.Invoked
+        suggestion = await self._suggest(params.text_document.uri, params.position, invoked=invoked)
         if suggestion is None:
             return lsp.InlineCompletionList(items=[])
         at = lsp.Range(start=params.position, end=params.position)
@@ -81,14 +87,22 @@ class InlineCompletions:
         suggestion = await self._suggest(params.text_document.uri, params.position)
         if suggestion is None:
             return empty
-        first = suggestion.text.split("\n", 1)[0]
+        # The edit starts at the word being typed, so that a client filtering by it keeps the item.
+        document = self.router.server.workspace.get_text_document(params.text_document.uri)
+        cursor = document.position_codec.position_from_client_units(document.lines, params.position)
+        word = WORD_END.search(document.lines[cursor.line][: cursor.character] if cursor.line < len(document.lines) else "")
+        typed = word.group() if word else ""
+        start = document.position_codec.position_to_client_units(
+            document.lines, lsp.Position(line=cursor.line, character=cursor.character - len(typed))
+        )
+        text = typed + suggestion.text
         command = lsp.Command(title="elelem: suggestion accepted", command=ACCEPTED, arguments=[{"id": suggestion.id}])
         item = lsp.CompletionItem(
-            label=(first.strip() or suggestion.text.strip())[:60],
+            label=(text.split("\n", 1)[0].strip() or text.strip())[:60],
             kind=lsp.CompletionItemKind.Text,
             detail="elelem",
-            text_edit=lsp.TextEdit(range=lsp.Range(start=params.position, end=params.position), new_text=suggestion.text),
-            filter_text="",
+            text_edit=lsp.TextEdit(range=lsp.Range(start=start, end=params.position), new_text=text),
+            filter_text=text.split("\n", 1)[0],
             command=command,
         )
         return lsp.CompletionList(is_incomplete=True, items=[item])
@@ -101,7 +115,18 @@ class InlineCompletions:
 
         return self._engine.counts(agent.uri) if self._engine is not None else Counts().summary()
 
-    async def _suggest(self, uri: str, position: lsp.Position) -> Any:
+    async def _suggest(self, uri: str, position: lsp.Position, *, invoked: bool = False) -> Any:
+        """The engine's suggestion; a failure of ours is logged and answered with none, never a popup."""
+        try:
+            return await self._ask(uri, position, invoked)
+        except JsonRpcInvalidParams:
+            raise
+        except Exception as error:  # the editor asks at every pause: a popup each time would be worse than nothing
+            logger.exception("inline completion failed")
+            self.log(f"elelem: inline completion failed: {type(error).__name__}: {error}")
+            return None
+
+    async def _ask(self, uri: str, position: lsp.Position, invoked: bool) -> Any:
         from ..completion.context import OpenText
         from ..completion.engine import Ask
 
@@ -133,7 +158,7 @@ class InlineCompletions:
             found.sort(key=lambda entry: entry[0], reverse=True)
             return [(other_path, opened) for _, other_path, opened in found]
 
-        ask = Ask(uri, self._source(agent), path, active, offset, others)
+        ask = Ask(uri, self._source(agent), path, active, offset, others, invoked)
         return await self.engine.complete(ask)
 
     @staticmethod

@@ -110,3 +110,24 @@ async def test_the_suggestion_in_the_completion_menu_when_asked(start_editor, pr
     )
     [item] = result.items
     assert item.text_edit.new_text == "total" and item.command.command == "elelem.completionAccepted"
+
+
+async def test_the_menu_item_starts_at_the_word_being_typed(start_editor, project, fim_server):
+    fim_server.answer = ["_count = 0"]
+    editor = await start(start_editor, project, fim_server, menu=True)
+    uri = editor.open("w.py", "total\n", "python")
+    result = await editor.client.text_document_completion_async(
+        lsp.CompletionParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=0, character=5))
+    )
+    [item] = result.items
+    assert item.text_edit.new_text == "total_count = 0" and item.filter_text == "total_count = 0"
+    assert item.text_edit.range.start == lsp.Position(line=0, character=0)
+
+
+async def test_no_menu_item_without_the_setting(start_editor, project, fim_server):
+    editor = await start(start_editor, project, fim_server)
+    uri = editor.open("w.py", "x = \n", "python")
+    result = await editor.client.text_document_completion_async(
+        lsp.CompletionParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=0, character=4))
+    )
+    assert list(result.items) == [] and fim_server.requests == []
