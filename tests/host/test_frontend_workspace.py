@@ -10,11 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from elelem_lsp.agent.sandbox import probe
 from elelem_lsp.agent.textfile import Replacement
 from elelem_lsp.agent.workspace import WorkspaceError
 from elelem_lsp.host.frontend import Unanswered
-from elelem_lsp.host.permission import run_question
 from elelem_lsp.host.settings import Settings
 from elelem_lsp.host.workspace import STALE, FrontendWorkspace
 
@@ -176,9 +174,9 @@ async def test_execute_goes_through_the_folders_current_settings(tmp_path):
         tmp_path, lambda: settings["now"], documents=frontend, person=frontend, progress=MemoryProgress(), face=MemoryFace(), client="memory"
     )
     assert await ws.allow_command("ls") == (False, "denied by the elelem.execute setting (and not allowed by elelem.allowCommands)")
-    settings["now"] = Settings()
+    settings["now"] = Settings(sandbox="off")  # asked by default; off, the question says it runs bare
     assert await ws.allow_command("ls") == (True, "")
-    assert frontend.questions == [run_question("ls", probe().kind is not None)]
+    assert frontend.questions == ["elelem wants to run: ls (no sandbox)"]
 
 
 @pytest.mark.parametrize(
