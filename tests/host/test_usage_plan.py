@@ -11,7 +11,6 @@ from scaffold import add_plugin, write_script
 from stored_transcripts import plan_call, usage
 
 from elelem_lsp.host import stored
-from elelem_lsp.providers.prices import cost
 
 from .test_host_conversations import folder_of, started_host
 
@@ -31,7 +30,7 @@ async def test_a_turns_fetches_are_summed_priced_and_kept_with_the_conversation(
     first = frontend.progress[0].events
     assert [e["type"] for e in first][-1] == "usage"  # the fetches' own events are not passed on
     assert [e for e in first if e["type"] == "usage"] == [first[-1]]
-    one = cost("claude-sonnet-4-5", 2200, 80)
+    one = 2200 * 3 / 1e6 + 80 * 15 / 1e6  # Claude Sonnet 4.5's published price: $3 per million read, $15 written
     assert first[-1] == {
         "type": "usage", "inputTokens": 2200, "outputTokens": 80,
         "conversationInputTokens": 2200, "conversationOutputTokens": 80,
@@ -40,7 +39,7 @@ async def test_a_turns_fetches_are_summed_priced_and_kept_with_the_conversation(
     }
     await folder.turn("two")
     second = frontend.progress[1].events[-1]
-    both = one + cost("claude-sonnet-4-5", 1300, 20)
+    both = one + 1300 * 3 / 1e6 + 20 * 15 / 1e6
     assert (second["inputTokens"], second["conversationInputTokens"], second["conversationOutputTokens"]) == (1300, 3500, 100)
     assert second["cost"] == round(both, 6)
 
