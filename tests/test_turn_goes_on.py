@@ -13,7 +13,7 @@ import pytest
 from test_session import Script
 
 from elelem_lsp.agent.check import CheckSettings
-from elelem_lsp.agent.insight import DIAGNOSTICS, Diagnostics, Insight, Location, Symbol
+from elelem_lsp.agent.insight import DIAGNOSTICS, Diagnostics, Insight, NoInsight
 from elelem_lsp.agent.messages import ToolDefinition
 from elelem_lsp.agent.session import Session
 from elelem_lsp.agent.toolbox import Toolbox, ToolSource
@@ -102,7 +102,7 @@ class FailingSteps(Workspace):
         return BrokenEditor() if self.fail_editor else super().insight
 
 
-class BrokenEditor(Insight):
+class BrokenEditor(NoInsight):
     """An editor that offers diagnostics and fails with a bug of its own (not InsightUnavailable)."""
 
     @property
@@ -111,15 +111,6 @@ class BrokenEditor(Insight):
 
     async def diagnostics(self, paths: list[Path] | None, *, wait_ms: int = 0, since: int | None = None) -> Diagnostics:
         raise KeyError("the editor's bug")
-
-    async def definition(self, path: Path, line: int, column: int) -> list[Location]:
-        raise AssertionError("not asked")
-
-    async def references(self, path: Path, line: int, column: int, *, include_declaration: bool) -> list[Location]:
-        raise AssertionError("not asked")
-
-    async def symbols(self, path: Path | None, query: str) -> list[Symbol]:
-        raise AssertionError("not asked")
 
 
 @pytest.mark.parametrize(
