@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+from types import ModuleType
 
 import pytest
 
@@ -18,14 +19,15 @@ def required(part: str) -> bool:
     return "1" in (os.environ.get("ELELEM_REQUIRE_ALL"), os.environ.get(f"ELELEM_REQUIRE_{part.upper()}"))
 
 
-def require(available: bool, part: str, what: str, install: str) -> None:
-    """Skip (or, when the part is required, fail) unless ``available``."""
+def require(available: bool, part: str, what: str, install: str, *, whole_module: bool = False) -> None:
+    """Skip (or, when the part is required, fail) unless ``available``; ``whole_module`` when
+    called as a test module is imported."""
     if available:
         return
     message = f"{what} is missing; to run this test: {install}"
     if required(part):
-        pytest.fail(f"{message} (ELELEM_REQUIRE_{part.upper()} or ELELEM_REQUIRE_ALL is set)")
-    pytest.skip(message)
+        pytest.fail(f"{message} (ELELEM_REQUIRE_{part.upper()} or ELELEM_REQUIRE_ALL is set)", pytrace=not whole_module)
+    pytest.skip(message, allow_module_level=whole_module)
 
 
 def require_program(name: str, part: str, install: str) -> str:
@@ -34,6 +36,16 @@ def require_program(name: str, part: str, install: str) -> str:
     require(found is not None, part, f"{name} (not on the PATH)", install)
     assert found is not None
     return found
+
+
+def import_required(module: str, part: str, install: str) -> ModuleType:
+    """``module``, imported for a test module that needs it: without it the module's tests are
+    skipped (or, when the part is required, fail)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        require(False, part, f"the Python module {module}", install, whole_module=True)
+        raise
 
 
 def require_module(module: str, part: str, install: str) -> None:

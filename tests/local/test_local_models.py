@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from local_extras import require_extra
+from optional_parts import require_module
 from elelem_lsp.providers.local.generation import Generator
 from elelem_lsp.providers.local.llama2 import Llama2Model
 from elelem_lsp.providers.local.sentencepiece import PieceVocab
@@ -34,7 +35,8 @@ def numpy_model(tiny_dir):
 
 @pytest.fixture(scope="module")
 def gguf_vocab(tiny_dir):
-    gguf = pytest.importorskip("gguf")
+    require_module("gguf", "local", "python3 -m pip install -e '.[dev]' (gguf reads the tiny GGUF's vocabulary)")
+    import gguf
     reader = gguf.GGUFReader(tiny_dir / "tiny.gguf")
     metadata = {}
     for name, field in reader.fields.items():

@@ -13,7 +13,7 @@ import pytest
 from scaffold import ROOT, add_plugin, write_script
 
 from mcp_servers import TOOL_SERVER, call
-from optional_parts import require_program
+from optional_parts import require, require_program
 
 pytestmark = pytest.mark.slow
 
@@ -46,8 +46,8 @@ def test_emacs_names_an_mcp_server_in_its_settings_and_shows_its_calls(project: 
     values = {"client": ROOT / "clients" / "emacs", "python": sys.executable, "server": TOOL_SERVER, "root": project, "out": out}
     drive = DRIVE % {key: json.dumps(str(value)) for key, value in values.items()}
     run = subprocess.run([emacs, "--batch", "--eval", drive], capture_output=True, text=True, timeout=150, cwd=project)
-    if "Cannot open load file" in run.stderr and "eglot" in run.stderr:
-        pytest.skip("eglot is not installed (apt-get install elpa-eglot)")
+    missing = "Cannot open load file" in run.stderr and "eglot" in run.stderr
+    require(not missing, "emacs", "eglot", "apt-get install elpa-eglot (Debian), or Emacs 29+")
     assert run.returncode == 0, run.stderr[-3000:]
     assert out.read_text().splitlines() == [
         "> call them",

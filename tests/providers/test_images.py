@@ -19,12 +19,14 @@ from elelem_lsp.providers.remote.ollama import OllamaProvider
 from elelem_lsp.providers.remote.openai import OpenAIProvider
 from elelem_lsp.providers.remote.presets import factory as preset_factory
 from elelem_lsp.providers.remote.vertex import VertexProvider
+from optional_parts import import_required
 from scaffold import png
 
 from .test_requests import MESSAGES
 
-openai_types = pytest.importorskip("openai.types.chat", reason="the openai SDK (dev extra) checks the request types")
-anthropic_types = pytest.importorskip("anthropic.types", reason="the anthropic SDK (dev extra) checks the request types")
+# the official SDKs' request types check the bodies sent (the dev extra has them)
+openai_types = import_required("openai.types.chat", "dev", "python3 -m pip install -e '.[dev]'")
+anthropic_types = import_required("anthropic.types", "dev", "python3 -m pip install -e '.[dev]'")
 from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming  # noqa: E402
 
 
