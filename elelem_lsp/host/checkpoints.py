@@ -69,21 +69,23 @@ class Checkpoint:
         }
 
 
-_locks: dict[Path, tuple[StoreLock, Worker]] = {}  # each folder's, shared by its stores in this process
-_locks_guard = threading.Lock()
+# each folder's lock and snapshot worker, shared by its stores in this process
+_per_folder: dict[Path, tuple[StoreLock, Worker]] = {}
+_per_folder_guard = threading.Lock()
 
 
 class CheckpointStore(ShadowRepository):
     """One folder's checkpoints, in a shadow git repository keyed by the folder's resolved root."""
 
     def __init__(self, root: Path, *, base: Path | None = None, max_file_bytes: int = MAX_FILE_BYTES) -> None:
+        root = root.resolve()
         self.base = base or checkpoints_dir()
-        super().__init__(root.resolve(), self.base / folder_key(root.resolve()))
+        super().__init__(root, self.base / folder_key(root))
         self.max_file_bytes = max_file_bytes
-        with _locks_guard:
-            if self.directory not in _locks:
-                _locks[self.directory] = (StoreLock(self.directory), Worker(f"elelem-checkpoint-{self.root.name}"))
-            self._lock, self.worker = _locks[self.directory]
+        with _per_folder_guard:
+            if self.directory not in _per_folder:
+                _per_folder[self.directory] = (StoreLock(self.directory), Worker(f"elelem-checkpoint-{root.name}"))
+            self._lock, self.worker = _per_folder[self.directory]
 
     def _locked(self) -> StoreLock:
         return self._lock
