@@ -136,6 +136,7 @@ async def test_stale_edit_is_recomputed_and_retried_once(project, start_editor):
     retry = second.edit.document_changes[0]
     assert retry.text_document.version == 2
     assert retry.edits[0].range.start == lsp.Position(line=2, character=0)
+    assert apply("zero\none\ntwo\n", retry.edits[0]) == "zero\none\nTWO\n"  # the retry, applied to the typed text
     assert [e["ok"] for e in editor.events() if e["type"] == "result"] == [True]
 
 
