@@ -15,12 +15,14 @@ the secrets in the environment and the settings.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import os
 import re
 import ssl
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, overload
@@ -69,11 +71,27 @@ def tls_context(url: httpx.URL | str) -> ssl.SSLContext:
 
 
 def http_client(url: httpx.URL | str, transport: Transport | None = None, timeout: float | None = None) -> httpx.AsyncClient:
-    """A client for requests to ``url`` (one per request: building one is cheap once warm)."""
+    """A new client for requests to ``url``."""
     seconds = read_timeout() if timeout is None else timeout
     return httpx.AsyncClient(
         transport=transport, timeout=httpx.Timeout(seconds, connect=CONNECT_TIMEOUT), verify=tls_context(url)
     )
+
+
+# Each event loop's clients, by what sets them apart: kept open, so that every request after the
+# first reuses the connection (and the TLS session) the one before opened, as a turn's steps do.
+_kept_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], httpx.AsyncClient]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def kept_client(url: httpx.URL | str, transport: Transport | None, timeout: float) -> httpx.AsyncClient:
+    """The running loop's client for requests to ``url`` through ``transport``, its connections kept alive."""
+    clients = _kept_clients.setdefault(asyncio.get_running_loop(), {})
+    key = (tls_context(url), transport, timeout)
+    if key not in clients or clients[key].is_closed:
+        clients[key] = http_client(url, transport, timeout)
+    return clients[key]
 
 
 class EncodedMessages:
@@ -216,7 +234,8 @@ async def open_response(
 
     Whatever fails inside the block, here or while the caller reads the body, leaves
     as a ProviderError scrubbed of the request's credentials; leaving the block
-    (normally, by error or by cancellation) closes the connection.
+    (normally, by error or by cancellation) ends the response: a connection whose answer was
+    read to its end stays open for the next request, any other is closed.
     """
     timeout = read_timeout()
     request_headers = {"accept": "application/json", **(headers or {})}
@@ -225,9 +244,9 @@ async def open_response(
     if body is not None:  # a dict, or JSON already encoded (EncodedMessages)
         content = body if isinstance(body, bytes) else compact_json(body).encode("utf-8")
         request_headers["content-type"] = "application/json"
-    client = http_client(url, transport, timeout)
+    client = kept_client(url, transport, timeout)
     try:
-        async with client, client.stream(method, url, content=content, headers=request_headers) as response:
+        async with client.stream(method, url, content=content, headers=request_headers) as response:
             if not response.is_success:
                 await response.aread()
                 raise http_error(response)
