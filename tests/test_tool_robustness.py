@@ -45,6 +45,7 @@ from elelem_lsp.host.workspace import FrontendWorkspace
 CALL_BOUND = 10.0  # seconds a call may take before the test calls it stuck: a bound, not a speed
 # per tool: the whole file stays within a few seconds; ELELEM_ROBUSTNESS_EXAMPLES=500 hunts longer
 EXAMPLES = int(os.environ.get("ELELEM_ROBUSTNESS_EXAMPLES", "12"))
+KEPT = "beside the project: never changed\n"
 UNEXPECTED = "failed unexpectedly"  # the toolbox's words for an exception no tool meant
 
 NAMES = ["src", "a.py", "日本語.txt", "with space.md", "-rf", ".hidden", "sub/deeper.py", "new\nline", "ünï/cødé.rs"]
@@ -60,6 +61,11 @@ def loop(path: Path) -> None:
     if not other.exists() and not other.is_symlink():
         os.symlink(path.name, other)
         os.symlink(other.name, path)
+
+
+def outside_of(path: Path) -> Path:
+    """The folder beside the generated project, which no call may change."""
+    return next(folder for folder in path.parents if folder.name == "project").parent / "outside"
 
 
 def unreadable(path: Path) -> None:
@@ -91,7 +97,7 @@ KINDS_OF_ENTRY = {
     "named pipe": lambda path: os.mkfifo(path),
     "symlink loop": loop,
     "link to itself": lambda path: os.symlink(path.name, path),
-    "link out": lambda path: os.symlink("/etc", path),
+    "link out": lambda path: os.symlink(outside_of(path), path),
     "link to the root": lambda path: os.symlink(".", path),
     "dangling link": lambda path: os.symlink("nowhere", path),
     "unreadable": unreadable,
@@ -124,8 +130,11 @@ def odd_paths(draw: st.DrawFn) -> str:
                     "..",
                     "../..",
                     "../outside",
+                    "../outside/kept.txt",
+                    "{outside}/kept.txt",
+                    "{root}/src/inner.py",
+                    "link out/kept.txt",
                     "/",
-                    "/etc/passwd",
                     "/dev/zero",
                     "/proc/self/fd/0",
                     "~",
@@ -283,6 +292,8 @@ def generated_folder(made: list[tuple[str, str]]) -> Iterator[Path]:
     top = Path(tempfile.mkdtemp(prefix="elelem-robust-"))
     root = top / "project"
     root.mkdir()
+    (top / "outside").mkdir()
+    (top / "outside" / "kept.txt").write_text(KEPT)
     (root / "src").mkdir()
     (root / "src" / "inner.py").write_text("def inner():\n    return 1\n")
     try:
@@ -320,6 +331,15 @@ def workspace_over(root: Path, kind: str, places: list[tuple[str, int, int]], bu
 def toolbox_of(workspace: Workspace) -> Toolbox:
     """The built-in tools, and the editor's where the workspace has an editor behind it."""
     return Toolbox().with_sources(EditorTools(workspace)) if isinstance(workspace, FrontendWorkspace) else Toolbox()
+
+
+def placed(arguments: dict[str, Any], root: Path) -> dict[str, Any]:
+    """``arguments`` with a path's ``{root}`` and ``{outside}`` made absolute: out of the project, only
+    the folder beside it is named, so a call that escaped would change nothing else."""
+    path = arguments.get("path")
+    if not isinstance(path, str):
+        return arguments
+    return {**arguments, "path": path.replace("{root}", str(root)).replace("{outside}", str(root.parent / "outside"))}
 
 
 async def call_within_bound(toolbox: Toolbox, name: str, arguments: dict[str, Any], workspace: Workspace) -> dict[str, Any]:
@@ -361,8 +381,11 @@ FIELDS = {
 KNOWN = {
     "read": [{"path": "src"}, {"path": "."}],  # a folder: it ended the whole turn
     "grep": [{"pattern": "\0"}, {"pattern": "x", "glob": "\0"}],  # a NUL byte in rg's arguments
+    # the folder beside the project: by its absolute path, by going up, through a link
+    "write": [{"path": p, "content": "escaped"} for p in ("{outside}/kept.txt", "../outside/new.txt", "-rf/kept.txt")],
+    "edit": [{"path": p, "old": "beside", "new": "escaped"} for p in ("{outside}/kept.txt", "-rf/kept.txt")],
 }
-PLAIN_FOLDER = {"made": [("a.py", "folder")], "kind": "plain", "places": [], "buffers": {}}
+PLAIN_FOLDER = {"made": [("a.py", "folder"), ("-rf", "link out")], "kind": "plain", "places": [], "buffers": {}}
 
 workspaces = st.fixed_dictionaries(
     {
@@ -384,10 +407,13 @@ def run_calls(given_workspace: dict[str, Any], name: str, calls: list[dict[str, 
 
         async def play() -> None:
             for arguments in calls:
+                arguments = placed(arguments, root)
                 result = await call_within_bound(toolbox, name, arguments, workspace)
                 assert_readable(toolbox, name, arguments, result)
 
         asyncio.run(play())
+        outside = root.parent / "outside"
+        assert [entry.name for entry in outside.iterdir()] == ["kept.txt"] and (outside / "kept.txt").read_text() == KEPT
 
 
 # No example database: nothing is written in the clone, and every run draws afresh.
