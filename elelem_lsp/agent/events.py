@@ -193,6 +193,11 @@ def result_event(
     return event
 
 
+def plan_event(entries: list[PlanEntry]) -> Plan:
+    """The agent's plan, whole, as the model last sent it."""
+    return {"type": "plan", "entries": entries}
+
+
 def compaction(turns: int, tokens_before: int, tokens_after: int) -> Compaction:
     """What a compaction did, in figures and words."""
     return {

@@ -26,6 +26,7 @@ from ..agent.bridge import run_in_thread
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS
 from ..agent.check import CheckSettings
 from ..agent.editor_tools import EditorTools
+from ..agent.events import plan_event
 from ..agent.messages import Image, Message, Provider, ProviderError
 from ..agent.redaction import redact_error
 from ..agent.session import Session, TurnResult
@@ -235,7 +236,7 @@ class FolderAgent:
             tools.add(event)
             if event["type"] == "result" and "plan" in event:
                 current.plan, planned = event["plan"], True
-                add({"type": "plan", "entries": current.plan})
+                add(dict(plan_event(event["plan"])))
 
         async def compacted_turn() -> TurnResult:
             self._set_budget(session)
