@@ -85,7 +85,7 @@ class StepCheck:
         path = call["arguments"].get("path") if tool is not None and tool.name in CHANGING_TOOLS else None
         try:
             return self.workspace.resolve(path) if isinstance(path, str) else None
-        except (WorkspaceError, ValueError, OSError):  # outside, a NUL byte, a name too long: no file to check
+        except WorkspaceError:
             return None
 
     async def finish(
