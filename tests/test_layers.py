@@ -5,7 +5,7 @@ the providers: the agent imports nothing else of ours; the host speaks no protoc
 face; providers know neither host nor server; the ACP face knows no LSP and nothing of the
 terminal client, and holds a folder agent, not the host. Inside the host: the registry above
 the stored-conversation and checkpoint operations above the folder agent above its parts above the ports,
-which are small roles that the parts take one by one."""
+which are small roles that the parts take one by one. One bridge hands work from threads to the loop."""
 
 from __future__ import annotations
 
