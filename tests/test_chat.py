@@ -48,6 +48,7 @@ def test_chat_turns_and_slash_commands(project):
     child.sendline("/context")
     child.expect(PROMPT)
     assert "[user] what is in the readme?" in child.before and "[assistant] bird: hello" in child.before
+    assert "full prompt: fixed part " in child.before and "2 earlier turns" in child.before and "room left" in child.before
 
     child.sendline("/tools")
     child.expect(PROMPT)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-from .budget import KEPT_TURNS, Counter, split_turns, tools_tokens, total_tokens
+from .budget import KEPT_TURNS, Counter, Fitted, split_turns, tools_tokens, total_tokens
 from .messages import Message, ToolDefinition
 
 PromptSetting = Literal["auto", "full", "compact"]
@@ -66,3 +66,29 @@ def sized_tools(
         else:
             sized.left_out.append(definition["function"]["name"])
     return sized
+
+
+def fitted_window(session: Any, fitted: Fitted) -> dict[str, Any]:
+    """How the next request uses the window, in tokens, for a person (``/context``, ``elelem.context``):
+    the prompt's mode, its fixed part, the earlier turns kept and left out, the room left, and the
+    optional tools left out for want of room. ``session``: the ``Session`` that fitted it."""
+    return {
+        "mode": session.prompt_mode,
+        "fixedTokens": fitted.fixed,
+        "historyTokens": fitted.history,
+        "turnsKept": fitted.kept,
+        "turnsLeftOut": fitted.left_out,
+        "roomTokens": max(session.context_tokens - fitted.tokens, 0),
+        "budgetTokens": session.context_tokens,
+        "toolsLeftOut": list(session.tools_left_out),
+    }
+
+
+def window_text(window: dict[str, Any]) -> str:
+    """``fitted_window`` in a line: ``compact prompt: fixed part 640 tokens, 4 earlier turns 900 ...``."""
+    left = f" ({window['turnsLeftOut']} left out)" if window["turnsLeftOut"] else ""
+    tools = f"; tools left out for room: {', '.join(window['toolsLeftOut'])}" if window["toolsLeftOut"] else ""
+    return (
+        f"{window['mode']} prompt: fixed part {window['fixedTokens']:,} tokens, {window['turnsKept']} earlier turns "
+        f"{window['historyTokens']:,} tokens{left}, room left {window['roomTokens']:,} of {window['budgetTokens']:,}{tools}"
+    )

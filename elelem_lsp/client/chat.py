@@ -23,6 +23,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcException
 
 from ..agent.private_files import FILE_MODE, create_private, private_folder, state_dir
+from ..agent.prompt_size import window_text
 from ..agent.wording import checkpoint_lines, counted, rewind_lines
 from ..host.trust import PluginSet
 from ..spinner import Spinner
@@ -293,10 +294,13 @@ class Chat:
         self.terminal.print("\n".join(rewind_lines(result, "(/rewind {turn} undoes this)")))
 
     def context(self) -> None:
-        for message in self.command("elelem.context")["messages"]:
+        context = self.command("elelem.context")
+        for message in context["messages"]:
             calls = message.get("tool_calls")
             content = message.get("content") or (json.dumps(calls, ensure_ascii=False) if calls else "")
             self.terminal.print(f"[{message['role']}] {content}")
+        if context.get("window"):  # how the window is used: the mode, the fixed part, history, room left
+            self.terminal.print(window_text(context["window"]))
 
     def usage(self) -> None:
         context = self.command("elelem.context")

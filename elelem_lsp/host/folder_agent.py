@@ -28,6 +28,7 @@ from ..agent.check import CheckSettings
 from ..agent.editor_tools import EditorTools
 from ..agent.events import plan_event
 from ..agent.messages import Image, Message, Provider, ProviderError
+from ..agent.prompt_size import fitted_window
 from ..agent.redaction import redact_error
 from ..agent.session import Session, TurnResult
 from ..agent.toolbox import Toolbox
@@ -332,11 +333,13 @@ class FolderAgent:
             usage = usage_event(self.current.last_turn, self.current.spent, 0, budget)
             return {"messages": [], "tokens": 0, "budget": budget, "usage": usage}
         self._set_budget(session)
-        tokens = (await session.estimate()).tokens
+        fitted = await session.estimate()
+        tokens = fitted.tokens
         return {
             "messages": await session.messages(),
             "tokens": tokens,
             "budget": session.context_tokens,
+            "window": fitted_window(session, fitted),
             "usage": usage_event(self.current.last_turn, self.current.spent, tokens, session.context_tokens),
         }
 
