@@ -212,7 +212,7 @@ async def test_a_worker_does_its_jobs_in_order_on_one_thread_and_answers_on_the_
     assert len(set(threads)) == 1 and loop_thread not in threads
 
 
-async def test_a_workers_job_that_fails_raises_on_the_loop_and_the_worker_goes_on():
+async def test_a_workers_job_that_fails_raises_on_the_loop_and_the_worker_goes_on(caplog):
     worker = Worker("elelem-test-worker")
 
     def fail() -> None:
@@ -220,7 +220,9 @@ async def test_a_workers_job_that_fails_raises_on_the_loop_and_the_worker_goes_o
 
     with pytest.raises(OSError, match="disk gone"):
         await asyncio.wait_for(worker.run(fail), WAIT)
+    worker.put(fail)  # nobody waits for this one: logged
     assert await asyncio.wait_for(worker.run(lambda: 42), WAIT) == 42
+    assert "a job on elelem-test-worker failed" in caplog.text and "disk gone" in caplog.text
 
 
 async def test_a_workers_job_sees_the_awaiting_tasks_contextvars():

@@ -19,8 +19,8 @@ also sets ``cancelled``), is raised on the loop.
 A ``Worker`` is one daemon thread, started once, that does jobs in order (a folder's checkpoint
 snapshots, ``host/checkpoints.py``): ``await worker.run(work)`` hands it ``work()`` without
 waiting for a thread to start and returns its result, or raises its exception, on the loop;
-``worker.put(work)`` hands it work nobody waits for. Being a daemon, a process told to exit
-mid-job does not wait for it.
+``worker.put(work)`` hands it work nobody waits for (its exception is logged, and the worker goes
+on). Being a daemon, a process told to exit mid-job does not wait for it.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 import queue
 import threading
 from collections import deque
@@ -37,6 +38,7 @@ from typing import Any, TypeVar
 Event = dict[str, Any]
 Work = Callable[[Callable[[Event], None], threading.Event], None]
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def _settle(done: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
@@ -141,12 +143,17 @@ class Worker:
     """One daemon thread doing jobs in order; see the module's docstring."""
 
     def __init__(self, name: str) -> None:
+        self.name = name
         self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         threading.Thread(target=self._serve, name=name, daemon=True).start()
 
     def _serve(self) -> None:
         while True:
-            self.jobs.get()()
+            job = self.jobs.get()
+            try:
+                job()
+            except Exception:  # work nobody waits for: the next job still runs
+                log.exception("a job on %s failed", self.name)
 
     def put(self, work: Callable[[], None]) -> None:
         """Hand ``work`` to the thread, after what it was handed before; nobody waits for it."""
