@@ -1,5 +1,5 @@
 """The slash commands a person types in an ACP prompt (``/provider``, ``/model``, ``/reset``,
-``/compact``, ``/rewind``, ``/tools``): the list announced as ``available_commands_update``, and each
+``/compact``, ``/rewind``, ``/tools``, ``/context``): the list announced as ``available_commands_update``, and each
 command's answer in words for the person."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 from acp.helpers import update_available_commands
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput
 
+from ..agent.prompt_size import window_text
 from ..agent.wording import checkpoint_lines, rewind_lines
 from ..host import rewinding, stored
 from ..host.folder_agent import FolderAgent
@@ -24,6 +25,7 @@ COMMANDS = {
     "compact": ("Replace the older turns with a summary, to fit more in the context", None),
     "rewind": ("List the turns that changed files, or put files and context back to before turn N", "[N [force]]"),
     "tools": ("List the tools the agent can use", None),
+    "context": ("How the context window is used: the prompt's mode, its fixed part, history and room left", None),
 }
 
 
@@ -74,6 +76,9 @@ async def command(session: AcpSession, name: str, argument: str) -> str:
         return (await agent.compact())["text"]
     if name == "rewind":
         return await rewind(agent, argument)
+    if name == "context":
+        window = (await agent.context()).get("window")
+        return window_text(window) if window else "no provider to measure the context for"
     names = [tool["name"] for tool in listed_tools(agent.toolbox, [agent])["tools"]]
     return "tools: " + ", ".join(names)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import statistics
 import time
 from pathlib import Path
@@ -150,7 +151,7 @@ async def test_provider_and_model_are_config_options_and_slash_commands(scripted
     assert (model.id, model.category, model.current_value) == ("model", "model", "default")
     await wait_until(lambda: agent.client.of("available_commands_update"), "the slash commands")
     [commands] = agent.client.of("available_commands_update")
-    assert [c.name for c in commands.available_commands] == ["provider", "model", "reset", "compact", "rewind", "tools"]
+    assert [c.name for c in commands.available_commands] == ["provider", "model", "reset", "compact", "rewind", "tools", "context"]
 
     changed = await agent.conn.set_config_option(config_id="provider", session_id=agent.session_id, value="stub")
     assert changed.config_options[0].current_value == "stub"
@@ -173,6 +174,12 @@ async def test_provider_and_model_are_config_options_and_slash_commands(scripted
     seen = len(agent.client.updates)
     await agent.prompt("/tools")
     assert agent.client.text(since=seen) == "tools: read, write, edit, execute, list, grep, plan"
+    seen = len(agent.client.updates)
+    await agent.prompt("/context")
+    assert re.fullmatch(
+        r"full prompt: fixed part [\d,]+ tokens, 1 earlier turns [\d,]+ tokens, room left [\d,]+ of 32,000",
+        agent.client.text(since=seen),
+    )
     seen = len(agent.client.updates)
     await agent.prompt("/provider")
     assert "* scripted" in agent.client.text(since=seen)
