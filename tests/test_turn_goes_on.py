@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scaffold import add_plugin, write_script
+from security.attacks_cmds import without_root_powers
 from test_session import Script
 
 from elelem_lsp.agent.check import CheckSettings
@@ -201,3 +205,26 @@ async def test_a_source_that_cannot_say_its_tools_leaves_the_others_offered(root
     assert tool_results(provider)["call_2"]["ok"] is True
     assert_turn_went_on(result, provider, events)
     assert logged_with_traceback(caplog, "the tools of Silent could not be had")
+
+
+def test_an_ask_in_a_folder_whose_git_it_may_not_enter_is_answered(project):
+    """The editor's context of an ask (git's branch and changes) is a nicety: a ``.git`` the person may
+    not enter leaves it out, and the ask is answered (with file permissions binding, as for a normal user)."""
+    add_plugin(project, "scripted")
+    write_script(project, [FIRST_STEP, LAST_STEP])
+    (project / ".git").mkdir()
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (project / ".git").chmod(0)
+    try:
+        run = subprocess.run(
+            [*without_root_powers(), sys.executable, "-m", "elelem_lsp", "ask", "--trust", "-p", "scripted", "go"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        (project / ".git").chmod(0o755)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "Done despite that.\n"
+    assert "Read README.md → 1 line" in run.stderr

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .budget import cut_text, estimate_tokens
+
+log = logging.getLogger(__name__)
 
 CONTEXT_TOKENS = 2000  # the most the block may take, by the budget's estimate
 SELECTION_TOKENS = 1200  # the most of it selected lines may take; longer ones are named, not shown
@@ -118,9 +121,9 @@ def describe_active(active: ActiveDocument, with_text: bool = True) -> str:
 
 def small_file(path: Path) -> str | None:
     """The start of a regular file's text (never a FIFO or a device a link may lead to); None if there is none."""
-    if not path.is_file():
-        return None
     try:
+        if not path.is_file():  # raises for a folder on the way it may not enter
+            return None
         with path.open("rb") as handle:
             return handle.read(HEAD_BYTES).decode("utf-8", "replace").partition("\n")[0].strip()
     except OSError:
@@ -199,7 +202,11 @@ async def describe_git(context: EditorContext) -> str:
 
 async def render(context: EditorContext, limit: int = CONTEXT_TOKENS) -> str:
     """The block the model reads after the person's words; empty when there is nothing to say."""
-    git = await describe_git(context)
+    try:
+        git = await describe_git(context)
+    except Exception:  # git's state is a nicety: the ask goes on without it
+        log.exception("could not describe git's state of %s", context.root)
+        git = ""
     others = [name for name in context.open_documents if context.active is None or name != context.active.name]
     parts = [
         describe_active(context.active) if context.active else "",

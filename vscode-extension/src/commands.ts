@@ -11,6 +11,7 @@ import * as vscode from "vscode";
 import { askArguments, describeServerCommand, withProgressToken } from "./args";
 import { ChatView } from "./chatView";
 import { ServerConnection } from "./connection";
+import { inert } from "./notices";
 import { ProvidersResult, toConversations, toProvidersResult, toTranscriptResult, TranscriptResult } from "./protocol";
 import { StatusBar } from "./statusBar";
 import { conversationTitle } from "./transcript";
@@ -23,8 +24,9 @@ export function activeFolder(): vscode.WorkspaceFolder | undefined {
   return (uri && vscode.workspace.getWorkspaceFolder(uri)) || vscode.workspace.workspaceFolders?.[0];
 }
 
+/** An error's words (often the server's), fit for a notification: no link in them runs a command. */
 export function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return inert(error instanceof Error ? error.message : String(error));
 }
 
 /** The `{uri}` argument naming a folder, or none. */

@@ -2,7 +2,8 @@
  * The extension's one LanguageClient to elelem-lsp: starts the configured server command over
  * stdio for all workspace folders, answers `workspace/configuration` for the `elelem` section in
  * the server's shape (with `workspacePlugins` following workspace trust), tells the server when
- * settings or trust change, and hands the requests a turn makes of the person (a command's
+ * settings or trust change, shows the server's messages (with no link in them that runs a
+ * command), and hands the requests a turn makes of the person (a command's
  * permission, `elelem/input`) and its edits (`workspace/applyEdit`) to the extension's hooks, so
  * the chat view shows them; it routes the server's own `elelem.ask`/`elelem.fix` commands (code
  * actions) through the turn runner so they stream into the chat view too.
@@ -18,7 +19,9 @@ import {
   LanguageClient,
   LanguageClientOptions,
   MessageActionItem,
+  MessageType,
   ServerOptions,
+  ShowMessageNotification,
   ShowMessageRequest,
   ShowMessageRequestParams,
   TransportKind,
@@ -26,6 +29,7 @@ import {
 
 import { parseServerCommand, serverSettings } from "./args";
 import { answerInsight, DiagnosticsWatch } from "./insight";
+import { inert } from "./notices";
 
 /** The server commands that run a turn; the extension runs them itself to follow the stream. */
 export const TURN_COMMANDS = new Set(["elelem.ask", "elelem.fix"]);
@@ -110,6 +114,16 @@ export class ServerConnection implements vscode.Disposable {
       this.hooks.askText(typeof params?.prompt === "string" ? params.prompt : "The agent asks for input", token),
     );
     client.onRequest(ShowMessageRequest.type, (params, token) => this.hooks.askChoice(params, token));
+    client.onNotification(ShowMessageNotification.type, ({ type, message }) => {
+      // as the client's own handler shows it, but no link in it runs a command (`inert`)
+      const show =
+        type === MessageType.Error
+          ? vscode.window.showErrorMessage
+          : type === MessageType.Warning
+            ? vscode.window.showWarningMessage
+            : vscode.window.showInformationMessage;
+      void show(inert(message));
+    });
     client.onRequest(ApplyWorkspaceEditRequest.type, (params) => this.hooks.applyEdit(client, params));
     answerInsight(client, this.diagnostics); // elelem/diagnostics, definition, references, symbols
     this.client = client;

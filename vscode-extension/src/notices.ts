@@ -1,9 +1,11 @@
 /**
- * A choice the server asks (`window/showMessageRequest`) as VS Code's notification words it: the
- * question, then each answer as a command link. A notification with buttons cannot be closed by
- * an extension, so one answered in the chat view would stay standing; a notification showing
- * progress closes when its task ends, but takes no buttons of its own, only links in its message.
- * Pure: no vscode import.
+ * The server's words as VS Code's notifications show them. A notification turns
+ * `[label](command:…)` in its message into a link that runs the command, so words from the
+ * server (which may hold a model's) are made `inert`. A choice the server asks
+ * (`window/showMessageRequest`) is the question, then each answer as a command link of ours: a
+ * notification with buttons cannot be closed by an extension, so one answered in the chat view
+ * would stay standing; a notification showing progress closes when its task ends, but takes no
+ * buttons of its own, only links in its message. Pure: no vscode import.
  */
 
 /** The command a notification's answer link runs, with the question's id and the answer's index. */

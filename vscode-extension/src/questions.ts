@@ -5,7 +5,7 @@
  * an input box and as a text field in the view. Whichever the person uses first answers; the
  * other goes away. (A notification with buttons cannot be closed by an extension, so the choice
  * is a notification showing progress, which closes when its task ends, with the answers as
- * links: `questionNotice`.) A question belongs to the folder whose turn asked: it goes
+ * links: `notices`.) A question belongs to the folder whose turn asked: it goes
  * unanswered when the server withdraws it or that turn ends (Stop, an error), and the view shows
  * it with that folder's conversation only.
  */
@@ -15,7 +15,7 @@ import { MessageActionItem, ShowMessageRequestParams } from "vscode-languageclie
 
 import { ChatView } from "./chatView";
 import { PendingRequests } from "./pendingRequests";
-import { ANSWER_COMMAND, linkAnswer, noticeText } from "./questionNotice";
+import { ANSWER_COMMAND, linkAnswer, noticeText } from "./notices";
 import { TurnRunner } from "./turns";
 
 export class Questions implements vscode.Disposable {

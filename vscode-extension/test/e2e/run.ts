@@ -340,10 +340,14 @@ async function sendInChat(frame: Frame, question: string): Promise<void> {
   await waitFor("the input to clear after sending", async () => ((await input.inputValue()) === "" ? true : undefined), 5_000);
 }
 
-/** The n-th turn of the chat view, once it ended with `status`. */
+/** The n-th turn of the chat view, once it ended with `status` (a done one once its result named the provider). */
 async function endedTurn(frame: Frame, index: number, status = "done"): Promise<Locator> {
   const turn = frame.locator("section.turn").nth(index);
   await turn.and(frame.locator(`.${status}`)).waitFor({ timeout: 30_000 });
+  if (status === "done") {
+    // the progress's end comes first; the command's result, which names the provider, a moment later
+    await turn.locator("footer.status", { hasText: "done — " }).waitFor({ timeout: 10_000 });
+  }
   return turn;
 }
 
@@ -869,7 +873,7 @@ async function untrustedScenario(page: Page, folders: Folders): Promise<void> {
     await toast.waitFor({ state: "detached", timeout: 10_000 });
     await viewQuestion.waitFor({ state: "detached", timeout: 10_000 });
     step("answered in the notification (its Deny link), the question left the notification and the chat view");
-    await frame.locator("section.turn.done").first().waitFor({ timeout: 30_000 });
+    await endedTurn(frame, 0);
     const runText = await transcriptText(frame, "section.turn >> nth=0");
     assertIncludes(runText, "Run echo elelem-ran", "the denied command"); // a failed call is titled as asked
     assertIncludes(runText, "the person denied it", "the denied command's outcome");
@@ -890,7 +894,7 @@ async function untrustedScenario(page: Page, folders: Folders): Promise<void> {
     step("trusted the folder from Manage Workspace Trust");
     await openFile(page, "hello.txt");
     await ask(page, "Run the greeting script again");
-    await frame.locator("section.turn.done").nth(1).waitFor({ timeout: 30_000 });
+    await endedTurn(frame, 1);
     const trustedText = await transcriptText(frame, "section.turn >> nth=1");
     assertIncludes(trustedText, "Ran echo elelem-ran — exit 0", "the command run without asking once trusted");
     assertIncludes(trustedText, "The command printed elelem-ran.", "the trusted command's output");

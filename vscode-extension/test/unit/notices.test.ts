@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { ANSWER_COMMAND, linkAnswer, noticeText } from "../../src/questionNotice";
+import { ANSWER_COMMAND, linkAnswer, noticeText } from "../../src/notices";
 
 // The rule VS Code's notifications use to find links in a message (vs/base/common/linkedText.ts,
 // VS Code 1.100): each match becomes a clickable link, a `command:` one runs the command.
