@@ -4,7 +4,6 @@ with window/showDocument. Our own clients announce themselves and get neither.""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,13 @@ from scaffold import add_plugin, wait_until, write_script
 
 from elelem_lsp.host.transcript import TurnRecord, preview
 from elelem_lsp.server.editor import announced_client
+
+
+async def everything_sent(editor) -> None:
+    """A round trip: what the server sent before it answered (the reply's popup, a document it asks
+    to show, both sent as the reply is) has arrived once it answers a later request."""
+    await editor.command("elelem.tools", {})
+
 
 SCRIPT = [
     [{"type": "thinking", "text": "look first"},
@@ -128,8 +134,7 @@ async def test_a_client_without_show_document_gets_the_message_only(project, hom
     await editor.ask("hi")
     await wait_until(lambda: reply_messages(editor), "the reply message")
     assert reply_messages(editor)[0].message.startswith("elelem: The readme is")
-    # Nothing to wait for: a document would be shown with the message, so this window is plenty.
-    await asyncio.sleep(0.3)
+    await everything_sent(editor)  # a document would have been asked to show with the message
     assert editor.client.shown_documents == []
     assert not (home / ".local" / "state" / "elelem-lsp" / "transcripts").exists()
 
@@ -144,6 +149,5 @@ async def test_our_own_clients_get_no_popup_and_no_document(project, start_edito
     )
     result = await editor.ask("hi")
     assert result["reply"].startswith("The readme is")
-    # Nothing to wait for: a popup or a document would come with the reply, so this window is plenty.
-    await asyncio.sleep(0.3)
+    await everything_sent(editor)  # a popup or a document would have come with the reply
     assert reply_messages(editor) == [] and editor.client.shown_documents == []
