@@ -341,3 +341,27 @@ async def test_known_changes_are_read_in_the_background_and_kept(tmp_path):
     known.refresh()  # asked again while git runs: read once more after it
     await asyncio.wait_for(known.reading, 10)
     assert (await render(EditorContext(tmp_path, known=known))).endswith("2 uncommitted changes: M README.md, ?? notes.txt")
+
+
+# -- one connection for a turn's requests ----------------------------------------------------------
+async def test_a_providers_requests_reuse_one_connection():
+    sys.path.insert(0, str(PROVIDERS_TESTS))
+    from fake_model_server import FakeModelServer
+
+    class Ports(FakeModelServer):
+        def handle(self, handler, body):
+            self.ports.append(handler.client_address[1])  # the client's end of the connection
+            super().handle(handler, body)
+
+    model = Ports()
+    model.ports = []
+    model.start()
+    try:
+        provider = OpenAIProvider("m", base_url=model.url + "/v1", api_key="k")
+        for _ in range(3):
+            said: list[dict] = []
+            await provider.fetch([user("hi")], [], said.append)
+            assert said, "the request did not happen"
+        assert len(model.ports) == 3 and len(set(model.ports)) == 1, model.ports
+    finally:
+        model.stop()

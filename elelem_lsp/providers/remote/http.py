@@ -16,6 +16,7 @@ the secrets in the environment and the settings.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import os
@@ -41,6 +42,7 @@ CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 600.0
 READ_TIMEOUT_ENV = "ELELEM_READ_TIMEOUT"
 ERROR_LENGTH = 300
+FINISH_SECONDS = 0.5  # what the end of a finished answer may take to arrive
 CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key")
 CREDENTIAL_PARAMETER = re.compile(r"key|token|secret|signature|sig|password|auth", re.IGNORECASE)
 
@@ -251,8 +253,24 @@ async def open_response(
                 await response.aread()
                 raise http_error(response)
             yield response
+            await finish(response)
     except Exception as error:  # the one exit of every provider failure: scrubbed here
         raise ProviderError(redact(failure_message(error, url, timeout), secrets)) from None
+
+
+async def finish(response: httpx.Response) -> None:
+    """Read what is left of an answer its reader was done with (the stream's last, empty chunk after
+    ``[DONE]`` or ``message_stop``), so that its connection can serve the next request; one that
+    goes on sending is closed instead."""
+    if response.is_closed:
+        return
+
+    async def rest() -> None:
+        async for _ in response.stream:  # type: ignore[union-attr]  # below the reader's own iterator, which stopped
+            pass
+
+    with contextlib.suppress(TimeoutError, httpx.HTTPError):  # leaving the block closes it
+        await asyncio.wait_for(rest(), FINISH_SECONDS)
 
 
 def failure_message(error: Exception, url: str, timeout: float) -> str:
