@@ -21,6 +21,8 @@ import codecs
 import os
 import shutil
 import stat
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +35,7 @@ from host.memory_frontend import MemoryFrontend
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from scaffold import png
+from security.attacks_cmds import without_root_powers
 
 from elelem_lsp.agent.editor_tools import TOOLBOX as EDITOR_TOOLBOX
 from elelem_lsp.agent.editor_tools import EditorTools
@@ -378,14 +381,21 @@ FIELDS = {
 }
 
 # Inputs that once failed, tried on every run beside the generated ones.
+UNREADABLE = (".hidden", "with space.md")  # a file and a folder the person may not read (where modes bind)
 KNOWN = {
-    "read": [{"path": "src"}, {"path": "."}],  # a folder: it ended the whole turn
-    "grep": [{"pattern": "\0"}, {"pattern": "x", "glob": "\0"}],  # a NUL byte in rg's arguments
+    "read": [{"path": "src"}, {"path": "."}, *({"path": p} for p in UNREADABLE)],  # a folder: it ended the whole turn
+    "grep": [{"pattern": "\0"}, {"pattern": "x", "glob": "\0"}, *({"pattern": "x", "path": p} for p in UNREADABLE)],
+    "list": [{"path": p} for p in UNREADABLE],
     # the folder beside the project: by its absolute path, by going up, through a link
     "write": [{"path": p, "content": "escaped"} for p in ("{outside}/kept.txt", "../outside/new.txt", "-rf/kept.txt")],
-    "edit": [{"path": p, "old": "beside", "new": "escaped"} for p in ("{outside}/kept.txt", "-rf/kept.txt")],
+    "edit": [{"path": p, "old": "beside", "new": "escaped"} for p in ("{outside}/kept.txt", "-rf/kept.txt", *UNREADABLE)],
 }
-PLAIN_FOLDER = {"made": [("a.py", "folder"), ("-rf", "link out")], "kind": "plain", "places": [], "buffers": {}}
+PLAIN_FOLDER = {
+    "made": [("a.py", "folder"), ("-rf", "link out"), (".hidden", "unreadable"), ("with space.md", "unreadable folder")],
+    "kind": "plain",
+    "places": [],
+    "buffers": {},
+}
 
 workspaces = st.fixed_dictionaries(
     {
@@ -474,3 +484,25 @@ async def test_reading_a_folder_says_to_list_it(tmp_path, kind):
         result = await Toolbox().call("read", {"path": path}, workspace)
         shown = "." if path == "." else "src"
         assert result == {"ok": False, "error": f"{shown} is a directory: use list to see the files in it"}
+
+
+PERMISSIONS_BINDING = """
+import test_tool_robustness as generated
+for name in ("read", "list", "grep", "write", "edit"):
+    generated.test_every_tool_answers_generated_arguments_with_a_result_the_model_can_read(name)
+"""
+
+
+def test_unreadable_files_are_answered_too_where_file_modes_bind():
+    """Root reads through any mode, so where the suite runs as root (a CI container) the unreadable
+    files and folders above are read like any other: the file tools' properties once more, in a
+    process without the capabilities that bypass file modes."""
+    run = subprocess.run(
+        [*without_root_powers(), sys.executable, "-c", PERMISSIONS_BINDING],
+        cwd=Path(__file__).parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "ELELEM_ROBUSTNESS_EXAMPLES": "8"},
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
