@@ -493,7 +493,7 @@ for name in ("read", "list", "grep", "write", "edit"):
 """
 
 
-def test_unreadable_files_are_answered_too_where_file_modes_bind():
+def test_unreadable_files_are_answered_too_where_file_modes_bind(tmp_path):
     """Root reads through any mode, so where the suite runs as root (a CI container) the unreadable
     files and folders above are read like any other: the file tools' properties once more, in a
     process without the capabilities that bypass file modes."""
@@ -503,6 +503,6 @@ def test_unreadable_files_are_answered_too_where_file_modes_bind():
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "ELELEM_ROBUSTNESS_EXAMPLES": "8"},
+        env={**os.environ, "ELELEM_ROBUSTNESS_EXAMPLES": "8", "HYPOTHESIS_STORAGE_DIRECTORY": str(tmp_path / "hypothesis")},
     )
     assert run.returncode == 0, run.stderr[-3000:]
