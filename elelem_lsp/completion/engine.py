@@ -14,7 +14,7 @@ import asyncio
 import itertools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,8 +70,38 @@ class Suggestion:
 
 
 @dataclass
+class _Inflight:
+    """A model request under way for a document, with the text around the cursor it was asked at
+    and what it has said so far: a request typing along it waits for its answer instead."""
+
+    before: str
+    after: str
+    task: asyncio.Task[str | None]
+    said: list[str] = field(default_factory=list)
+    waiters: int = 0
+
+    def typed_along(self, before: str, after: str) -> str | None:
+        """What was typed since, if it is the start of what the model has said so far."""
+        if self.task.done() or after != self.after or len(before) <= len(self.before) or not before.startswith(self.before):
+            return None
+        typed, said = before[len(self.before) :], "".join(self.said)
+        return typed if len(said) > len(typed) and said.startswith(typed) else None
+
+    def join(self) -> None:
+        """A request waits for it (from now: a request superseded meanwhile cannot end it)."""
+        self.waiters += 1
+
+    def leave(self) -> None:
+        """A request no longer waits: the last one going away cancels it, its stream closed."""
+        self.waiters -= 1
+        if not self.waiters:
+            cancel_once(self.task)
+
+
+@dataclass
 class _Document:
     task: asyncio.Task[Suggestion | None] | None = None
+    inflight: _Inflight | None = None
     last_request: float = float("-inf")
 
 
@@ -99,13 +129,20 @@ class CompletionEngine:
     async def complete(self, ask: Ask) -> Suggestion | None:
         """The suggestion at the cursor; None when there is none or a newer request took over."""
         state = self.documents.setdefault(ask.uri, _Document())
-        if state.task is not None and not state.task.done():
-            state.task.cancel()  # the older request answers None at once, its stream closed
+        text = ask.document.text
+        around = (text[: ask.offset], text[ask.offset :])
+        shared = state.inflight if state.inflight and state.inflight.typed_along(*around) is not None else None
+        if state.inflight is not None and shared is None:
+            cancel_once(state.inflight.task)  # its stream closed at once
+        if state.task is not None:
+            cancel_once(state.task)  # the older request answers None at once
         started = self.clock()
         within_burst = started - state.last_request
         state.last_request = started
-        task = asyncio.ensure_future(self._complete(ask, started, within_burst))
+        task = asyncio.ensure_future(self._complete(ask, state, around, started, within_burst, shared))
         state.task = task
+        if shared is not None:
+            shared.join()
         try:
             return await task
         except asyncio.CancelledError:
@@ -114,14 +151,17 @@ class CompletionEngine:
                 return None  # superseded by a newer request for the document
             raise
         finally:
+            if shared is not None:
+                shared.leave()
             if state.task is task:
                 state.task = None
 
     def closed(self, uri: str) -> None:
         """The document was closed: cancel its request and forget it."""
         state = self.documents.pop(uri, None)
-        if state is not None and state.task is not None:
-            state.task.cancel()
+        for task in (state.task, state.inflight.task if state.inflight else None) if state else ():
+            if task is not None:
+                cancel_once(task)
         self.typing_along.forget(uri)
 
     def accept(self, item: str, chars: int | None) -> bool:
@@ -142,13 +182,19 @@ class CompletionEngine:
         return (known.counts if known else Counts()).summary()
 
     # -- the stages ---------------------------------------------------------------------
-    async def _complete(self, ask: Ask, started: float, since_last: float) -> Suggestion | None:
-        settings = await ask.folder.settings()
+    async def _complete(
+        self, ask: Ask, state: _Document, around: tuple[str, str], started: float, since_last: float, shared: _Inflight | None
+    ) -> Suggestion | None:
         folder = self._folder(ask.folder.key, ask.folder.root)
+        before, after = around
+        if shared is not None:  # typing along a model request still under way: its answer, less what was typed
+            typed, answer = before[len(shared.before) :], await asyncio.shield(shared.task)
+            if answer is None or len(answer) <= len(typed) or not answer.startswith(typed):
+                return None
+            return self._shown(ask, folder, answer[len(typed) :], before, after, started, typed_along=False)
+        settings = await ask.folder.settings()
         if ask.path is not None and folder.privacy.private(ask.path, settings.exclude):
             return None
-        text = ask.document.text
-        before, after = text[: ask.offset], text[ask.offset :]
         rest = self.typing_along.rest(ask.uri, before, after)
         if rest is not None:
             return self._shown(ask, folder, rest, before, after, started, typed_along=True)
@@ -173,14 +219,14 @@ class CompletionEngine:
         if not known:
             if since_last < settings.debounce_ms / 1000 and not ask.invoked:
                 await asyncio.sleep(settings.debounce_ms / 1000)  # a newer keystroke cancels this wait
+            said: list[str] = []
+            asking = self._model_answer(ask.folder, folder, (name, provider, model), settings, context, multiline, key, said)
+            inflight = state.inflight = _Inflight(before, after, asyncio.ensure_future(asking), said)
+            inflight.join()
             try:
-                answer = await self._ask_model(
-                    ask.folder.key, folder, name, provider, model, settings, context, multiline, ask.folder.prices()
-                )
-            except Exception as error:  # said in the log, not in a popup; asked again next time
-                self.on_failure(f"elelem: inline completion from {name!r} failed: {error}")
-                return None
-            self.answers.put(ask.folder.key, key, answer)
+                answer = await asyncio.shield(inflight.task)
+            finally:
+                inflight.leave()
         if answer is None:
             return None
         return self._shown(ask, folder, answer, before, after, started, typed_along=False)
@@ -189,6 +235,29 @@ class CompletionEngine:
         if settings.snippet_tokens <= 0:
             return []
         return [text for path, text in ask.others() if path is None or not folder.privacy.private(path, settings.exclude)]
+
+    async def _model_answer(
+        self,
+        source: FolderSource,
+        folder: _Folder,
+        chosen: tuple[str, Any, str | None],
+        settings: CompletionSettings,
+        context: CompletionContext,
+        multiline: bool,
+        key: int,
+        said: list[str],
+    ) -> str | None:
+        """The model's cleaned answer, kept in the answer cache; None after a failure, which is logged."""
+        name, provider, model = chosen
+        try:
+            answer = await self._ask_model(
+                source.key, folder, name, provider, model, settings, context, multiline, source.prices(), said
+            )
+        except Exception as error:  # said in the log, not in a popup; asked again next time
+            self.on_failure(f"elelem: inline completion from {name!r} failed: {error}")
+            return None
+        self.answers.put(source.key, key, answer)
+        return answer
 
     async def _ask_model(
         self,
@@ -201,7 +270,10 @@ class CompletionEngine:
         context: CompletionContext,
         multiline: bool,
         prices: Mapping[str, PerMillion],
+        said: list[str],
     ) -> str | None:
+        """The answer, cut and cleaned; ``said`` gathers the model's text as it streams (a request
+        typing along reads it)."""
         fill = Fill(context, multiline, settings.max_tokens)
         pieces: list[str] = []
         try:
@@ -209,7 +281,7 @@ class CompletionEngine:
                 folder.routes = Routes(await candidates(name, provider, settings.api))
                 folder.provider, folder.api = provider, settings.api
                 self.answers.clear(key)  # its answers came from another provider
-            async with aclosing(self._stream(folder.routes, fill, context, multiline, settings.max_tokens)) as stream:
+            async with aclosing(self._stream(folder.routes, fill, said, multiline, settings.max_tokens)) as stream:
                 async for piece in stream:
                     pieces.append(piece)
         finally:  # a request cancelled or failed midway was still asked, and may be paid for
@@ -217,8 +289,15 @@ class CompletionEngine:
                 self._count(folder, model, fill, "".join(pieces), prices)
         return clean("".join(pieces), context)
 
-    async def _stream(self, routes: Routes, fill: Fill, context: CompletionContext, multiline: bool, max_tokens: int):
-        async with aclosing(within_extent(routes.stream(fill), context, multiline, max_tokens * CHARS_PER_TOKEN)) as cut:
+    async def _stream(self, routes: Routes, fill: Fill, said: list[str], multiline: bool, max_tokens: int):
+        async def heard() -> AsyncGenerator[str, None]:
+            async with aclosing(routes.stream(fill)) as stream:
+                async for piece in stream:
+                    said.append(piece)
+                    yield piece
+
+        limit = max_tokens * CHARS_PER_TOKEN
+        async with aclosing(within_extent(heard(), fill.context, multiline, limit)) as cut:
             async for piece in cut:
                 yield piece
 
@@ -239,3 +318,10 @@ class CompletionEngine:
         self.acceptances.shown(item, folder.counts, len(text))
         folder.counts.latencies.append((self.clock() - started) * 1000)
         return Suggestion(item, text, typed_along)
+
+
+def cancel_once(task: asyncio.Task[Any]) -> None:
+    """Cancel ``task`` unless it is done or already cancelled: a second cancel would interrupt its
+    cleanup (closing the HTTP stream) halfway, leaving the connection open."""
+    if not task.done() and not task.cancelling():
+        task.cancel()

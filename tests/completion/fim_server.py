@@ -104,6 +104,7 @@ class FimServer:
             handler.wfile.write(data)
             return
         frames, kind = self.frames(path, body)
+        delay = self.delay  # as it was when the request came: a test may change it for the next one
         handler.send_response(200)
         handler.send_header("content-type", kind)
         handler.send_header("transfer-encoding", "chunked")
@@ -112,8 +113,8 @@ class FimServer:
             for frame in frames:
                 handler.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
                 handler.wfile.flush()
-                if self.delay:
-                    time.sleep(self.delay)
+                if delay:
+                    time.sleep(delay)
             handler.wfile.write(b"0\r\n\r\n")
             handler.wfile.flush()
             self.finished += 1

@@ -21,8 +21,8 @@ async def wait_for(condition, what: str, timeout: float = 5.0) -> None:
 async def test_a_burst_of_twenty_keystrokes_costs_at_most_two_model_requests(fim, folder):
     folder.use("llamacpp", OpenAIProvider("coder", base_url=f"{fim.url}/v1"))
     folder.configure(api="completions")
-    fim.answer = ["x", " +", " 1", "\n"] * 3
-    fim.delay = 0.05  # a slow model: each answer takes 0.6 s
+    fim.answer = ["x", " +", " 1", "\n"] + ["more = 1\n"] * 40
+    fim.delay = 0.05  # a slow model: each answer would take 2.2 s to its end
     typed = "value = "
     requests = []
     for keystroke in range(20):
@@ -120,3 +120,17 @@ async def test_context_is_sized_in_tokens_and_snippets_come_most_recently_edited
     assert body["prompt"].endswith("near = 1\nvalue = ") and "far_1 = 1\n" not in body["prompt"]
     assert body["suffix"].startswith("\nafter = 1\n") and "far_40" not in body["suffix"]
     assert body["prompt"].index("NEWER") < body["prompt"].index("OLDER")
+
+
+async def test_typing_along_a_model_request_under_way_waits_for_it_instead_of_asking_again(fim, folder):
+    folder.use("llamacpp", OpenAIProvider("coder", base_url=f"{fim.url}/v1"))
+    folder.configure(api="completions", debounceMs=0)
+    fim.answer, fim.delay = ["print", "(", "'hello'", ")", "\n"], 0.1
+    first = asyncio.ensure_future(folder.complete("w.py", "def greet():\n    |\n"))
+    await wait_for(lambda: fim.requests, "the model request")
+    await asyncio.sleep(0.15)  # it has said "print" by now
+    along = await folder.complete("w.py", "def greet():\n    pr|\n")
+    assert await first is None  # superseded: the newer request took its answer over
+    assert along is not None and along.text == "int('hello')"
+    assert len(fim.requests) == 1
+    assert folder.engine.counts("folder")["shown"] == 1
