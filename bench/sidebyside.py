@@ -25,6 +25,7 @@ import json
 import multiprocessing
 import os
 import re
+import socket
 import statistics
 import subprocess
 import sys
@@ -62,6 +63,9 @@ def serve_model(urls: Any, arrivals: Any) -> None:
 
     class Model(FakeModelServer):
         def handle(self, handler: Any, body: bytes) -> None:
+            # As a real model server: each streamed piece sent at once, not held back by Nagle's
+            # algorithm for the client's delayed ACK (40 ms) on a connection kept alive.
+            handler.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if handler.command == "GET":  # the relay's warm-up, our look-up of the served window: not a model request
                 return super().handle(handler, body)
             arrivals.put(time.monotonic())

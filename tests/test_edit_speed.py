@@ -8,7 +8,7 @@ import time
 import pytest
 from lsprotocol import types as lsp
 
-from elelem_lsp.agent.textfile import difference
+from elelem_lsp.agent.textfile import ModelView, breaks_as_lf, difference, for_model
 from elelem_lsp.textedits import Change, Position, apply_changes, change_at
 from scaffold import add_plugin, write_script
 
@@ -125,3 +125,17 @@ async def test_a_one_line_change_in_a_big_open_document_sends_a_one_line_range(p
     assert edit.range == lsp.Range(start=lsp.Position(line=25_000, character=12),
                                    end=lsp.Position(line=25_000, character=15))
     assert edit.new_text == "a"
+
+
+def test_a_big_buffers_model_view_is_made_once_per_text():
+    stored = "".join(f"line {n}\r\n" for n in range(20_000))
+    view = ModelView.of(stored)
+    assert view.text == stored.replace("\r\n", "\n") and view.newline == "\r\n" and not view.mixed
+    assert ModelView.of(stored) is view and for_model(stored) is view.text  # the same text: kept
+    changed = stored.replace("line 7\r\n", "line seven\r\n")  # the editor's next version: a new text
+    assert ModelView.of(changed) is not view and ModelView.of(changed).text.startswith("line 0\nline 1\n")
+    mixed = stored + "last\rone"  # a lone \r: its view says so, and positions count it as a break
+    assert ModelView.of(mixed).lone_cr and breaks_as_lf(mixed).endswith("last\none")
+    assert breaks_as_lf(stored) is stored
+    small = "a\r\nb"
+    assert ModelView.of(small) is not ModelView.of(small)  # a short text is not worth keeping

@@ -20,6 +20,8 @@ from difflib import SequenceMatcher
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 LONE_CR = re.compile(r"\r(?!\n)")
+KEPT_VIEW_LENGTH = 1 << 16  # characters: a text this long keeps its model view while it is the text
+KEPT_VIEWS = 4  # the latest such views (a few open buffers' texts, each held until pushed out)
 
 # Longest first: the UTF-32-LE mark begins with the UTF-16-LE one.
 BYTE_ORDER_MARKS = (
@@ -58,10 +60,10 @@ def decode(data: bytes) -> StoredText:
 
 
 def for_model(text: str) -> str:
-    """``text`` with every line break spelled ``\\n``."""
+    """``text`` with every line break spelled ``\\n`` (a long one's kept: ``ModelView.of``)."""
     if "\r" not in text:
         return text
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return ModelView.of(text).text
 
 
 def breaks_as_lf(text: str) -> str:
@@ -70,7 +72,12 @@ def breaks_as_lf(text: str) -> str:
     Line numbers and line starts of the original can then be found with ``count``,
     ``rfind`` and ``split`` on ``\\n`` alone, all at C speed.
     """
-    if "\r" not in text or text.count("\r") == text.count("\r\n"):
+    if "\r" not in text:
+        return text
+    kept = _kept_views.get(id(text))
+    if kept is not None and kept.stored is text and not kept.lone_cr:
+        return text
+    if text.count("\r") == text.count("\r\n"):
         return text
     return LONE_CR.sub("\n", text)
 
@@ -166,18 +173,30 @@ class ModelView:
     text: str  # every line break spelled "\n"; lines and columns are the stored text's
     newline: str | None  # the ending most lines use (a tie goes to "\n"); None without a line break
     mixed: bool  # more than one kind of ending
+    lone_cr: bool = False  # some line ends in a "\r" alone
 
     @classmethod
     def of(cls, stored: str) -> ModelView:
+        """The view of ``stored``; a long text's is made once and kept while it is the text (an
+        open buffer's, until the editor changes it), since spelling its breaks anew costs
+        milliseconds."""
         if "\r" not in stored:  # the common case costs one memchr
             return cls(stored, stored, "\n" if "\n" in stored else None, False)
+        kept = _kept_views.get(id(stored))
+        if kept is not None and kept.stored is stored:
+            return kept
         joined = stored.replace("\r\n", "\n")
         crlf = len(stored) - len(joined)
         lone_cr = joined.count("\r") if "\r" in joined else 0
         text = joined.replace("\r", "\n") if lone_cr else joined
         counts = {"\n": text.count("\n") - crlf - lone_cr, "\r\n": crlf, "\r": lone_cr}
         newline = max(counts, key=counts.__getitem__)
-        return cls(stored, text, newline, sum(1 for n in counts.values() if n) > 1)
+        view = cls(stored, text, newline, sum(1 for n in counts.values() if n) > 1, lone_cr > 0)
+        if len(stored) >= KEPT_VIEW_LENGTH:
+            _kept_views[id(stored)] = view  # by identity: the entry holds the text, so its id is not reused
+            while len(_kept_views) > KEPT_VIEWS:
+                del _kept_views[next(iter(_kept_views))]
+        return view
 
     def carry(self, change: str | Replacement) -> Replacement | None:
         """The model's change, narrowed to what it changes; None when it changes nothing.
@@ -213,6 +232,9 @@ class ModelView:
     def in_stored(self, replacement: Replacement) -> Replacement:
         """``replacement`` (offsets in the model's text) at the same place in the stored text."""
         return Replacement(self.stored_offset(replacement.start), self.stored_offset(replacement.end), replacement.text)
+
+
+_kept_views: dict[int, ModelView] = {}  # by the id of the stored text, oldest first
 
 
 def with_endings(stored_span: str, text: str, newline: str) -> str:

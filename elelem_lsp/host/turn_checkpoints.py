@@ -26,6 +26,7 @@ from .workspace import FrontendWorkspace
 
 log = logging.getLogger(__name__)
 LABEL_LENGTH = 80
+SNAPSHOT_DELAY = 0.05  # seconds after a turn starts: its request to the model is out by then
 # path -> the text of each editor buffer with unsaved changes (a turn's edits may wait there unsaved)
 UnsavedBuffers = Callable[[], dict[str, bytes]]
 
@@ -81,7 +82,9 @@ class TurnCheckpoint:
     """One turn's checkpoint: the snapshot before it, taken in the background, and the one after.
 
     ``ready`` is awaited before the first tool that may change files; a turn that never
-    calls one records nothing (its snapshot still readies the next)."""
+    calls one records nothing (its snapshot still readies the next). The snapshot starts
+    ``SNAPSHOT_DELAY`` after the turn, or at once when ``ready`` asks for it: its thread would
+    otherwise take the interpreter from the turn's first request on its way to the model."""
 
     def __init__(self, store: CheckpointStore, label: str, conversation: str | None, unsaved: UnsavedBuffers = dict) -> None:
         self.store = store
@@ -89,12 +92,25 @@ class TurnCheckpoint:
         self.conversation = conversation
         self.unsaved = unsaved
         buffers = unsaved()  # as the turn starts, on the loop: the editor's buffers are read there
-        self.before: asyncio.Future[Snapshot] = asyncio.ensure_future(store.worker.run(lambda: store.snapshot(buffers)))
-        self.needed = False
+        loop = asyncio.get_running_loop()
+        self.before: asyncio.Future[Snapshot] = loop.create_future()
+        self.snapshot_before = lambda: store.worker.run(lambda: store.snapshot(buffers))
+        self.starting = loop.call_later(SNAPSHOT_DELAY, self._start)
+        self.started = self.needed = False
+
+    def _start(self) -> None:
+        """The snapshot before the turn, begun now (once)."""
+        self.starting.cancel()
+        if self.started:
+            return
+        self.started = True
+        taken = asyncio.ensure_future(self.snapshot_before())
+        taken.add_done_callback(lambda done: _settle(self.before, done))
 
     async def ready(self) -> None:
         """Wait for the snapshot before the turn (a failure is logged: the turn goes on unprotected)."""
         self.needed = True
+        self._start()
         try:
             await asyncio.shield(self.before)
         except (CheckpointError, OSError) as error:
@@ -131,6 +147,18 @@ def snapshot_in_background(store: CheckpointStore) -> None:
             log.warning("checkpoint snapshot of %s failed: %s", store.root, error)
 
     store.worker.put(job)
+
+
+def _settle(future: asyncio.Future[Snapshot], done: asyncio.Future[Snapshot]) -> None:
+    """``future`` given the outcome of ``done``."""
+    if future.done():
+        return
+    if done.cancelled():
+        future.cancel()
+    elif done.exception() is not None:
+        future.set_exception(done.exception())  # type: ignore[arg-type]
+    else:
+        future.set_result(done.result())
 
 
 def _log_failure(future: asyncio.Future[Snapshot]) -> None:

@@ -203,12 +203,28 @@ def create_server() -> ElelemServer:
 
 
 async def prepare(ls: ElelemServer) -> None:
-    """After initialize: ready each folder's first turn, and read git's state of the trusted ones."""
+    """After initialize: ready each folder's first turn, the messages of a turn, and read git's
+    state of the trusted folders."""
     await ls.router.prepare_first_turn()
+    warm_messages(ls.protocol)
     if ls.router.host_loaded:
         for agent in list(ls.router.host.agents.values()):
             if agent.settings.trusted:
                 known_changes(agent.root).refresh()
+
+
+def warm_messages(protocol: ElelemProtocol) -> None:
+    """pygls' converter makes its (un)structuring functions of a type when first asked: made here
+    for what every turn receives and sends, the first turn does not wait for them."""
+    command = {"command": COMMAND_NAMES[0], "arguments": [{}], "workDoneToken": "warm"}
+    protocol.structure_message({"jsonrpc": "2.0", "id": "warm", "method": lsp.WORKSPACE_EXECUTE_COMMAND, "params": command})
+    for value in (
+        lsp.WorkDoneProgressCreateParams(token="warm"),
+        lsp.ProgressParams(token="warm", value=lsp.WorkDoneProgressBegin(title="", cancellable=True, message="")),
+        lsp.ProgressParams(token="warm", value=lsp.WorkDoneProgressReport(message="")),
+        lsp.ProgressParams(token="warm", value=lsp.WorkDoneProgressEnd(message="")),
+    ):
+        protocol._converter.unstructure(value)
 
 
 def read_git_again(ls: ElelemServer, uri: str) -> None:
