@@ -39,7 +39,14 @@ class Compaction:
         self, session: Session, settings: Settings, conversation: str | None, prompt: str, add: Callable[[dict[str, Any]], None]
     ) -> None:
         """Compact the older turns when they would not fit with ``prompt`` and the folder asks to."""
-        if settings.compaction == "summarize" and self._due(session, conversation) and (await session.estimate(prompt)).left_out:
+        if settings.compaction != "summarize" or not self._due(session, conversation):
+            return
+        try:
+            crowded = (await session.estimate(prompt)).left_out
+        except Exception:  # a tool source or counter that fails here fails the turn's own fetch, in words, not the ask
+            log.exception("could not count the conversation of %s before the turn", self.root)
+            return
+        if crowded:
             await self._for_turn(session, conversation, add)
 
     def _due(self, session: Session, conversation: str | None) -> bool:

@@ -267,6 +267,9 @@ class FolderAgent:
             if not result.cancelled:
                 raise
             kept = None
+        except Exception:  # the checkpoint's own bug: the turn's answer, usage and record are kept all the same
+            log.exception("no checkpoint of the turn in %s", self.root)
+            kept = None
         answer = turn_result(choice.name, model_of(session.provider, choice.model), result, kept)
         current.last_turn = usage.spent(answer["model"], self.settings.prices)
         current.spent.add(current.last_turn)

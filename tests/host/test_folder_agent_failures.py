@@ -68,3 +68,37 @@ async def test_a_plain_clients_transcript_that_cannot_be_written_leaves_the_answ
         assert (await agent.turn("hi"))["reply"] == "the answer"
     assert ("info", "elelem: the answer") in frontend.messages and frontend.shown == []
     assert "could not write the transcript" in caplog.text
+
+
+async def test_a_checkpoint_that_fails_after_the_turn_keeps_its_answer_and_record(project, monkeypatch, caplog):
+    add_plugin(project, "scripted")
+    write_script(project, [[{"type": "saying", "text": "all done"}]])
+    agent, _ = agent_for(project, SCRIPTED)
+
+    async def broken_end(checkpoint):
+        raise RuntimeError("the checkpoint store broke")
+
+    monkeypatch.setattr(agent.turn_checkpoints, "end", broken_end)
+    with caplog.at_level(logging.ERROR):
+        answer = await agent.turn("finish it")
+    assert (answer["reply"], answer["checkpoint"]) == ("all done", None)
+    assert "the checkpoint store broke" in caplog.text
+    assert [message["content"] for message in agent.session.history] == ["finish it", "all done"]
+
+
+async def test_a_count_that_fails_before_the_turn_leaves_compaction_out_and_the_turn_goes_on(project, monkeypatch, caplog):
+    add_plugin(project, "scripted")
+    write_script(project, [[{"type": "saying", "text": "answered"}]])
+    agent, _ = agent_for(project, {**SCRIPTED, "compaction": "summarize"})
+    await agent.ready()
+    calls = []
+
+    async def broken_estimate(prompt=None):
+        calls.append(prompt)
+        raise RuntimeError("the counter broke")
+
+    monkeypatch.setattr(agent.session, "estimate", broken_estimate)
+    with caplog.at_level(logging.ERROR):
+        answer = await agent.turn("go on")
+    assert answer["reply"] == "answered" and calls[0] == "go on"
+    assert "could not count the conversation" in caplog.text
