@@ -91,10 +91,8 @@ class TurnCheckpoint:
         self.label = label
         self.conversation = conversation
         self.unsaved = unsaved
-        buffers = unsaved()  # as the turn starts, on the loop: the editor's buffers are read there
         loop = asyncio.get_running_loop()
         self.before: asyncio.Future[Snapshot] = loop.create_future()
-        self.snapshot_before = lambda: store.worker.run(lambda: store.snapshot(buffers))
         self.starting = loop.call_later(SNAPSHOT_DELAY, self._start)
         self.started = self.needed = False
 
@@ -104,7 +102,12 @@ class TurnCheckpoint:
         if self.started:
             return
         self.started = True
-        taken = asyncio.ensure_future(self.snapshot_before())
+        try:
+            buffers = self.unsaved()  # on the loop, where the editor's buffers are read; before any change of the turn
+        except Exception as error:  # ready() says it and the turn goes on, as for a failed snapshot
+            self.before.set_exception(CheckpointError(f"the editor's buffers could not be read: {error}"))
+            return
+        taken = asyncio.ensure_future(self.store.worker.run(lambda: self.store.snapshot(buffers)))
         taken.add_done_callback(lambda done: _settle(self.before, done))
 
     async def ready(self) -> None:
