@@ -186,6 +186,8 @@ class FolderAgent:
                 # On the bridge's daemon thread: a plugin's prepare() that never returns must not
                 # keep the server from exiting when the editor says so.
                 await run_in_thread(lambda _emit, _cancelled: prepare(), lambda _event: None, name="elelem-prepare")
+            self._set_budget(session)
+            await session.learn_window()  # a server's own window, asked once: not on the first turn's way
         except Exception as error:
             log.info("could not prepare provider %r ahead of the first turn: %s", choice.name, self.failure_text(error))
 
