@@ -17,7 +17,6 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types as lsp
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.workspace import TextDocument
 
@@ -28,26 +27,10 @@ if TYPE_CHECKING:
     from ..host.folder_agent import FolderAgent
     from ..nextedit.service import NextEdits
     from .completion import InlineCompletions
+    from .next_edit_params import Position
     from .router import LspRouter
 
 NEXT_EDIT = "elelem/nextEdit"
-
-
-class _Position(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    line: int = Field(ge=0)
-    character: int = Field(ge=0)
-
-
-class _Document(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    uri: str = Field(min_length=1)
-
-
-class NextEditParams(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-    text_document: _Document = Field(alias="textDocument")
-    position: _Position
 
 
 class NextEditBridge:
@@ -86,7 +69,9 @@ class NextEditBridge:
 
     # -- the request -------------------------------------------------------------------
     async def request(self, raw: Any) -> dict[str, Any] | None:
-        params = _params(raw)
+        from .next_edit_params import parsed  # pydantic, imported after initialize
+
+        params = parsed(raw)
         uri = params.text_document.uri
         workspace = self.router.server.workspace
         document = workspace.text_documents.get(uri)
@@ -163,29 +148,6 @@ class HasNextEdits(Protocol):
     next_edit: NextEditBridge
 
 
-def _params(raw: Any) -> NextEditParams:
-    """The request's params, or InvalidParams naming the field that is wrong."""
-    try:
-        return NextEditParams.model_validate(_plain(raw))
-    except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "params"
-        raise JsonRpcInvalidParams(f"{field}: {first['msg']}") from None
-
-
-def _plain(value: Any) -> Any:
-    """pygls hands a custom request's params over as nested objects: back to dicts."""
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
-        return [_plain(item) for item in value]
-    if hasattr(value, "_asdict"):
-        return {key: _plain(item) for key, item in value._asdict().items()}
-    if hasattr(value, "__dict__") and not isinstance(value, type):
-        return {key: _plain(item) for key, item in vars(value).items()}
-    return value
-
-
 def _provider_settings(settings: Any, completion: Any) -> Any:
     """Which provider and model next edit asks: its own settings', else completion's."""
     if settings.provider is None:
@@ -193,7 +155,7 @@ def _provider_settings(settings: Any, completion: Any) -> Any:
     return SimpleNamespace(provider=settings.provider, model=settings.model)
 
 
-def _lsp_position(position: _Position) -> lsp.Position:
+def _lsp_position(position: Position) -> lsp.Position:
     return lsp.Position(line=position.line, character=position.character)
 
 
