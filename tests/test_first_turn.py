@@ -365,3 +365,19 @@ async def test_a_providers_requests_reuse_one_connection():
         assert len(model.ports) == 3 and len(set(model.ports)) == 1, model.ports
     finally:
         model.stop()
+
+
+# -- start-up imports only what answering initialize needs ----------------------------------------
+def test_the_server_starts_without_the_agents_libraries():
+    script = textwrap.dedent(
+        """
+        import json, sys
+        from elelem_lsp.server.server import create_server
+        create_server()
+        heavy = ("pydantic", "httpx", "httpcore", "anthropic", "openai", "mcp", "acp", "jsonschema", "filelock", "trio")
+        print(json.dumps(sorted({name.split(".")[0] for name in sys.modules} & set(heavy))))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []  # each comes after initialize, on the prepare step or the first use
