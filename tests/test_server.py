@@ -72,7 +72,8 @@ async def test_the_plan_and_the_turns_usage_reach_progress_and_elelem_context(pr
     cost = (4100 * 10.0 + 105 * 100.0) / 1_000_000  # the setting's price, over the table's
     assert usage == {"type": "usage", "inputTokens": 4100, "outputTokens": 105, "conversationInputTokens": 4100,
                      "conversationOutputTokens": 105, "contextTokens": 2105, "contextWindow": usage["contextWindow"],
-                     "cost": cost, "currency": "USD", "text": "4,100 in · 105 out · $0.05"}
+                     "cost": cost, "currency": "USD", "text": "4,100 in · 105 out · $0.05",
+                     "conversationText": f"4,100 in · 105 out · context 2,105 of {usage['contextWindow']:,} · $0.05"}
     context = (await editor.command("elelem.context", {}))["usage"]
     assert (context["conversationInputTokens"], context["cost"]) == (4100, cost)
 

@@ -246,7 +246,13 @@ Nil for a provider's (no text) and for a turn no provider counted (the stub, a f
 
 (defun elelem-conversation-usage (usage)
   "The conversation's figures in USAGE (a plist of `elelem.context'), as words.
+The server's `conversationText', else (an older server) worded here:
 \"12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12\"."
+  (or (elelem--words (plist-get usage :conversationText))
+      (elelem--conversation-words usage)))
+
+(defun elelem--conversation-words (usage)
+  "USAGE's figures as an older server's `elelem.context' gives them, as words."
   (let* ((count (lambda (value) (elelem--thousands (if (and (numberp value) (>= value 0)) value 0))))
          (window (plist-get usage :contextWindow))
          (cost (plist-get usage :cost))

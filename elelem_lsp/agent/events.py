@@ -128,6 +128,7 @@ class TurnUsage(TypedDict):
     cost: NotRequired[float]
     currency: NotRequired[str]
     text: str  # the figures in one line, as a status line shows them
+    conversationText: str  # the conversation's figures and the context in one line, as a header shows them
 
 
 class NewProblem(TypedDict):

@@ -126,15 +126,28 @@ def usage_event(turn: Spent, conversation: Spent, context_tokens: int, context_w
     if conversation.cost is not None:
         event |= {"cost": round(conversation.cost, 6), "currency": "USD"}
     event["text"] = usage_text(turn, conversation.cost)
+    event["conversationText"] = conversation_text(conversation, context_tokens, context_window)
     return event
 
 
 def usage_text(turn: Spent, conversation_cost: float | None) -> str:
     """``1,234 in (1,000 cached) · 567 out · $0.01``: the turn's tokens, those of its input
     read from the cache, and the conversation's cost."""
-    parts = [f"{turn.input:,} in" + (f" ({turn.cache_read:,} cached)" if turn.cache_read else ""), f"{turn.output:,} out"]
-    if conversation_cost is not None:
-        parts.append(
-            f"${conversation_cost:,.2f}" if conversation_cost >= 0.01 or not conversation_cost else f"${conversation_cost:.4f}"
-        )
-    return " · ".join(parts)
+    return " · ".join([*_tokens_words(turn), *_cost_words(conversation_cost)])
+
+
+def conversation_text(conversation: Spent, context_tokens: int, context_window: int | None) -> str:
+    """``12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12``: the conversation's tokens so
+    far, what the context holds (against its window, when known) and the cost."""
+    context = f"context {context_tokens:,}" + (f" of {context_window:,}" if context_window else "")
+    return " · ".join([*_tokens_words(conversation), context, *_cost_words(conversation.cost)])
+
+
+def _tokens_words(spent: Spent) -> list[str]:
+    return [f"{spent.input:,} in" + (f" ({spent.cache_read:,} cached)" if spent.cache_read else ""), f"{spent.output:,} out"]
+
+
+def _cost_words(cost: float | None) -> list[str]:
+    if cost is None:
+        return []
+    return [f"${cost:,.2f}" if cost >= 0.01 or not cost else f"${cost:.4f}"]

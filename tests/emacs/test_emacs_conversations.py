@@ -156,7 +156,12 @@ def test_the_conversations_usage_is_worded_for_elelem_usage(emacs: str) -> None:
     seen = render(emacs, "(elelem--write (elelem-conversation-usage (drive-json u)) 'elelem-note-face)",
                   u={"conversationInputTokens": 12345, "conversationOutputTokens": 2345, "contextTokens": 3000,
                      "contextWindow": 128000, "cost": 0.1234, "currency": "USD"})
-    assert seen["noted"] == ["12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12"]
+    assert seen["noted"] == ["12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12"]  # an older server's
+    # the server's words, as they are (its figures worded here would not say what was cached)
+    served = render(emacs, "(elelem--write (elelem-conversation-usage (drive-json u)) 'elelem-note-face)",
+                    u={"conversationInputTokens": 12345, "conversationOutputTokens": 2345, "contextTokens": 3000,
+                       "conversationText": "12,345 in (10,000 cached) · 2,345 out · context 3,000 · $0.12"})
+    assert served["noted"] == ["12,345 in (10,000 cached) · 2,345 out · context 3,000 · $0.12"]
 
 
 def test_a_planned_turn_against_the_server_rewrites_its_checklist_counts_and_reopens_with_the_plan(

@@ -36,6 +36,8 @@ async def test_a_turns_fetches_are_summed_priced_and_kept_with_the_conversation(
         "conversationInputTokens": 2200, "conversationOutputTokens": 80,
         "contextTokens": 1230, "contextWindow": folder.session.context_tokens,
         "cost": round(one, 6), "currency": "USD", "text": "2,200 in · 80 out · $0.0078",  # 2,200 × $3/M + 80 × $15/M
+        # the conversation so far in one line, for a header or a usage command
+        "conversationText": f"2,200 in · 80 out · context 1,230 of {folder.session.context_tokens:,} · $0.0078",
     }
     await folder.turn("two")
     second = frontend.progress[1].events[-1]
@@ -45,6 +47,8 @@ async def test_a_turns_fetches_are_summed_priced_and_kept_with_the_conversation(
 
     context = (await folder.context())["usage"]
     assert (context["conversationInputTokens"], context["conversationOutputTokens"], context["cost"]) == (3500, 100, round(both, 6))
+    assert context["conversationText"].startswith("3,500 in · 100 out · context ")
+    assert context["conversationText"].endswith(f" of {folder.session.context_tokens:,} · $0.01")
 
     restarted, _ = started_host(project, {**SCRIPTED, "model": "claude-sonnet-4-5"})
     again = folder_of(restarted, project)

@@ -310,7 +310,12 @@ def test_elelem_usage_prints_the_conversations_figures_or_says_the_server_has_no
     words = nvim.lua("return require('elelem.usage').describe_context(...)",
                      {"usage": {"conversationInputTokens": 12345, "conversationOutputTokens": 2345, "contextTokens": 3000,
                                 "contextWindow": 128000, "cost": 0.1234, "currency": "USD"}})
-    assert words == "conversation: 12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12"
+    assert words == "conversation: 12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12"  # an older server's
+    # the server's words, as they are (its figures worded here would not say what was cached)
+    words = nvim.lua("return require('elelem.usage').describe_context(...)",
+                     {"usage": {"conversationInputTokens": 12345, "conversationOutputTokens": 2345, "contextTokens": 3000,
+                                "conversationText": "12,345 in (10,000 cached) · 2,345 out · context 3,000 · $0.12"}})
+    assert words == "conversation: 12,345 in (10,000 cached) · 2,345 out · context 3,000 · $0.12"
 
 
 def test_a_planned_turn_against_the_server_rewrites_its_checklist_counts_and_redraws_the_plan(

@@ -192,7 +192,7 @@ export class ChatView implements vscode.WebviewViewProvider, TranscriptSink, vsc
   <button id="conversations" class="icon-button" title="Open Conversation…" aria-label="Open conversation"><span class="codicon codicon-history"></span></button>
   <button id="new" class="icon-button" title="New Conversation" aria-label="New conversation"><span class="codicon codicon-add"></span></button>
 </header>
-<div class="conversation-title"><span id="conversation-title"></span><span id="usage" title="The conversation's size as the provider will see it, against elelem.contextTokens; its tokens in and out and their cost so far"></span></div>
+<div class="conversation-title"><span id="conversation-title"></span><span id="usage" title="The conversation's tokens in and out so far, its size as the provider sees it against elelem.contextTokens, and its cost"></span></div>
 <main id="log" data-elelem-transcript aria-label="Conversation" aria-busy="false">
 <p class="empty">Ask below, or pick <b>Fix with elelem</b> on a problem. Type <b>#</b> to attach a file.</p>
 </main>

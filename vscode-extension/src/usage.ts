@@ -1,8 +1,8 @@
 /**
  * The host's `usage` event at a turn's end (its tokens, the conversation's so far, the context and
  * the cost where the model's price is known) and the same figures in an `elelem.context` result:
- * the turn's `text` is a small row at the end of the turn, the conversation's totals go in the
- * chat view's header. A provider's own `usage` event (no `text`) is not shown. Pure: no vscode import.
+ * the turn's `text` is a small row at the end of the turn, the conversation's `conversationText`
+ * is the chat view's header. A provider's own `usage` event (no `text`) is not shown. Pure: no vscode import.
  */
 
 export interface TurnUsage {
@@ -16,6 +16,9 @@ export interface TurnUsage {
   currency?: string;
   /** The turn's figures in one line, as the server words them ("1,234 in · 567 out · $0.01"). */
   text: string;
+  /** The conversation's figures and the context in one line, as the server words them
+   * ("12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12"); absent from an older server. */
+  conversationText?: string;
 }
 
 /** The transcript item: the turn's usage row. */
@@ -53,6 +56,9 @@ export function toTurnUsage(value: unknown): TurnUsage | undefined {
   };
   if (count(raw.contextWindow) > 0) {
     usage.contextWindow = count(raw.contextWindow);
+  }
+  if (typeof raw.conversationText === "string" && raw.conversationText) {
+    usage.conversationText = raw.conversationText;
   }
   if (typeof raw.cost === "number" && Number.isFinite(raw.cost)) {
     usage.cost = raw.cost;
@@ -104,9 +110,13 @@ export function usageOf(items: readonly { kind: string }[]): TurnUsage | undefin
   return rows[rows.length - 1]?.usage;
 }
 
-/** The header's line: the conversation's size against its budget (said once: `size` from
+/** The header's line: the server's words on the conversation (its tokens, the context, the
+ * cost); from an older server, its size against the budget (said once: `size` from
  * `elelem.context`, else what the last request held), then its tokens and cost. */
 export function describeHeaderUsage(size: string, spent: TurnUsage | undefined): string {
+  if (spent?.conversationText) {
+    return spent.conversationText;
+  }
   const context = size || (spent ? describeContextHeld(spent) : "");
   return [context, spent ? describeConversationUsage(spent) : ""].filter(Boolean).join(" · ");
 }

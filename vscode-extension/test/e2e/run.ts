@@ -7,7 +7,7 @@
  * `vscode.diff`; a code block is highlighted and Insert at Cursor puts it in the editor; "Fix
  * with elelem" from the quick-fix menu streams into the view too; a command's permission is
  * answered with the view's own "Allow once", and VS Code's notification of it goes too; the
- * header says the context once; Stop ends a long turn; the header's provider picker
+ * header says the context once, in the server's words; Stop ends a long turn; the header's provider picker
  * switches to the human provider, whose question is answered in the view (and its input box goes
  * away); "Undo this turn's edits" restores the file in the editor and on disk, and Ctrl+Z takes
  * that back; after a window reload the view shows the folder's conversation and the draft again;
@@ -427,13 +427,14 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   await frame.locator("#announce", { hasText: "elelem: done — scripted" }).waitFor({ timeout: 5_000 });
   await frame.locator("#log[aria-busy=false]").waitFor({ timeout: 5_000 });
   step("a screen reader hears the turn's end from the status region, not every streamed change");
-  await frame.locator("#usage", { hasText: /^≈[1-9][\d,]* of [\d,]+ tokens · [\d,]+ in · [\d,]+ out/ }).waitFor({ timeout: 10_000 });
+  // the server's words on the conversation: its tokens so far, then the context against the budget
+  await frame.locator("#usage", { hasText: /^[\d,]+ in · [\d,]+ out · context [1-9][\d,]* of [1-9][\d,]*$/ }).waitFor({ timeout: 10_000 });
   const header = await frame.locator("#usage").innerText();
   const contextFigures = header.match(/[\d,]+ of [\d,]+/g) ?? [];
-  if (contextFigures.length !== 1 || /context/.test(header)) {
+  if (contextFigures.length !== 1 || /tokens|≈/.test(header)) {
     throw new Error(`the header should say the context once; it says ${JSON.stringify(header)}`);
   }
-  step(`the header gives the conversation's size once, then its tokens: ${header}`);
+  step(`the header gives the conversation's tokens and its context once, in the server's words: ${header}`);
   const bold = await firstTurn.locator(".saying strong").first().innerText();
   if (bold !== "hello.txt") {
     throw new Error(`the reply's markdown was not rendered: <strong> holds ${JSON.stringify(bold)}`);

@@ -67,7 +67,7 @@ test("the host's usage is a small row at the turn's end; a provider's usage (no 
   assert.equal(usageOf(turn.items)?.conversationInputTokens, 12345);
 });
 
-test("the header says the context once, then the conversation's totals and the cost when the price is known", () => {
+test("the header says the context once: the server's words, else (an older server) the size, the totals and the cost", () => {
   const usage = toTurnUsage(USAGE);
   assert.ok(usage);
   assert.equal(describeConversationUsage(usage), "12,345 in · 2,345 out · $0.1234");
@@ -81,7 +81,10 @@ test("the header says the context once, then the conversation's totals and the c
   assert.equal(header, "≈3,000 of 32,000 tokens · 12,345 in · 2,345 out · $0.1234");
   assert.equal(header.match(/\d[\d,]* of [\d,]+/g)?.length, 1, header);
   assert.equal(describeHeaderUsage("≈3,000 of 32,000 tokens", undefined), "≈3,000 of 32,000 tokens");
-  // not yet measured: the context the last request held stands in for the size
+  // the server's words, when it sends them, are the header as they are: the context said once
+  const worded = toTurnUsage({ ...USAGE, conversationText: "12,345 in (10,000 cached) · 2,345 out · context 3,000 of 32,000 · $0.12" });
+  assert.equal(describeHeaderUsage("≈3,000 of 32,000 tokens", worded), "12,345 in (10,000 cached) · 2,345 out · context 3,000 of 32,000 · $0.12");
+  // an older server's, not yet measured: the context the last request held stands in for the size
   assert.equal(describeHeaderUsage("", usage), "context 3,000 of 128,000 · 12,345 in · 2,345 out · $0.1234");
   assert.equal(describeHeaderUsage("", unpriced), "context 3,000 · 12,345 in · 2,345 out");
 });

@@ -21,7 +21,8 @@ local function cost_of(usage)
   return currency == 'USD' and ('$' .. figure) or (figure .. ' ' .. currency)
 end
 
---- "12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12"
+--- "12,345 in · 2,345 out · context 3,000 of 128,000 · $0.12", as an older server's
+--- `elelem.context` (without `conversationText`) is worded.
 --- @param usage table the `usage` of `elelem.context`
 --- @return string
 function M.conversation_words(usage)
@@ -38,12 +39,14 @@ function M.conversation_words(usage)
   return table.concat(parts, ' · ')
 end
 
---- What `:ElelemUsage` says of an `elelem.context` result.
+--- What `:ElelemUsage` says of an `elelem.context` result: the server's words
+--- (`conversationText`), else (an older server) worded here.
 --- @param result any
 --- @return string
 function M.describe_context(result)
   if type(result) == 'table' and type(result.usage) == 'table' then
-    return 'conversation: ' .. M.conversation_words(result.usage)
+    local words = result.usage.conversationText
+    return 'conversation: ' .. (type(words) == 'string' and words ~= '' and words or M.conversation_words(result.usage))
   end
   return 'this server does not count usage (no usage in elelem.context)'
 end
