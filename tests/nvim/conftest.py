@@ -117,7 +117,7 @@ vim.api.nvim_create_autocmd('User', {
   pattern = 'ElelemTurnDone',
   callback = function() vim.g.elelem_turns_done = vim.g.elelem_turns_done + 1 end,
 })
-require('elelem').setup({ cmd = %(cmd)s, settings = %(settings)s })
+require('elelem').setup(vim.tbl_extend('force', { cmd = %(cmd)s, settings = %(settings)s }, %(options)s))
 """
 
 
@@ -128,12 +128,17 @@ def lua_literal(value: Any) -> str:
 @pytest.fixture
 def start_nvim(nvim_binary: str, tmp_path: Path, home: Path) -> Iterator[Any]:
     """`start_nvim(workspace, "a.txt", settings={...})`, or `settings_lua=` (Lua source of the
-    setup's `settings`): Neovim opened on the files with its elelem client initialised. HOME is
-    empty (the `home` fixture), so no user config is read."""
+    setup's `settings`), and `options=` (the setup's other options, `ghost_text` say): Neovim
+    opened on the files with its elelem client initialised. HOME is empty (the `home` fixture), so
+    no user config is read."""
     started: list[Any] = []
 
     def start(
-        root: Path, *files: str, settings: dict[str, Any] | None = None, settings_lua: str | None = None
+        root: Path,
+        *files: str,
+        settings: dict[str, Any] | None = None,
+        settings_lua: str | None = None,
+        options: dict[str, Any] | None = None,
     ) -> Neovim:
         init = tmp_path / "init.lua"
         init.write_text(
@@ -143,6 +148,7 @@ def start_nvim(nvim_binary: str, tmp_path: Path, home: Path) -> Iterator[Any]:
                 "cmd": lua_literal(SERVER_COMMAND),
                 "settings": settings_lua
                 or lua_literal({"workspacePlugins": True, "provider": "scripted", **(settings or {})}),
+                "options": lua_literal(options) if options else "{}",
             }
         )
         files_argv = [str(root / name) for name in files]

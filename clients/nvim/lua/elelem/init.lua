@@ -9,7 +9,9 @@
 ---   })
 
 local api = vim.api
+local ghost = require('elelem.ghost')
 local insight = require('elelem.insight')
+local next_edit = require('elelem.next_edit')
 local selection = require('elelem.selection')
 local transcript = require('elelem.transcript')
 
@@ -31,6 +33,10 @@ M.defaults = {
   filetypes = nil,
   --- Show the transcript when a turn starts.
   show_transcript = true,
+  --- Ghost text as you type (ghost.lua: `enabled`, `builtin`, `debounce_ms`, `keys`).
+  ghost_text = {},
+  --- Next edit after a change (next_edit.lua: `enabled`, `debounce_ms`, `keys`).
+  next_edit = {},
 }
 
 M.options = vim.deepcopy(M.defaults)
@@ -513,6 +519,8 @@ end
 --- @param opts table? see M.defaults
 function M.setup(opts)
   M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+  ghost.setup(M.options.ghost_text)
+  next_edit.setup(M.options.next_edit)
   local settings = M.options.settings
   vim.lsp.config(NAME, {
     cmd = M.options.cmd,
@@ -539,7 +547,8 @@ function M.setup(opts)
       end
     end,
     -- announces that it answers elelem/diagnostics, definition, references, symbols (insight.lua)
-    capabilities = insight.capabilities,
+    -- and that it asks for next edits (next_edit.lua)
+    capabilities = vim.tbl_deep_extend('force', insight.capabilities, next_edit.capabilities(M.options.next_edit)),
     handlers = vim.tbl_extend('force', insight.handlers, { ['elelem/input'] = on_input_request, ['workspace/applyEdit'] = on_apply_edit }),
     commands = { ['elelem.ask'] = client_command, ['elelem.fix'] = client_command },
   })
@@ -564,6 +573,8 @@ function M.setup(opts)
       local client = vim.lsp.get_client_by_id(ev.data.client_id)
       if client and client.name == NAME then
         load_history(client, ev.buf)
+        ghost.attach(client, ev.buf)
+        next_edit.attach(client, ev.buf)
       end
     end,
   })
