@@ -228,12 +228,16 @@ async def typing_along(session: Session, runs: int) -> None:
 
 
 async def memory(session: Session, count: int) -> None:
-    before = rss_mb(session.pid)
-    for number in range(count):
+    """The server's RSS as requests go by (each at a new text, so each asks the model): it should level off."""
+    marks = {count // 10, count // 2, count}
+    seen = [f"{rss_mb(session.pid):.1f} MB before"]
+    for number in range(1, count + 1):
         text = f"memory_{number} = "
         session.type(text)
         await session.complete(0, len(text))
-    print(f"server RSS over {count:,} requests: {before:.1f} MB before, {rss_mb(session.pid):.1f} MB after")
+        if number in marks:
+            seen.append(f"{rss_mb(session.pid):.1f} MB after {number:,}")
+    print(f"server RSS over {count:,} requests: {', '.join(seen)}")
 
 
 if __name__ == "__main__":

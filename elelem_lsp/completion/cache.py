@@ -23,7 +23,6 @@ class Shown:
     before: str  # the document's text before the cursor when the suggestion was shown
     after: str  # and after it
     text: str
-    folder: str
 
 
 class TypingAlong:

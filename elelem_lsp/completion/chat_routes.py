@@ -23,6 +23,7 @@ from .routes import Fill, Route
 from .templates import AnswerOf, chat_messages
 
 Event = dict[str, Any]
+REPLY_CHARS = 12  # characters of a whole reply read per token of the answer asked for: room for talk around it
 _END = object()
 
 
@@ -76,8 +77,8 @@ class ChatFill(Route):
                 if event.get("type") == "saying" and isinstance(event.get("text"), str):
                     if piece := unstated.feed(answer.feed(event["text"])):
                         yield piece
-                    if answer.done:
-                        return
+                    if answer.done or len(answer.reply) > fill.max_tokens * REPLY_CHARS:  # a reply that rambles is cut
+                        break
         if piece := unstated.feed(answer.finish()) + unstated.finish():
             yield piece
 

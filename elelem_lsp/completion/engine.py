@@ -314,7 +314,7 @@ class CompletionEngine:
         item = f"c-{next(self.ids)}"
         if not typed_along:  # the rest of a suggestion already shown is not shown again
             folder.counts.shown += 1
-            self.typing_along.remember(ask.uri, Shown(before, after, text, ask.folder.key))
+            self.typing_along.remember(ask.uri, Shown(before, after, text))
         self.acceptances.shown(item, folder.counts, len(text))
         folder.counts.latencies.append((self.clock() - started) * 1000)
         return Suggestion(item, text, typed_along)
