@@ -131,3 +131,21 @@ async def test_no_menu_item_without_the_setting(start_editor, project, fim_serve
         lsp.CompletionParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=0, character=4))
     )
     assert list(result.items) == [] and fim_server.requests == []
+
+
+async def test_other_open_documents_go_most_recently_edited_first_and_a_private_one_never(start_editor, project, fim_server):
+    fim_server.answer = ["1"]
+    editor = await start(start_editor, project, fim_server)
+    editor.open("first.py", "FIRST = 1\n", "python")
+    editor.open("second.py", "SECOND = 2\n", "python")
+    editor.open(".env", "TOKEN=do-not-send\n", "dotenv")
+    editor.type_text("first.py", "FIRST = 11\n")  # edited last
+    uri = editor.open("main.py", "x = \n", "python")
+    await editor.client.text_document_inline_completion_async(inline_params(uri, 0, 4))
+    [body] = fim_server.bodies("/v1/completions")
+    assert body["prompt"].index("FIRST = 11") < body["prompt"].index("SECOND = 2")
+    assert "do-not-send" not in body["prompt"]
+
+    env = editor.uri(".env")
+    result = await editor.client.text_document_inline_completion_async(inline_params(env, 0, 6))
+    assert list(result.items) == [] and len(fim_server.requests) == 1  # no request inside a private file
