@@ -168,6 +168,7 @@ const SERVER_SETTING_KEYS = [
   "maxTokens",
   "history",
   "contextTokens",
+  "prompt",
   "compaction",
   "mcpServers",
   "allowMcpTools",
