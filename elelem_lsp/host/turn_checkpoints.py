@@ -82,9 +82,10 @@ class TurnCheckpoint:
     """One turn's checkpoint: the snapshot before it, taken in the background, and the one after.
 
     ``ready`` is awaited before the first tool that may change files; a turn that never
-    calls one records nothing (its snapshot still readies the next). The snapshot starts
-    ``SNAPSHOT_DELAY`` after the turn, or at once when ``ready`` asks for it: its thread would
-    otherwise take the interpreter from the turn's first request on its way to the model."""
+    calls one records nothing (its snapshot, if it began, still readies the next). The snapshot
+    starts ``SNAPSHOT_DELAY`` after the turn, or at once when ``ready`` asks for it: its thread
+    would otherwise take the interpreter from the turn's first request on its way to the model.
+    A turn over sooner takes none."""
 
     def __init__(self, store: CheckpointStore, label: str, conversation: str | None, unsaved: UnsavedBuffers = dict) -> None:
         self.store = store
@@ -122,6 +123,9 @@ class TurnCheckpoint:
     async def finish(self, keep_turns: int = KEEP_TURNS, keep_days: float = KEEP_DAYS) -> Checkpoint | None:
         """Snapshot after the turn and keep what it changed, pruning old turns; None when nothing was changed."""
         if not self.needed or not self.before.done() or self.before.exception() is not None:
+            if not self.started:  # a turn over before its snapshot began needs none
+                self.starting.cancel()
+                self.before.cancel()
             self.before.add_done_callback(_log_failure)
             return None
         try:
