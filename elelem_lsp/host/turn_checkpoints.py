@@ -26,7 +26,7 @@ from .workspace import FrontendWorkspace
 
 log = logging.getLogger(__name__)
 LABEL_LENGTH = 80
-SNAPSHOT_DELAY = 0.05  # seconds after a turn starts: its request to the model is out by then
+SNAPSHOT_DELAY = 0.2  # seconds after a turn starts: its request is out, and a model rarely calls a tool sooner
 # path -> the text of each editor buffer with unsaved changes (a turn's edits may wait there unsaved)
 UnsavedBuffers = Callable[[], dict[str, bytes]]
 
