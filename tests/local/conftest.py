@@ -29,8 +29,8 @@ def tiny_env(tiny_dir: Path) -> dict[str, str]:
     """The environment that points every local provider at the tiny model."""
     return {
         "ELELEM_LLAMA_MODEL": str(tiny_dir / "tiny.gguf"),
-        "ELELEM_LLAMA_CTX": "16384",  # the tiny model's own context (tiny_models.py)
-        "ELELEM_GGML_CTX": "16384",
+        "ELELEM_LLAMA_CTX": "4096",  # the tiny model's own context (tiny_models.py)
+        "ELELEM_GGML_CTX": "4096",
         "ELELEM_GGML_MODEL": str(tiny_dir / "tiny.gguf"),
         "ELELEM_GGML_LIB": ggml_library(),
         "ELELEM_CANDLE_MODEL": str(tiny_dir / "tiny.gguf"),

@@ -169,7 +169,7 @@ def test_a_missing_model_setting_names_the_variable(name, variable, local_env, m
 async def test_a_prompt_longer_than_the_context_is_a_clear_error(name, local_env):
     provider = build(name, temperature=0, max_tokens=4)
     huge = [{"role": "user", "content": "word " * 20000}]
-    with pytest.raises(Exception, match="(more than the model's context|exceed context window) of 16384"):
+    with pytest.raises(Exception, match="(more than the model's context|exceed context window) of 4096"):
         await fetch(provider, huge)
 
 

@@ -70,9 +70,9 @@ class TinyConfig:
     n_layers: int = 2
     n_heads: int = 4
     n_kv_heads: int = 2  # grouped: two query heads share each key/value head
-    # Room for the system prompt and the tool definitions, which this tiny vocabulary spells out
-    # nearly a token per character (about 7,300 tokens; a real model's tokenizer needs a quarter).
-    context_length: int = 16384
+    # A small model's window: this tiny vocabulary spells text out nearly a token a byte, so the
+    # full prompt (about 7,300 of its tokens) does not fit, and the agent sends the compact one.
+    context_length: int = 4096
     seed: int = 1234
 
     @property

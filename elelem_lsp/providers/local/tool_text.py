@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...agent.messages import Emit, Message, ProviderError, ToolDefinition
-from ..shaping import compact_json
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +31,7 @@ CHATML_STOPS = (TURN_END, TURN_START, "<|endoftext|>")  # a new turn also ends t
 
 def describe_tools(tools: Iterable[ToolDefinition]) -> str:
     """The system-prompt section that lists the tools and how to call them."""
-    listed = "\n".join(compact_json(tool) for tool in tools)  # as an API's client sends them: every character counts
+    listed = "\n".join(json.dumps(tool, ensure_ascii=False) for tool in tools)  # as the templates' tojson writes them
     return (
         "# Tools\n\n"
         "You may call one or more functions. The functions are listed in <tools></tools>:\n"
