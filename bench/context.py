@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,13 +27,13 @@ from pygls.workspace import Workspace as PyglsWorkspace
 
 from elelem_lsp.agent.budget import definitions_text, estimate_tokens
 from elelem_lsp.agent.editor_context import CONTEXT_TOKENS
-from elelem_lsp.agent.editor_tools import EditorTools
-from elelem_lsp.agent.insight import KINDS, NoInsight
 from elelem_lsp.agent.instructions import instructions
 from elelem_lsp.agent.session import Session
 from elelem_lsp.agent.toolbox import Toolbox
-from elelem_lsp.agent.workspace import Workspace
 from elelem_lsp.server.documents import editor_context
+
+sys.path[:0] = [str(Path(__file__).resolve().parent.parent / "tests")]
+from navigating_workspace import workspace_and_toolbox  # noqa: E402  (the faces' workspaces, as the tests make them)
 
 ACTIVE = "elelem_lsp/agent/session.py"
 OPEN = ["README.md", "docs/contract.md", "elelem_lsp/agent/toolbox.py", "elelem_lsp/agent/budget.py", "tests/test_session.py"]
@@ -40,20 +41,6 @@ SELECTED = (180, 191)  # lines, from 1: twelve of them
 WINDOWS = (2_000, 4_096, 8_192, 32_000)  # contextTokens
 TURNS = 200  # of a typical conversation: a question of 300 characters, an answer of 600
 FACES = {"terminal": "terminal", "LSP with navigation": "Visual Studio Code", "ACP": "Zed"}
-
-
-class Announcing(NoInsight):
-    """An editor that announces every kind of navigation, as VS Code does."""
-
-    @property
-    def offers(self) -> frozenset[str]:
-        return frozenset(KINDS)
-
-
-class EditorWorkspace(Workspace):
-    @property
-    def insight(self) -> NoInsight:
-        return Announcing()
 
 
 class Recording:
@@ -69,9 +56,7 @@ class Recording:
 
 def session_of(face: str, root: Path, setting: str, budget: int) -> tuple[Session, Recording]:
     provider = Recording()
-    navigation = face == "LSP with navigation"
-    workspace = (EditorWorkspace if navigation else Workspace)(root, client=FACES[face])
-    toolbox = Toolbox().with_sources(EditorTools(workspace)) if navigation else Toolbox()
+    workspace, toolbox = workspace_and_toolbox(root, FACES[face], navigation=face == "LSP with navigation")
     session = Session(provider, workspace, toolbox=toolbox)
     session.prompt_setting, session.context_setting = setting, budget
     return session, provider

@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from elelem_lsp.agent.editor_tools import EditorTools
-from elelem_lsp.agent.insight import KINDS, NoInsight
 from elelem_lsp.agent.lean_schema import lean_schema
 from elelem_lsp.agent.session import Session
 from elelem_lsp.agent.toolbox import Toolbox
-from elelem_lsp.agent.workspace import Workspace
+from navigating_workspace import workspace_and_toolbox
 
 CORE = ["read", "write", "edit", "execute", "list", "grep"]
 NAVIGATION = ["diagnostics", "definition", "references", "symbols"]
@@ -27,20 +25,6 @@ class Recording:
     async def fetch(self, messages, tools, emit):
         self.sent.append(([dict(m) for m in messages], tools))
         emit({"type": "saying", "text": "done " + "r" * 300})
-
-
-class Announcing(NoInsight):
-    """An editor that announces every kind of navigation (it is never asked here)."""
-
-    @property
-    def offers(self) -> frozenset[str]:
-        return frozenset(KINDS)
-
-
-class EditorWorkspace(Workspace):
-    @property
-    def insight(self):
-        return Announcing()
 
 
 def as_sent(messages: list, tools: list) -> str:
@@ -66,8 +50,7 @@ def every_key(value, found=None) -> list[str]:
 
 async def one_turn(root: Path, budget: int | None, setting: str = "auto", editor: bool = False) -> tuple[list, list, Session]:
     provider = Recording()
-    workspace = EditorWorkspace(root, client="editor") if editor else Workspace(root)
-    toolbox = Toolbox().with_sources(EditorTools(workspace)) if editor else Toolbox()
+    workspace, toolbox = workspace_and_toolbox(root, "editor" if editor else "terminal", editor)
     session = Session(provider, workspace, toolbox=toolbox)
     session.context_setting = budget
     session.prompt_setting = setting

@@ -10,12 +10,9 @@ from pathlib import Path
 import pytest
 
 from local_extras import PROVIDERS, ggml_library, require_extra
+from navigating_workspace import workspace_and_toolbox
 from tiny_models import DONE, TinyConfig, write_gguf, write_llama2
-from elelem_lsp.agent.editor_tools import EditorTools
-from elelem_lsp.agent.insight import KINDS, NoInsight
 from elelem_lsp.agent.session import Session
-from elelem_lsp.agent.toolbox import Toolbox
-from elelem_lsp.agent.workspace import Workspace
 from elelem_lsp.providers import implementation
 
 WINDOW = 4096
@@ -39,25 +36,10 @@ def small_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     }
 
 
-class Announcing(NoInsight):
-    """An editor that announces every kind of navigation."""
-
-    @property
-    def offers(self) -> frozenset[str]:
-        return frozenset(KINDS)
-
-
-class EditorWorkspace(Workspace):
-    @property
-    def insight(self):
-        return Announcing()
-
-
 def session_for(name: str, root: Path, editor: bool) -> Session:
     require_extra(name)
     provider = import_module(implementation(name)).factory(temperature=0, max_tokens=32)
-    workspace = EditorWorkspace(root, client="editor") if editor else Workspace(root)
-    toolbox = Toolbox().with_sources(EditorTools(workspace)) if editor else Toolbox()
+    workspace, toolbox = workspace_and_toolbox(root, "editor" if editor else "terminal", editor)
     return Session(provider, workspace, toolbox=toolbox)
 
 
