@@ -254,3 +254,24 @@ async def test_greps_matches_shrink_with_the_room_left_and_the_result_says_how_t
     )
     assert "shortened" not in answer and not [e for e in events if e["type"] == "context"]  # sized, not cut blind
     assert sent_tokens(messages, tools) <= budget
+
+
+@pytest.mark.parametrize("budget", [2000, 4096])
+async def test_in_a_small_window_read_shows_fewer_lines_says_how_to_read_on_and_the_latest_turns_stay(ws, tmp_path, budget):
+    (tmp_path / "long.txt").write_text("".join(f"row {n} " + "x" * 40 + "\n" for n in range(1, 2001)))
+    provider = Recording(reads={3: "long.txt"})
+    session = Session(provider, ws)
+    session.context_setting = budget
+    await session.turn("first question " + "a" * 300)
+    await session.turn("second question " + "b" * 300)
+    events = []
+    await session.turn("read long.txt", events.append)
+    messages, tools = provider.sent[-1]
+    answer = json.loads(messages[-1]["content"])
+    first, last = answer["lines"]
+    assert first == 1 and 5 < last < 2000 and answer["next_offset"] == last + 1
+    assert answer["content"].endswith(f"[lines 1-{last} of 2000 shown; read again with offset={last + 1} to continue]")
+    assert not [e for e in events if e["type"] == "context"]  # sized to the room, nothing cut or left out
+    asked = [m["content"] for m in messages if m["role"] == "user"]
+    assert [a.split()[0] for a in asked] == ["first", "second", "read"]  # the earlier turns kept their share
+    assert sent_tokens(messages, tools) <= budget
