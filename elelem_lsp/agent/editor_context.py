@@ -12,8 +12,9 @@ The branch is read from ``.git/HEAD`` itself; the changes come from ``git status
 timeout, and only in a folder the editor trusts: git runs commands a repository's own
 configuration names, which a folder from elsewhere may carry. A face that keeps a folder's
 ``KnownChanges`` never waits for git on an ask: the block says what git said when last asked,
-and git is asked again in the background when something may have changed it (an ask, the end of
-a turn, a saved file), so the next ask sees it. Without one, ``render`` runs git itself.
+and git is asked again in the background when something may have changed it (the end of a turn,
+a saved file, and an ask, once its request is on its way), so the next ask sees it. Without one,
+``render`` runs git itself.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ CHANGES_NAMED = 10  # changed files named before "and N more": git's status kept
 BACKTICKS = re.compile(r"`{3,}")
 HEAD_BYTES = 4096  # of .git/HEAD, which holds one line
 GIT_TIMEOUT = 2.0  # seconds git status may take before the block goes without it
+READ_AGAIN_AFTER_ASK = 0.2  # seconds: starting git holds the event loop, so not before the ask's request is out
 # Git may not start a file-system monitor or take the index lock for a status someone else is not waiting for.
 GIT_STATUS = ["git", "-c", "core.fsmonitor=false", "--no-optional-locks", "status", "--porcelain=v1", "-z"]
 
@@ -63,11 +65,14 @@ class KnownChanges:
         self.reading: asyncio.Task[None] | None = None
         self.stale = False  # a refresh was asked while git ran
 
-    def refresh(self) -> None:
-        if self.reading is not None and not self.reading.done():
+    def refresh(self, delay: float = 0.0) -> None:
+        """Read git's state again, ``delay`` seconds from now (none outside a repository)."""
+        if delay:
+            asyncio.get_running_loop().call_later(delay, self.refresh)
+        elif self.reading is not None and not self.reading.done():
             self.stale = True
-            return
-        self.reading = asyncio.ensure_future(self._read())
+        elif git_branch(self.root) is not None:
+            self.reading = asyncio.ensure_future(self._read())
 
     async def _read(self) -> None:
         self.stale = True

@@ -4,6 +4,7 @@ context of an ask (the documents pygls keeps from didOpen/didChange)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 from pygls.workspace import Workspace
 
-from ..agent.editor_context import ActiveDocument, EditorContext, describe_active, known_changes, render
+from ..agent.editor_context import READ_AGAIN_AFTER_ASK, ActiveDocument, EditorContext, describe_active, known_changes, render
 from ..agent.textfile import for_model
 
 URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
@@ -39,6 +40,13 @@ def document_path(uri: str) -> Path | None:
     path = unquote(urlparse(uri).path) if host else to_fs_path(uri) or ""
     if not path or "\x00" in path:
         raise JsonRpcInvalidParams(f"uri: {uri[:120]!r} names no usable path")
+    return resolved(path)
+
+
+@functools.lru_cache(maxsize=4096)
+def resolved(path: str) -> Path:
+    """``path`` with its links followed, found once: every ask names each open document again, and
+    following a path asks the file system about each of its folders."""
     return Path(path).resolve()
 
 
@@ -110,10 +118,10 @@ def open_documents(workspace: Workspace, root: Path, active: str | None = None) 
 async def editor_context(workspace: Workspace, root: Path, uri: str | None, range_: Any, *, trusted: bool) -> str:
     """The editor's context of an ask (``agent.editor_context``): the document and selection it
     came from, the other open documents, and git's state of the folder as last read (never
-    waited for: it is read again now, for the next ask)."""
+    waited for: it is read again once this ask's request is out, for the next ask)."""
     active = active_document(workspace, root, uri, range_) if uri is not None else None
     known = known_changes(root) if trusted else None
     block = await render(EditorContext(root, active, open_documents(workspace, root, uri), trusted, known))
     if known is not None:
-        known.refresh()
+        known.refresh(READ_AGAIN_AFTER_ASK)
     return block
