@@ -13,6 +13,7 @@ as the files: an editor's unsaved buffer stands for its file. Rewinding a checkp
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -37,10 +38,15 @@ class TurnCheckpoints:
         self.settings = settings  # the folder's current settings, read at each turn
         self.workspace = workspace
 
+    @functools.cached_property
+    def store(self) -> CheckpointStore:
+        """The folder's store, made once: resolving the root and finding its folder is not for every turn's start."""
+        return CheckpointStore(self.root)
+
     def warm(self) -> None:
         """Snapshot the folder in the background ahead of its first turn (nothing is recorded)."""
         if self.settings().checkpoints:
-            snapshot_in_background(CheckpointStore(self.root))
+            snapshot_in_background(self.store)
 
     def begin(self, prompt: str, conversation: str | None) -> TurnCheckpoint | None:
         """Start the checkpoint of the turn that starts now (none with ``checkpoints`` off)."""
@@ -48,7 +54,7 @@ class TurnCheckpoints:
             return None
         self.workspace.edited.clear()
         checkpoint = TurnCheckpoint(
-            CheckpointStore(self.root),
+            self.store,
             preview(prompt, LABEL_LENGTH),
             conversation,
             lambda: self.unsaved(with_turn_edits=True),

@@ -53,7 +53,7 @@ def resolved(path: str) -> Path:
 def folder_path(uri: str) -> Path:
     """A workspace folder's root; a folder the editor names by another scheme is taken by its path."""
     path = to_fs_path(uri) or unquote(urlparse(uri).path)
-    return Path(path).resolve()
+    return resolved(path)
 
 
 def active_document(workspace: Workspace, root: Path, uri: str, range_: Any, context_lines: int = 0) -> ActiveDocument | None:

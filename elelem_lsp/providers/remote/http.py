@@ -138,6 +138,12 @@ def origin(url: httpx.URL | str) -> str:
     return f"{url.scheme}://{url.host}{port}"
 
 
+@functools.lru_cache(maxsize=64)
+def parsed_url(url: str) -> httpx.URL:
+    """``url`` parsed once: httpx parses a URL in Python, a good part of a millisecond each request."""
+    return httpx.URL(url)
+
+
 def credentials(url: str, headers: dict[str, str]) -> list[str]:
     """The secret values a request carries: credential headers (with and without their
     scheme, e.g. ``Bearer``), key-like query parameters (``?key=``) and a password in the URL."""
@@ -248,7 +254,7 @@ async def open_response(
         request_headers["content-type"] = "application/json"
     client = kept_client(url, transport, timeout)
     try:
-        async with client.stream(method, url, content=content, headers=request_headers) as response:
+        async with client.stream(method, parsed_url(url), content=content, headers=request_headers) as response:
             if not response.is_success:
                 await response.aread()
                 raise http_error(response)
