@@ -123,6 +123,7 @@ def test_ask_fix_cancel_undo_in_code_server(compiled, packaged):
             "ELELEM_CODE_SERVER": str(CODE_SERVER),
             "ELELEM_CHROMIUM": str(CHROMIUM),
             "ELELEM_LSP_COMMAND": json.dumps([sys.executable, "-m", "elelem_lsp", "serve"]),
+            "ELELEM_E2E_SCENARIOS": "chat,untrusted",
         },
     )
     steps = [line for line in output.splitlines() if line.startswith("[e2e")]
@@ -130,6 +131,31 @@ def test_ask_fix_cancel_undo_in_code_server(compiled, packaged):
     assert steps and steps[-1].endswith("PASS"), output[-8000:]
     assert (OUTPUT / "chat-dark.png").stat().st_size > 10_000
     assert (OUTPUT / "chat-light.png").stat().st_size > 10_000
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_ghost_text_and_next_edit_in_code_server(compiled, packaged):
+    """vscode-extension/test/e2e/editing.ts: the ghost text shown and accepted with Tab, the status
+    bar's toggle, a next edit shown, jumped to and accepted, the file as expected."""
+    require(CODE_SERVER.exists(), f"code-server ({CODE_SERVER})")
+    require(CHROMIUM.exists(), f"chromium ({CHROMIUM})")
+    (OUTPUT / "next-edit.png").unlink(missing_ok=True)
+    output = npm_run(
+        "e2e:run",
+        timeout=240,
+        env={
+            "ELELEM_CODE_SERVER": str(CODE_SERVER),
+            "ELELEM_CHROMIUM": str(CHROMIUM),
+            "ELELEM_LSP_COMMAND": json.dumps([sys.executable, "-m", "elelem_lsp", "serve"]),
+            "ELELEM_E2E_SCENARIOS": "editing",
+        },
+    )
+    steps = [line for line in output.splitlines() if line.startswith("[e2e")]
+    print("\n".join(steps))
+    assert steps and steps[-1].endswith("PASS"), output[-8000:]
+    assert any("Tab accepted it" in line for line in steps) and any("Alt+Y accepted them" in line for line in steps), steps
+    assert (OUTPUT / "next-edit.png").stat().st_size > 10_000
 
 
 def test_every_picture_of_the_packaged_readme_is_packaged_with_it():

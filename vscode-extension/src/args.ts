@@ -182,6 +182,8 @@ const SERVER_SETTING_KEYS = [
   "checkpoints",
   "checkpointTurns",
   "checkpointDays",
+  "completion",
+  "nextEdit",
 ] as const;
 
 /**

@@ -43,6 +43,8 @@ export interface ConnectionHooks {
   askChoice(params: ShowMessageRequestParams, token: vscode.CancellationToken): Promise<MessageActionItem | null>;
   /** Answers `elelem/input` (the human provider): `{text}`, or null when declined. */
   askText(prompt: string, token: vscode.CancellationToken): Promise<{ text: string } | null>;
+  /** Registers the editing features (ghost text, next edit) on a new client, before it starts. */
+  prepare(client: LanguageClient): void;
 }
 
 export class ServerConnection implements vscode.Disposable {
@@ -126,6 +128,7 @@ export class ServerConnection implements vscode.Disposable {
     });
     client.onRequest(ApplyWorkspaceEditRequest.type, (params) => this.hooks.applyEdit(client, params));
     answerInsight(client, this.diagnostics); // elelem/diagnostics, definition, references, symbols
+    this.hooks.prepare(client);
     this.client = client;
     try {
       await client.start();

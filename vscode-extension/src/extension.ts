@@ -10,6 +10,8 @@ import { ChatController } from "./chat";
 import { ChatView } from "./chatView";
 import { Commands } from "./commands";
 import { ServerConnection } from "./connection";
+import { GhostText } from "./ghostText";
+import { NextEdits } from "./nextEdit";
 import { Questions } from "./questions";
 import { StatusBar } from "./statusBar";
 import { TurnEdits } from "./turnEdits";
@@ -27,11 +29,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let commands: Commands | undefined;
   let edits: TurnEdits | undefined;
   let questions: Questions | undefined;
+  const ghostText = new GhostText();
+  const nextEdits = new NextEdits();
   connection = new ServerConnection(output, {
     runTurnCommand: (command, args) => commands!.runServerTurn(command, args),
     applyEdit: (client, params) => edits!.apply(client, params),
     askChoice: (params, token) => questions!.askChoice(params, token),
     askText: (prompt, token) => questions!.askText(prompt, token),
+    prepare: (client) => {
+      ghostText.prepare(client);
+      nextEdits.prepare(client);
+    },
   });
   const server = connection;
   const runner = new TurnRunner(() => server.client, view);
@@ -46,6 +54,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     view,
     questions,
     status,
+    ghostText,
+    nextEdits,
     runner,
     edits,
     server,

@@ -36,6 +36,8 @@ import * as path from "node:path";
 
 import { BrowserContext, chromium, Frame, Locator, Page } from "playwright-core";
 
+import { editingScenario } from "./editing";
+
 const EXTENSION_DIR = path.resolve(__dirname, "../../..");
 const REPO_DIR = path.resolve(EXTENSION_DIR, "..");
 const OUTPUT_DIR = path.join(REPO_DIR, "tests", "output", "vscode");
@@ -50,6 +52,8 @@ const CHROMIUM = process.env.ELELEM_CHROMIUM ?? "/usr/bin/chromium";
 const SERVER_COMMAND: string[] = process.env.ELELEM_LSP_COMMAND
   ? JSON.parse(process.env.ELELEM_LSP_COMMAND)
   : ["elelem-lsp", "serve"];
+/** Which scenarios run (comma-separated): chat, untrusted, editing; all by default. */
+const SCENARIOS = new Set((process.env.ELELEM_E2E_SCENARIOS ?? "chat,untrusted,editing").split(","));
 
 const CHROMIUM_FLAGS = [
   "--headless",
@@ -166,6 +170,8 @@ interface Launch {
   /** HOME of code-server and so of the language server (its ~/.agents/plugins). */
   home?: string;
   log?: string;
+  /** More environment for code-server, and so for the language server. */
+  env?: Record<string, string>;
 }
 
 /** Starts code-server in its own process group, logging to the output folder. */
@@ -189,7 +195,12 @@ async function startCodeServer(folders: Folders, port: number, launch: Launch): 
       detached: true,
       stdio: ["ignore", log, log],
       // The server keeps conversations in the state folder: the run's own, not the machine's.
-      env: { ...process.env, XDG_STATE_HOME: path.join(folders.root, "state"), ...(launch.home ? { HOME: launch.home } : {}) },
+      env: {
+        ...process.env,
+        XDG_STATE_HOME: path.join(folders.root, "state"),
+        ...(launch.home ? { HOME: launch.home } : {}),
+        ...launch.env,
+      },
     },
   );
   await waitFor(
@@ -941,9 +952,6 @@ async function main(): Promise<void> {
   try {
     installExtension(folders);
     step("installed the .vsix with --install-extension");
-    const port = await freePort();
-    codeServer = await startCodeServer(folders, port, { folder: folders.workspace });
-    step(`code-server listening on 127.0.0.1:${port}`);
     context = await chromium.launchPersistentContext(path.join(folders.root, "chromium-profile"), {
       executablePath: CHROMIUM,
       headless: true,
@@ -951,14 +959,41 @@ async function main(): Promise<void> {
       viewport: { width: 1440, height: 860 },
       permissions: ["clipboard-read", "clipboard-write"], // to check the code blocks' Copy
     });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(30_000);
-    await scenario(page, folders, `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folders.workspace)}`);
-    stopProcessGroup(codeServer);
-    await page.close();
-    page = await context.newPage();
-    page.setDefaultTimeout(30_000);
-    await untrustedScenario(page, folders);
+    if (SCENARIOS.has("chat")) {
+      const port = await freePort();
+      codeServer = await startCodeServer(folders, port, { folder: folders.workspace });
+      step(`code-server listening on 127.0.0.1:${port}`);
+      page = context.pages()[0] ?? (await context.newPage());
+      page.setDefaultTimeout(30_000);
+      await scenario(page, folders, `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folders.workspace)}`);
+      stopProcessGroup(codeServer);
+      await page.close();
+    }
+    if (SCENARIOS.has("untrusted")) {
+      page = await context.newPage();
+      page.setDefaultTimeout(30_000);
+      await untrustedScenario(page, folders);
+      await page.close();
+    }
+    if (SCENARIOS.has("editing")) {
+      page = await context.newPage();
+      page.setDefaultTimeout(30_000);
+      await editingScenario(page, folders.root, {
+        step,
+        waitFor,
+        openFile,
+        editorLines,
+        launch: async (folder, env, log) => {
+          const port = await freePort();
+          const child = await startCodeServer(folders, port, { folder, env, log });
+          codeServer = child; // a signal stops it too
+          return { url: `http://127.0.0.1:${port}`, stop: () => stopProcessGroup(child) };
+        },
+        python: SERVER_COMMAND[0].includes("python") ? SERVER_COMMAND[0] : "python3",
+        repo: REPO_DIR,
+        output: OUTPUT_DIR,
+      });
+    }
     step("PASS");
   } catch (error) {
     failed = true;

@@ -144,3 +144,11 @@ test("the checkpoint settings reach the server, checkpoints off included, and ar
   assert.deepEqual([settings["elelem.checkpoints"].default, settings["elelem.checkpointTurns"].default, settings["elelem.checkpointDays"].default], [true, 50, 30]);
   assert.ok(!manifest.capabilities.untrustedWorkspaces.restrictedConfigurations.includes("elelem.checkpoints"));
 });
+
+test("ghost text's and next edit's folder settings reach the server as they are", () => {
+  const completion = { enabled: true, provider: "ollama", model: "qwen2.5-coder:1.5b", multiline: "never" };
+  const sent = serverSettings({ completion, nextEdit: { enabled: false }, ghostText: { enabled: false } }, true);
+  assert.deepEqual(sent.completion, completion);
+  assert.deepEqual(sent.nextEdit, { enabled: false });
+  assert.equal("ghostText" in sent, false, "the client's own toggle is not a server setting");
+});
