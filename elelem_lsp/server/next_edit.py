@@ -11,6 +11,7 @@ builds it), a private file is never sent, and each suggestion is counted beside 
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from types import SimpleNamespace
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
-from pygls.workspace import TextDocument
+from pygls.workspace import PositionCodec, TextDocument
 
 from .documents import document_name, document_path
 
@@ -27,10 +28,10 @@ if TYPE_CHECKING:
     from ..host.folder_agent import FolderAgent
     from ..nextedit.service import NextEdits
     from .completion import InlineCompletions
-    from .next_edit_params import Position
     from .router import LspRouter
 
 NEXT_EDIT = "elelem/nextEdit"
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class NextEditBridge:
@@ -90,12 +91,16 @@ class NextEditBridge:
 
         if not (enabled if enabled is not None else is_local(name, provider)):
             return None
-        lines = [line.rstrip("\r\n") for line in document.lines]
-        if params.position.line >= max(len(lines), 1):
-            raise JsonRpcInvalidParams(f"position: line {params.position.line} is past the document's end")
-        if not lines:
-            return None
-        cursor = document.position_codec.position_from_client_units(document.lines, _lsp_position(params.position))
+        codec = document.position_codec
+        lines = lines_of(document.source)  # as the request sees it, whatever the editor sends meanwhile
+        if params.position.line >= len(lines):
+            raise JsonRpcInvalidParams(f"position.line: {params.position.line} is past the document's end ({len(lines)} lines)")
+        if lines == [""]:
+            return None  # an empty document: nothing to follow from
+        line = params.position.line
+        character = code_points(lines[line], params.position.character, codec)
+        if line < len(lines) - 1 and lines[-1] == "":
+            lines.pop()  # the empty line after the last break is the cursor's place only when it is there
         route = route_of(settings.api, model, provider)
         counts = self._counts(agent)
         tokens = Tokens()
@@ -108,7 +113,7 @@ class NextEditBridge:
                 counts.model_request(model, tokens.read or len(prompt) // 4, tokens.written or 0, agent.settings.prices)
 
         try:
-            suggestion = await self.service.suggest(uri, self._name(document), lines, cursor.line, cursor.character, ask)
+            suggestion = await self.service.suggest(uri, self._name(document), lines, line, character, ask)
         except Exception as error:  # a provider's failure: logged, never a popup; nothing is suggested
             self.completions.log(f"elelem: next edit from {name!r} failed: {error}")
             return None
@@ -119,7 +124,10 @@ class NextEditBridge:
         self.completions.engine.acceptances.shown(suggestion.id, counts, sum(len(edit.text) for edit in suggestion.edits))
         edits = [
             {
-                "range": _client_range(document, edit.start_line, edit.start_char, edit.end_line, edit.end_char),
+                "range": {
+                    "start": client_position(lines, edit.start_line, edit.start_char, codec),
+                    "end": client_position(lines, edit.end_line, edit.end_char, codec),
+                },
                 "newText": edit.text,
             }
             for edit in suggestion.edits
@@ -155,16 +163,22 @@ def _provider_settings(settings: Any, completion: Any) -> Any:
     return SimpleNamespace(provider=settings.provider, model=settings.model)
 
 
-def _lsp_position(position: Position) -> lsp.Position:
-    return lsp.Position(line=position.line, character=position.character)
+def lines_of(text: str) -> list[str]:
+    """The lines of ``text`` as LSP counts them (LF, CRLF or CR ends one), without their breaks;
+    a text ending with a break has an empty last line, where the person may be typing."""
+    return LINE_BREAK.split(text)
 
 
-def _client_range(document: TextDocument, start_line: int, start_char: int, end_line: int, end_char: int) -> dict[str, Any]:
-    converted = document.position_codec.range_to_client_units(
-        document.lines,
-        lsp.Range(start=lsp.Position(line=start_line, character=start_char), end=lsp.Position(line=end_line, character=end_char)),
-    )
-    return {
-        "start": {"line": converted.start.line, "character": converted.start.character},
-        "end": {"line": converted.end.line, "character": converted.end.character},
-    }
+def code_points(line: str, units: int, codec: PositionCodec) -> int:
+    """The code point ``units`` of the client's encoding reach in ``line``; past its end, its end."""
+    counted = 0
+    for index, char in enumerate(line):
+        if counted >= units:
+            return index
+        counted += codec.client_num_units(char)
+    return len(line)
+
+
+def client_position(lines: list[str], line: int, character: int, codec: PositionCodec) -> dict[str, int]:
+    """A position in code points as the client counts it, in ``lines`` (the text the request saw)."""
+    return {"line": line, "character": codec.client_num_units(lines[line][:character])}

@@ -11,11 +11,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
 
+UINTEGER = 2**31 - 1  # LSP's uinteger
+
 
 class Position(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    line: int = Field(ge=0)
-    character: int = Field(ge=0)
+    # strict: "3" or true is no line number, though pydantic would take them as 3 and 1
+    model_config = ConfigDict(extra="ignore", strict=True)
+    line: int = Field(ge=0, le=UINTEGER)
+    character: int = Field(ge=0, le=UINTEGER)
 
 
 class Document(BaseModel):

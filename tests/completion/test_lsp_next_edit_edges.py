@@ -1,0 +1,145 @@
+"""Next edit at its edges, through a real server session (pytest-lsp) and the fake model server.
+
+Positions as editors send them (the last empty line, past a line's end, astral characters in
+UTF-16 and UTF-8, a document changed while the model answers), malformed params, the recent
+edits of private files kept out of other files' prompts, a burst of requests, cancellation, and
+providers that fail, ramble or never answer: every request is answered or cancelled, none hangs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams
+from test_engine import wait_for
+from test_lsp_next_edit import announcing, next_edit, plain, start
+
+from elelem_lsp.nextedit.zeta import CURSOR, EDITABLE_END, EDITABLE_START
+
+CHAT = "/v1/chat/completions"
+
+
+def zeta_answer(region: str) -> list[str]:
+    """The fake model's answer: ``region`` between the markers, in a fence, in a few pieces."""
+    half = len(region) // 2
+    return ["```a.py\n", EDITABLE_START + "\n", region[:half], region[half:], "\n" + EDITABLE_END, "\n```"]
+
+
+def prompt_of(fim) -> str:
+    return fim.bodies(CHAT)[-1]["messages"][-1]["content"]
+
+
+def change(editor, uri: str, start: tuple[int, int], end: tuple[int, int], text: str) -> None:
+    """One incremental change, as an editor sends a keystroke."""
+    editor.versions[uri] = editor.versions.get(uri, 1) + 1
+    editor.client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=editor.versions[uri]),
+            content_changes=[
+                lsp.TextDocumentContentChangePartial(range=lsp.Range(start=position(*start), end=position(*end)), text=text)
+            ],
+        )
+    )
+
+
+def position(line: int, character: int) -> lsp.Position:
+    return lsp.Position(line=line, character=character)
+
+
+def units(text: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(text.encode("utf-8"))
+    if encoding == "utf-16":
+        return len(text.encode("utf-16-le")) // 2
+    return len(text)
+
+
+def applied_in(text: str, edits: list[dict], encoding: str) -> str:
+    """``edits`` applied as an editor whose positions count ``encoding``'s code units applies them."""
+    lines = text.split("\n")
+
+    def offset(position: dict) -> int:
+        line = lines[position["line"]]
+        column = next(i for i in range(len(line) + 1) if units(line[:i], encoding) >= position["character"])
+        return sum(len(previous) + 1 for previous in lines[: position["line"]]) + column
+
+    for edit in sorted(edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]), reverse=True):
+        text = text[: offset(edit["range"]["start"])] + edit["newText"] + text[offset(edit["range"]["end"]) :]
+    return text
+
+
+def encoding_client(encoding: str) -> lsp.ClientCapabilities:
+    capabilities = announcing()
+    capabilities.general = lsp.GeneralClientCapabilities(position_encodings=[lsp.PositionEncodingKind(encoding)])
+    return capabilities
+
+
+# -- positions ---------------------------------------------------------------------------
+
+
+async def test_the_cursor_on_the_last_empty_line_is_a_place_to_suggest_from(start_editor, project, fim):
+    text = "total = 0\nfor value in values:\n    total += value\n"
+    fim.answer = zeta_answer("total = 0\nfor value in values:\n    total += value * 2\n")
+    editor = await start(start_editor, project, fim, announcing())
+    uri = editor.open("a.py", text, "python")
+
+    result = await next_edit(editor, uri, 3, 0)  # the line after the last line break, where one types on
+
+    assert f"    total += value\n{CURSOR}\n{EDITABLE_END}" in prompt_of(fim)
+    edits = [plain(edit) for edit in result.edits]
+    assert applied_in(text, edits, "utf-16") == "total = 0\nfor value in values:\n    total += value * 2\n"
+
+
+async def test_a_cursor_past_the_end_of_the_last_line_is_at_its_end(start_editor, project, fim):
+    fim.answer = zeta_answer("x = 1\ny = x")
+    editor = await start(start_editor, project, fim, announcing())
+    uri = editor.open("a.py", "x = 1\ny = 2", "python")  # no line break at the end
+    await next_edit(editor, uri, 1, 40)
+    assert f"y = 2{CURSOR}\n{EDITABLE_END}" in prompt_of(fim)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8"])
+async def test_astral_characters_and_combining_marks_are_counted_in_the_clients_units(start_editor, project, fim, encoding):
+    source = 'def f(scale):\n    s = "😀e\u0301😀"; a = scale\n    return "👍🏽" + str(a * scale)\n'
+    renamed = source.replace("scale", "factor")
+    fim.answer = zeta_answer(renamed.rstrip("\n"))
+    editor = await start(start_editor, project, fim, encoding_client(encoding))
+    uri = editor.open("a.py", source, "python")
+    change(editor, uri, (0, 6), (0, 11), "factor")
+
+    result = await next_edit(editor, uri, 0, 12)
+
+    edits = [plain(edit) for edit in result.edits]
+    assert applied_in(source.replace("scale", "factor", 1), edits, encoding) == renamed
+
+
+async def test_edits_are_of_the_text_the_request_saw_though_it_changed_while_the_model_answered(start_editor, project, fim):
+    source = "def f(scale):\n    a = scale\n    return a * scale\n"
+    renamed = source.replace("scale", "factor")
+    fim.answer, fim.delay = zeta_answer(renamed.rstrip("\n")), 0.1
+    editor = await start(start_editor, project, fim, announcing())
+    uri = editor.open("a.py", source, "python")
+    change(editor, uri, (0, 6), (0, 11), "factor")
+    seen = source.replace("scale", "factor", 1)
+
+    reply = asyncio.ensure_future(next_edit(editor, uri, 0, 12))
+    await wait_for(lambda: fim.requests, "the model request")
+    change(editor, uri, (1, 0), (1, 0), "😀😀")  # typed on meanwhile, before the uses
+    result = await reply
+
+    edits = [plain(edit) for edit in result.edits]
+    assert applied_in(seen, edits, "utf-16") == renamed
+
+
+@pytest.mark.parametrize(
+    ("position", "field"),
+    [({"line": "0", "character": 0}, "position.line"), ({"line": 0, "character": True}, "position.character")],
+)
+async def test_a_position_of_the_wrong_type_is_invalid_params_naming_it(start_editor, project, fim, position, field):
+    editor = await start(start_editor, project, fim, announcing())
+    uri = editor.open("a.py", "x = 1\n", "python")
+    with pytest.raises(JsonRpcInvalidParams, match=field):
+        await editor.client.protocol.send_request_async("elelem/nextEdit", {"textDocument": {"uri": uri}, "position": position})
+    assert fim.requests == []
