@@ -325,7 +325,8 @@ OUTSIDE_TOOL = {"type": "function", "function": {"name": "notes__add", "descript
 
 async def test_the_context_and_the_compaction_check_count_the_outside_tools_a_turn_offers(project, monkeypatch):
     add_plugin(project, "scripted")
-    settings = {**SCRIPTED, "compaction": "summarize", "contextTokens": 4000}
+    # the full prompt: a compact one would leave the large outside tool out for want of room
+    settings = {**SCRIPTED, "compaction": "summarize", "contextTokens": 4000, "prompt": "full"}
     host, frontend = started_host(project, settings)
     folder = folder_of(host, project)
 
@@ -339,7 +340,7 @@ async def test_the_context_and_the_compaction_check_count_the_outside_tools_a_tu
     await folder.turn("turn 0")
     [fetch] = [json.loads(line) for line in (project / ".agents/fetches.jsonl").read_text().splitlines()]
     assert fetch["tools"][-1] == OUTSIDE_TOOL
-    offered = total_tokens([system(json.dumps(fetch["tools"], ensure_ascii=False))], estimate_tokens)
+    offered = total_tokens([system(json.dumps(fetch["tools"], ensure_ascii=False, separators=(",", ":")))], estimate_tokens)
     assert estimated == total_tokens(fetch["messages"][:1], estimate_tokens) + offered
 
     # about 500 tokens a turn and 2,900 for the tools with the outside one (800 without): over by the third
@@ -370,7 +371,7 @@ async def test_a_long_conversation_is_summarised_in_requests_that_each_fit_the_b
 
 async def test_over_budget_a_summarize_folder_compacts_before_the_turn(project):
     add_plugin(project, "scripted")
-    settings = {**SCRIPTED, "compaction": "summarize", "contextTokens": 5700}
+    settings = {**SCRIPTED, "compaction": "summarize", "contextTokens": 5700, "prompt": "full"}
     host, frontend = started_host(project, settings)
     folder = folder_of(host, project)
     for n in range(6):  # about 700 tokens a turn, 2,650 for the tools (the plan tool too) and the system prompt: the fifth is over

@@ -23,7 +23,7 @@ from elelem_lsp.host.conversations import ConversationStore
 from elelem_lsp.host.frontend import BadRequest
 from elelem_lsp.host.host import Host
 from elelem_lsp.host.images import GIVEN_LATELY, ImageError, decode_image, store_image
-from tests.providers.fake_model_server import FakeModelServer
+from tests.providers.fake_model_server import FakeModelServer, model_requests
 
 from .memory_frontend import MemoryFrontend
 
@@ -167,7 +167,7 @@ async def test_a_provider_that_cannot_take_images_refuses_the_turn_and_the_conve
     folder = folder_agent(project, {"provider": "llamacpp", "model": "local"})
     refused = await folder.turn("what is in this picture?", images=[given(png())])
     assert refused["reply"].startswith('Error: provider "llamacpp" cannot take images; set LLAMACPP_IMAGES=true')
-    assert fake_server.requests == []
+    assert model_requests(fake_server.requests) == []  # asked its window, never for an answer
 
     answered = await folder.turn("then tell me a joke")
     assert answered["error"] is None
