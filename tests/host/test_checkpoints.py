@@ -62,14 +62,15 @@ def test_a_command_that_edits_creates_renames_and_deletes_is_rewound(project, st
     before = files_of(project)
     script = "echo more >> README.md && mv src/old.txt src/renamed.txt && rm gone.txt && mkdir -p out/deep && echo x > out/deep/made.txt && chmod -x run.sh"
     checkpoint = turn(store, lambda: subprocess.run(script, shell=True, cwd=project, check=True))
-    assert {(f["path"], f["change"]) for f in checkpoint.files} == {
+    # in path order, as the rewind list shows them (wording.py prints them as kept)
+    assert [(f["path"], f["change"]) for f in checkpoint.files] == [
         ("README.md", "modified"),
-        ("src/old.txt", "deleted"),
-        ("src/renamed.txt", "added"),
         ("gone.txt", "deleted"),
         ("out/deep/made.txt", "added"),
         ("run.sh", "modified"),
-    }
+        ("src/old.txt", "deleted"),
+        ("src/renamed.txt", "added"),
+    ]
     store.apply(store.plan(checkpoint.turn))
     assert files_of(project) == before
     assert not (project / "out").exists(), "the folders the turn made go with its files"
@@ -229,6 +230,6 @@ def test_odd_names_and_symlinks_come_back(project, store):
         (project / "new\tname.txt").write_text("tab\n")
 
     checkpoint = turn(store, change)
-    assert {f["path"] for f in checkpoint.files} == {"naïve file.txt", "link", "new\tname.txt"}
+    assert [f["path"] for f in checkpoint.files] == ["link", "naïve file.txt", "new\tname.txt"]  # in path order
     store.apply(store.plan(checkpoint.turn))
     assert files_of(project) == before and os.readlink(project / "link") == "README.md"

@@ -185,8 +185,8 @@ async def test_a_file_deleted_or_made_again_since_the_turn_is_a_conflict_named_s
     (workspace / "gone.txt").write_text("made again\n")  # the turn deleted it; the person made it again
     result = await rewinding.rewind(agent, 1)
     assert result["rewound"] is False
-    assert {(c["path"], c["reason"]) for c in result["conflicts"]} == {
-        ("app.py", "deleted since the turn"), ("gone.txt", "created again since the turn")}
+    assert [(c["path"], c["reason"]) for c in result["conflicts"]] == [  # in path order, as the person reads them
+        ("app.py", "deleted since the turn"), ("gone.txt", "created again since the turn")]
     assert (workspace / "gone.txt").read_text() == "made again\n" and not (workspace / "app.py").exists()
 
 
