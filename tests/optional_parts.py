@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import sys
 from types import ModuleType
 
 import pytest
@@ -66,3 +67,15 @@ def require_sandbox() -> None:
         found.kind is not None, "sandbox", f"a working command sandbox ({found.why_not})",
         "Linux with unprivileged user namespaces allowed (bubblewrap comes with the package)",
     )
+
+
+def require_bubblewrap() -> None:
+    """For a test of what bubblewrap does: skipped off Linux (another platform, not a missing part:
+    no ELELEM_REQUIRE makes it fail); on Linux a sandbox that does not work fails, since the package
+    brings bubblewrap."""
+    from elelem_lsp.agent.sandbox import probe
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip(f"checked with bubblewrap, on Linux ({sys.platform} here)")
+    works = probe()
+    assert works.kind == "bubblewrap", f"no sandbox works on this Linux machine: {works.why_not}"

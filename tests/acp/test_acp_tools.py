@@ -4,13 +4,12 @@ subprocess; permission asked with ``session/request_permission``."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
 from scaffold import write_user_settings
-from elelem_lsp.agent.sandbox import probe
+from optional_parts import require_bubblewrap
 from scaffold import write_script
 
 
@@ -120,7 +119,7 @@ async def test_confirm_edits_asks_and_a_rejection_leaves_the_file(scripted_proje
 @pytest.mark.parametrize("sandbox", ["auto", "off"])
 async def test_a_command_runs_in_a_client_terminal(scripted_project: Path, home: Path, start_agent, sandbox: str):
     if sandbox == "auto":
-        a_sandbox_works_here()
+        require_bubblewrap()
     write_user_settings(home, {"provider": "scripted", "execute": "allow", "sandbox": sandbox})
     write_script(scripted_project, [[doing("x1", "execute", command="echo made here; pwd")], ECHO_RESULT])
     agent = await start_agent(scripted_project, terminal=True)
@@ -152,7 +151,7 @@ async def test_without_client_terminals_a_command_runs_here_and_shows_its_output
 
 
 async def test_permission_allow_once_asks_again_always_does_not_reject_refuses(scripted_project: Path, start_agent):
-    a_sandbox_works_here()  # the default: commands run in it
+    require_bubblewrap()  # the default: commands run in it
     marker = scripted_project / "ran.txt"
     command = "echo x >> ran.txt"
     write_script(scripted_project, [[doing(f"x{n}", "execute", command=command) for n in range(1, 6)]])
@@ -202,18 +201,12 @@ async def test_tool_call_ids_a_provider_repeats_get_cards_of_their_own(scripted_
     assert finished == ["completed", "completed", "failed", "completed"]
 
 
-def a_sandbox_works_here() -> None:
-    if not sys.platform.startswith("linux"):
-        pytest.skip(f"checked with bubblewrap, on Linux ({sys.platform} here)")
-    assert probe().kind == "bubblewrap", f"no sandbox works on this Linux machine: {probe().why_not}"
-
-
 @pytest.mark.parametrize(("sandbox", "note"), [("auto", "in the sandbox"), ("off", "no sandbox")])
 async def test_the_permission_card_of_a_command_says_whether_it_runs_in_the_sandbox(
     scripted_project: Path, home: Path, start_agent, sandbox: str, note: str
 ):
     if sandbox == "auto":
-        a_sandbox_works_here()
+        require_bubblewrap()
     write_user_settings(home, {"provider": "scripted", "sandbox": sandbox})
     write_script(scripted_project, [[doing("x1", "execute", command="echo hi")], ECHO_RESULT])
     agent = await start_agent(scripted_project, terminal=True)

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from scaffold import write_user_settings
-from optional_parts import require, require_program
+from optional_parts import require, require_bubblewrap, require_program
 from schema_check import problems
 from scaffold import write_script
-from test_acp_tools import a_sandbox_works_here, doing
+from test_acp_tools import doing
 
 from test_acp_current import PNG, recorded
 
@@ -99,7 +99,7 @@ async def test_the_typescript_sdk_client_is_asked_about_a_command_naming_the_san
     scripted_project: Path, home: Path, tmp_path: Path, sandbox: str, note: str
 ):
     if sandbox == "auto":
-        a_sandbox_works_here()
+        require_bubblewrap()
     write_user_settings(home, {"provider": "scripted", "sandbox": sandbox})
     write_script(scripted_project, [[doing("x1", "execute", command="echo hi")], [{"type": "say_tool_result"}]])
     session = await drive(scripted_project, tmp_path / "permission.json", "permission")

@@ -5,7 +5,6 @@ it; where no sandbox works it does not start, saying why."""
 from __future__ import annotations
 
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
@@ -13,7 +12,8 @@ import pytest
 from test_mcp_host import answer, host_for, stopped_hosts  # noqa: F401  (stopped_hosts: a fixture)
 
 from elelem_lsp.agent import sandbox
-from elelem_lsp.agent.sandbox import Available, probe
+from elelem_lsp.agent.sandbox import Available
+from optional_parts import require_bubblewrap
 from mcp_servers import SAY_RESULT, TOOL_SERVER, call, tool_server
 from security.sandbox_tmp import tmp_kind, under_tmp, venv_in  # noqa: F401  (fixtures)
 
@@ -28,9 +28,7 @@ def outside():
 
 @pytest.fixture
 def a_sandbox_works_here():
-    if not sys.platform.startswith("linux"):
-        pytest.skip(f"checked with bubblewrap, on Linux ({sys.platform} here)")
-    assert probe().kind == "bubblewrap", f"no sandbox works on this Linux machine: {probe().why_not}"
+    require_bubblewrap()
 
 
 @pytest.mark.parametrize(("sandboxed", "written"), [(True, False), (False, True)])

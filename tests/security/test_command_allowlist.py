@@ -12,7 +12,6 @@ from lsprotocol import types as lsp
 
 from elelem_lsp.agent.command_allowlist import allows
 from elelem_lsp.agent.sandbox import probe
-from elelem_lsp.host.permission import run_question
 from scaffold import add_plugin, write_script
 
 SMUGGLED = [
@@ -131,7 +130,8 @@ async def test_the_server_asks_before_running_a_smuggled_command(project, start_
         return lsp.MessageActionItem(title="Deny")
 
     await editor.ask("run")
-    assert asked == [run_question(command, probe().kind is not None) for command in ATTACKS]
+    ending = " (no sandbox)" if probe().kind is None else " (in the sandbox)"  # bubblewrap or sandbox-exec
+    assert asked == [f"elelem wants to run: {command}{ending}" for command in ATTACKS]
     results = {e["id"]: e for e in editor.events() if e["type"] == "result"}
     assert [results[f"c{n}"]["ok"] for n in range(len(ATTACKS))] == [False] * len(ATTACKS)
     assert results["plain"]["ok"] is True  # allowed by the list, without a prompt

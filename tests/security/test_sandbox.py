@@ -32,10 +32,10 @@ import pytest
 from .attacks_cmds import alive, still_alive_after
 from .sandbox_tmp import tmp_kind, under_tmp, venv_in  # noqa: F401  (fixtures)
 from elelem_lsp.agent import sandbox
-from elelem_lsp.agent.sandbox import probe
 from elelem_lsp.agent.toolbox import Toolbox
 from elelem_lsp.host.settings import Settings
-from host.memory_frontend import MemoryFrontend, memory_workspace
+from host.memory_frontend import memory_workspace
+from optional_parts import require_bubblewrap
 from scaffold import add_plugin, run_ask, write_script
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- not-really"
@@ -43,10 +43,7 @@ SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- not-really"
 
 @pytest.fixture(autouse=True)
 def a_sandbox_works_here():
-    if not sys.platform.startswith("linux"):
-        pytest.skip(f"the attacks are checked with bubblewrap, on Linux ({sys.platform} here)")
-    works = probe()
-    assert works.kind == "bubblewrap", f"no sandbox works on this Linux machine: {works.why_not}"
+    require_bubblewrap()  # the attacks are checked with bubblewrap
 
 
 @pytest.fixture

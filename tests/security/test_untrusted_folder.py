@@ -13,7 +13,6 @@ import pytest
 from lsprotocol import types as lsp
 
 from elelem_lsp.agent.sandbox import probe
-from elelem_lsp.host.permission import run_question
 from elelem_lsp.host.settings import Settings, parse_settings, within_trust
 from providers.fake_model_server import FakeModelServer, Reply, openai_chunk, sse
 from scaffold import TEST_PLUGINS, add_plugin, write_script
@@ -87,7 +86,8 @@ async def test_untrusted_folder_ignores_loose_settings(project, home, start_edit
 
     await editor.command("elelem.selectProvider", {"name": "scripted"})  # the person's own choice still works
     await editor.ask("run it", token="turn-2")
-    assert [p.message for p in asked] == [run_question("touch ran.txt", probe().kind is not None)]
+    ending = " (no sandbox)" if probe().kind is None else " (in the sandbox)"  # bubblewrap or sandbox-exec
+    assert [p.message for p in asked] == [f"elelem wants to run: touch ran.txt{ending}"]
     assert not (project / "ran.txt").exists()
     warnings = [m.message for m in editor.client.messages if m.type == lsp.MessageType.Warning]
     assert any("is not trusted, so these settings are ignored: execute 'allow' (using 'ask'), workspacePlugins, "
