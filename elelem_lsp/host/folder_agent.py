@@ -25,6 +25,7 @@ from typing import Any
 from ..agent.bridge import run_in_thread
 from ..agent.budget import DEFAULT_CONTEXT_TOKENS
 from ..agent.check import CheckSettings
+from ..agent.editor_tools import TOOLBOX as EDITOR_TOOLBOX
 from ..agent.editor_tools import EditorTools
 from ..agent.events import plan_event
 from ..agent.messages import Image, Message, Provider, ProviderError
@@ -180,6 +181,7 @@ class FolderAgent:
                 await asyncio.to_thread(importlib.import_module, module)
             session = self._session()
             await asyncio.to_thread(session.toolbox.definitions)  # pydantic derives the schemas once
+            await asyncio.to_thread(EDITOR_TOOLBOX.definitions)  # and the editor's tools' (diagnostics, ...)
             await self.mcp.prepare()
             prepare = getattr(session.provider, "prepare", None)
             if callable(prepare):

@@ -220,9 +220,7 @@ def warm_messages(protocol: ElelemProtocol) -> None:
     protocol.structure_message({"jsonrpc": "2.0", "id": "warm", "method": lsp.WORKSPACE_EXECUTE_COMMAND, "params": command})
     for value in (
         lsp.WorkDoneProgressCreateParams(token="warm"),
-        lsp.ProgressParams(token="warm", value=lsp.WorkDoneProgressBegin(title="", cancellable=True, message="")),
-        lsp.ProgressParams(token="warm", value=lsp.WorkDoneProgressReport(message="")),
-        lsp.ProgressParams(token="warm", value=lsp.WorkDoneProgressEnd(message="")),
+        *(lsp.ProgressParams(token="warm", value={"kind": kind, "message": ""}) for kind in ("begin", "report", "end")),
     ):
         protocol._converter.unstructure(value)
 
