@@ -21,6 +21,8 @@ from ..completion.routing import base_url_of, is_ollama, is_openai
 from ..providers.remote.http import ndjson_lines, sse_events, stream_failure
 from .zeta import CHAT_INSTRUCTION, EDITABLE_END
 
+CHARS_PER_TOKEN = 8  # twice what a token of code holds: room enough for any answer within maxTokens
+
 
 @dataclass
 class Tokens:
@@ -39,14 +41,17 @@ def route_of(api: str, model: str | None, provider: Any) -> str:
 
 
 async def answer(route: str, provider: Any, prompt: str, max_tokens: int, tokens: Tokens) -> str:
-    """The model's answer to ``prompt``, read up to the end of the rewritten region."""
+    """The model's answer to ``prompt``, read up to the end of the rewritten region; empty (no
+    answer in the form) when it runs on past ``max_tokens`` without ending the region."""
     pieces = _raw(provider, prompt, max_tokens, tokens) if route == "raw" else _chat(provider, prompt, tokens)
     text = ""
     async with aclosing(pieces) as stream:
         async for piece in stream:
             text += piece
-            if EDITABLE_END in text:
+            if EDITABLE_END in text[-len(piece) - len(EDITABLE_END) :]:
                 break  # the rest (a closing fence) is not needed: the stream is closed here
+            if len(text) > max_tokens * CHARS_PER_TOKEN:
+                return ""  # a chat model is given no token limit: one that rambles on is cut off here
     return text
 
 

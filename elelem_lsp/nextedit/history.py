@@ -117,16 +117,19 @@ class EditHistory:
     def forget(self, uri: str) -> None:
         self._edits.pop(uri, None)
 
-    def recent(self, uri: str | None = None) -> list[Edit]:
-        """The edits still kept, oldest first: of every document, or of one."""
+    def recent(self, uri: str | None = None, among: Callable[[str], bool] | None = None) -> list[Edit]:
+        """The edits still kept, oldest first: of one document, or of every document (whose URI
+        ``among`` accepts, when given)."""
         self._prune(self.clock())
         if uri is not None:
             return list(self._edits.get(uri, ()))
-        return sorted((edit for edits in self._edits.values() for edit in edits), key=lambda edit: edit.at)
+        kept = (edits for key, edits in self._edits.items() if among is None or among(key))
+        return sorted((edit for edits in kept for edit in edits), key=lambda edit: edit.at)
 
-    def events(self, uri: str | None = None, limit: int = 8) -> str:
+    def events(self, uri: str | None = None, limit: int = 8, among: Callable[[str], bool] | None = None) -> str:
         """The latest ``limit`` edits as Zeta's "User edited" events, oldest first."""
-        return "\n\n".join(f'User edited "{edit.path}":\n```diff\n{edit.diff()}\n```' for edit in self.recent(uri)[-limit:])
+        edits = self.recent(uri, among)[-limit:]
+        return "\n\n".join(f'User edited "{edit.path}":\n```diff\n{edit.diff()}\n```' for edit in edits)
 
     def _prune(self, now: float) -> None:
         for uri in list(self._edits):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .history import EditHistory
@@ -39,12 +39,22 @@ class NextEdits:
         if running is not None:
             running.cancel()
 
-    async def suggest(self, uri: str, path: str, lines: list[str], line: int, character: int, ask: Ask) -> Suggestion | None:
-        """The edits that follow the document's recent ones, or None (superseded by a newer request too)."""
+    async def suggest(
+        self,
+        uri: str,
+        path: str,
+        lines: list[str],
+        line: int,
+        character: int,
+        ask: Ask,
+        among: Callable[[str], bool] | None = None,
+    ) -> Suggestion | None:
+        """The edits that follow the recent ones (of the documents whose URI ``among`` accepts, when
+        given), or None (superseded by a newer request too)."""
         older = self._running.pop(uri, None)
         if older is not None:
             older.cancel()
-        task = asyncio.ensure_future(predict(lines, path, line, character, self.history.events(), ask))
+        task = asyncio.ensure_future(predict(lines, path, line, character, self.history.events(among=among), ask))
         self._running[uri] = task
         try:
             edits = await task

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -113,7 +113,8 @@ class NextEditBridge:
                 counts.model_request(model, tokens.read or len(prompt) // 4, tokens.written or 0, agent.settings.prices)
 
         try:
-            suggestion = await self.service.suggest(uri, self._name(document), lines, line, character, ask)
+            shared = self._shareable(agent, completion.exclude)
+            suggestion = await self.service.suggest(uri, self._name(document), lines, line, character, ask, shared)
         except Exception as error:  # a provider's failure: logged, never a popup; nothing is suggested
             self.completions.log(f"elelem: next edit from {name!r} failed: {error}")
             return None
@@ -141,6 +142,20 @@ class NextEditBridge:
         from ..completion.counts import Counts
 
         return self.counts.setdefault(agent.uri, Counts())
+
+    def _shareable(self, agent: FolderAgent, exclude: list[str]) -> Callable[[str], bool]:
+        """Whose recent edits a request of ``agent``'s folder may send: its own documents', not a private file's."""
+
+        def shareable(uri: str) -> bool:
+            try:
+                path = document_path(uri)
+                if self.router.agent_for(uri) is not agent:
+                    return False  # another folder's, perhaps for another provider
+            except JsonRpcInvalidParams:
+                return False  # outside every folder
+            return path is None or not self.completions.engine.private(agent.uri, agent.root, path, exclude)
+
+        return shareable
 
     def _name(self, document: TextDocument) -> str:
         try:

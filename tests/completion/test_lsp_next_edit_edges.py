@@ -9,10 +9,12 @@ providers that fail, ramble or never answer: every request is answered or cancel
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import Future
 
 import pytest
+from fim_server import FimServer
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
 from test_engine import wait_for
 from test_lsp_next_edit import announcing, next_edit, plain, start
 
@@ -143,3 +145,180 @@ async def test_a_position_of_the_wrong_type_is_invalid_params_naming_it(start_ed
     with pytest.raises(JsonRpcInvalidParams, match=field):
         await editor.client.protocol.send_request_async("elelem/nextEdit", {"textDocument": {"uri": uri}, "position": position})
     assert fim.requests == []
+
+
+# -- private files -----------------------------------------------------------------------
+
+SOURCE = "def f(scale):\n    a = scale\n    return a * scale\n"
+RENAMED = SOURCE.replace("scale", "factor")
+
+
+@pytest.mark.parametrize(
+    ("private", "settings"),
+    [(".env", {}), ("build/gen.py", {}), ("vault/keys.py", {"exclude": ["vault/**"]})],
+)
+async def test_the_edits_of_a_private_file_never_reach_another_files_prompt(start_editor, project, fim, private, settings):
+    (project / ".gitignore").write_text("build/\n")
+    fim.answer = zeta_answer(RENAMED.rstrip("\n"))
+    editor = await start_editor(
+        project,
+        client=announcing(),
+        settings={"provider": "llamacpp", "completion": {"api": "chat", **settings}},
+        env={"LLAMACPP_BASE_URL": f"{fim.url}/v1"},
+    )
+    secret = editor.open(private, "TOKEN=old\n", "plaintext")
+    change(editor, secret, (0, 6), (0, 9), "sk-live-4242")
+    uri = editor.open("a.py", SOURCE, "python")
+    change(editor, uri, (0, 6), (0, 11), "factor")
+
+    assert await next_edit(editor, uri, 0, 12) is not None
+    prompt = prompt_of(fim)
+    assert "+def f(factor):" in prompt  # the file's own edit is there
+    assert "sk-live" not in prompt and "TOKEN" not in prompt and private not in prompt
+
+
+async def test_the_edits_of_another_workspace_folder_stay_out_of_this_folders_prompt(start_editor, tmp_path, fim):
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir(), second.mkdir()
+    fim.answer = zeta_answer(RENAMED.rstrip("\n"))
+    editor = await start_editor(
+        first,
+        client=announcing(),
+        folders=[first, second],
+        settings={"provider": "llamacpp", "completion": {"api": "chat"}},
+        env={"LLAMACPP_BASE_URL": f"{fim.url}/v1"},
+    )
+    other = (second / "notes.py").as_uri()
+    editor.client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=other, language_id="python", version=1, text="x = 1\n")
+        )
+    )
+    change(editor, other, (0, 4), (0, 5), "elsewhere")
+    uri = editor.open("a.py", SOURCE, "python")
+    change(editor, uri, (0, 6), (0, 11), "factor")
+
+    assert await next_edit(editor, uri, 0, 12) is not None
+    assert "+def f(factor):" in prompt_of(fim) and "elsewhere" not in prompt_of(fim)
+
+
+# -- many requests, cancellation ----------------------------------------------------------
+
+
+async def test_a_burst_of_requests_answers_all_but_the_last_with_null_and_closes_their_streams(start_editor, project, fim):
+    fim.answer, fim.delay = zeta_answer(RENAMED.rstrip("\n")) + ["\n"] * 20, 0.05
+    editor = await start(start_editor, project, fim, announcing())
+    uri = editor.open("a.py", SOURCE, "python")
+    change(editor, uri, (0, 6), (0, 11), "factor")
+
+    replies = []
+    for _ in range(5):
+        replies.append(asyncio.ensure_future(next_edit(editor, uri, 0, 12)))
+        await wait_for(lambda: len(fim.requests) == len(replies), "the model request")
+    results = await asyncio.gather(*replies)
+
+    assert results[:-1] == [None] * 4
+    assert applied_in(SOURCE.replace("scale", "factor", 1), [plain(e) for e in results[-1].edits], "utf-16") == RENAMED
+    await wait_for(lambda: fim.closed == 4, "the four superseded streams to be closed")
+    assert fim.finished <= 1
+
+
+async def test_cancel_request_is_answered_and_closes_the_model_stream(start_editor, project, fim):
+    fim.answer, fim.delay = zeta_answer(RENAMED.rstrip("\n")) + ["\n"] * 40, 0.05
+    editor = await start(start_editor, project, fim, announcing())
+    uri = editor.open("a.py", SOURCE, "python")
+    protocol = editor.client.protocol
+    params = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 3}}
+    reply: Future = protocol.send_request("elelem/nextEdit", params, msg_id="next-1")
+    await wait_for(lambda: fim.requests, "the model request")
+    protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="next-1"))
+    with pytest.raises(JsonRpcRequestCancelled):
+        await asyncio.wait_for(asyncio.wrap_future(reply), 5)
+    await wait_for(lambda: fim.closed == 1, "the model stream to be closed")
+    assert fim.finished == 0
+
+
+# -- providers that fail -----------------------------------------------------------------
+
+
+class BrokenStream(FimServer):
+    """Answers 200 with an event stream that is not JSON."""
+
+    def frames(self, path, body):
+        return [b'data: {"choices": [{"delta": {"content": \n\n', b"data: not json at all\n\n"], "text/event-stream"
+
+
+class Silent(FimServer):
+    """Sends the stream's first event, then nothing for a minute."""
+
+    def frames(self, path, body):
+        frames, kind = super().frames(path, body)
+        return frames[:1] + frames[1:2], kind
+
+
+@pytest.fixture
+def broken():
+    server = BrokenStream().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def silent():
+    server = Silent(delay=60).start()
+    yield server
+    server.stop()
+
+
+async def test_a_provider_answering_500_gives_null_and_a_log_line(start_editor, project, fim):
+    fim.refuse = {CHAT: (500, {"error": {"message": "the model crashed", "type": "server_error"}})}
+    editor = await start(start_editor, project, fim, announcing())
+    uri = editor.open("a.py", SOURCE, "python")
+    assert await next_edit(editor, uri, 0, 3) is None
+    await wait_for(lambda: editor.client.log_messages, "the failure logged")
+    assert "the model crashed" in editor.client.log_messages[-1].message
+    assert editor.client.messages == []  # no popup
+
+
+async def test_a_malformed_stream_gives_null(start_editor, project, broken):
+    editor = await start(start_editor, project, broken, announcing())
+    uri = editor.open("a.py", SOURCE, "python")
+    assert await next_edit(editor, uri, 0, 3) is None
+    assert editor.client.messages == []
+
+
+async def test_a_model_that_never_answers_is_left_when_the_document_closes(start_editor, project, silent):
+    editor = await start(start_editor, project, silent, announcing())
+    uri = editor.open("a.py", SOURCE, "python")
+    reply = asyncio.ensure_future(next_edit(editor, uri, 0, 3))
+    await wait_for(lambda: silent.requests, "the model request")
+    editor.client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    assert await asyncio.wait_for(reply, 5) is None
+
+
+async def test_a_model_that_never_answers_is_given_up_after_the_read_timeout(start_editor, project, silent):
+    editor = await start_editor(
+        project,
+        client=announcing(),
+        settings={"provider": "llamacpp", "completion": {"api": "chat"}},
+        env={"LLAMACPP_BASE_URL": f"{silent.url}/v1", "ELELEM_READ_TIMEOUT": "0.5"},
+    )
+    uri = editor.open("a.py", SOURCE, "python")
+    assert await asyncio.wait_for(next_edit(editor, uri, 0, 3), 10) is None
+    await wait_for(lambda: editor.client.log_messages, "the failure logged")
+
+
+async def test_an_answer_in_words_gives_null(start_editor, project, fim):
+    fim.answer = ["I would rename ", "scale to factor everywhere."]
+    editor = await start(start_editor, project, fim, announcing())
+    uri = editor.open("a.py", SOURCE, "python")
+    assert await next_edit(editor, uri, 0, 3) is None
+
+
+async def test_a_huge_answer_is_not_read_to_its_end(start_editor, project, fim):
+    fim.answer = [EDITABLE_START + "\n"] + ["x = 1  # " + "y" * 90 + "\n"] * 50_000  # 5 MB, no end marker
+    editor = await start(start_editor, project, fim, announcing())
+    uri = editor.open("a.py", SOURCE, "python")
+    assert await asyncio.wait_for(next_edit(editor, uri, 0, 3), 30) is None
+    await wait_for(lambda: fim.closed == 1, "the stream to be closed early")
+    assert fim.finished == 0
