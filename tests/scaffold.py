@@ -26,6 +26,11 @@ TEST_PLUGINS = Path(__file__).resolve().parent / "plugins"
 SERVER_COMMAND = [sys.executable, "-m", "elelem_lsp", "serve"]
 
 
+def debug_server(log: Path) -> list[str]:
+    """``elelem-lsp serve --log-level DEBUG`` with its stderr kept in ``log``."""
+    return ["sh", "-c", 'exec "$0" -m elelem_lsp serve --log-level DEBUG 2>"$1"', sys.executable, str(log)]
+
+
 async def wait_until(condition: Callable[[], Any], what: str, timeout: float = 10) -> None:
     """Wait for ``condition()`` to hold (checked every 20 ms); fail naming ``what`` after ``timeout``."""
     deadline = time.monotonic() + timeout

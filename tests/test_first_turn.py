@@ -23,7 +23,7 @@ from elelem_lsp.agent.toolbox import Toolbox
 from elelem_lsp.providers.remote import http
 from elelem_lsp.providers.remote.openai import OpenAIProvider
 from elelem_lsp.providers.shaping import chat_message, compact_json
-from scaffold import ROOT, add_plugin, wait_until
+from scaffold import ROOT, add_plugin, debug_server, wait_until
 
 PROVIDERS_TESTS = Path(__file__).resolve().parent / "providers"
 
@@ -139,11 +139,14 @@ async def test_the_server_exits_when_told_to_while_a_plugins_prepare_never_retur
     assert time.monotonic() - started < 10
 
 
-async def test_a_provider_that_fails_to_build_is_reported_by_the_turn_not_the_prepare(project, start_editor):
-    editor = await start_editor(project, settings={"provider": "nosuch"})
-    # Nothing on the wire says the preparation is over (it fails at once, after initialized): an
-    # error it showed would come in this window.
-    await asyncio.sleep(0.5)
+async def test_a_provider_that_fails_to_build_is_reported_by_the_turn_not_the_prepare(project, start_editor, tmp_path):
+    log = tmp_path / "server.log"
+    editor = await start_editor(project, settings={"provider": "nosuch"}, server_command=debug_server(log))
+    # Nothing on the wire says the preparation failed; its log does, last. An error it showed
+    # would be on the wire before the answer to the request sent after that.
+    failed = "could not prepare provider 'nosuch' ahead of the first turn"
+    await wait_until(lambda: log.exists() and failed in log.read_text(), "the preparation to fail", timeout=20)
+    await editor.command("elelem.tools", {})
     assert [m for m in editor.client.messages if m.type == lsp.MessageType.Error] == []
     result = await editor.ask("hi")
     assert result["error"] and 'unknown provider: "nosuch"' in result["reply"]

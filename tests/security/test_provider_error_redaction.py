@@ -18,9 +18,8 @@ from urllib.parse import quote
 import pytest
 
 from elelem_lsp.agent.redaction import MINIMUM_SECRET, environment_secrets, redact_error
-from scaffold import add_plugin, write_script
+from scaffold import add_plugin, debug_server, write_script
 
-from .test_secrets import debug_server
 
 ENV_KEYS = {
     "ACME_API_KEY": "sk-acme-7Hq2LmX9pR4vZ8wT1nB6",

@@ -24,6 +24,7 @@ import pytest
 from elelem_lsp.agent.messages import ProviderError
 from elelem_lsp.providers.remote.openai import OpenAIProvider
 from elelem_lsp.providers.remote.http import credentials, redact
+from scaffold import debug_server
 from providers.fake_model_server import (
     KEY_ECHO,
     Reply,
@@ -39,11 +40,6 @@ from providers.fake_model_server import (
 from .model_server import CANARY, fake_server, provider_env  # noqa: F401 (fixture)
 
 READ_FAILED = "the tool said: "  # the scripted model's answer once a tool result is in
-
-
-def debug_server(log: Path) -> list[str]:
-    """``elelem-lsp serve --log-level DEBUG`` with its stderr kept in ``log``."""
-    return ["sh", "-c", 'exec "$0" -m elelem_lsp serve --log-level DEBUG 2>"$1"', sys.executable, str(log)]
 
 
 def closed_port() -> int:
