@@ -62,7 +62,8 @@
   "Keys while a next edit waits.")
 
 (defvar-local elelem--ghost nil
-  "The ghost text shown: (:overlay OV :text STRING :command CMD :accepted CHARS).")
+  "The ghost text shown: (:overlay OV :start MARKER :text STRING :command CMD :accepted CHARS).
+START is where the text goes; it stays before what is typed there.")
 (defvar-local elelem--ghost-items nil "The items of the last answer, and the shown one's index.")
 (defvar-local elelem--next-edit nil "The waiting next edit: (:id ID :edits EDITS :tick TICK :overlays OVS).")
 (defvar-local elelem--suggest-tick 0 "The buffer's modification tick after the last command.")
@@ -159,7 +160,8 @@ CHARS says how many characters were kept, when not all of it."
     (put-text-property 0 1 'cursor t shown)
     (overlay-put overlay 'after-string shown)
     (overlay-put overlay 'elelem-ghost t)
-    (setq elelem--ghost (plist-put (plist-put elelem--ghost :overlay overlay) :text text))))
+    (setq elelem--ghost (plist-put (plist-put (plist-put elelem--ghost :overlay overlay) :text text)
+                                   :start (copy-marker (point))))))
 
 (defun elelem--ghost-show (item)
   (elelem--ghost-clear)
@@ -180,8 +182,7 @@ CHARS says how many characters were kept, when not all of it."
 (defun elelem--ghost-typed-along ()
   "Keep what is left of the ghost text after typing along it.
 t when the last command typed the start of it."
-  (let* ((overlay (plist-get elelem--ghost :overlay))
-         (start (overlay-start overlay))
+  (let* ((start (marker-position (plist-get elelem--ghost :start)))
          (text (plist-get elelem--ghost :text)))
     (when (and (>= (point) start) (<= (point) (line-end-position)) (= (line-number-at-pos start) (line-number-at-pos)))
       (let ((typed (buffer-substring-no-properties start (point))))
@@ -202,7 +203,7 @@ t when the last command typed the start of it."
            (part (or (elelem--ghost-piece text unit) text))
            (rest (substring text (length part)))
            (accepted (+ (plist-get elelem--ghost :accepted) (length part))))
-      (goto-char (overlay-start (plist-get elelem--ghost :overlay)))
+      (goto-char (plist-get elelem--ghost :start))
       (insert part)
       (setq elelem--ghost (plist-put elelem--ghost :accepted accepted))
       (if (not (string-empty-p rest))

@@ -4,7 +4,8 @@
 ;; (where to write what was seen, as JSON), `drive-server' (the server command), `drive-client'
 ;; (clients/emacs), `drive-settings' (the elelem settings, a JSON string), `drive-scenario'.
 ;; Plays the scenario with the keys a person presses (`execute-kbd-macro', so the command loop and
-;; its hooks run): "ghost" types after `return ' and accepts a word, then the rest, then dismisses
+;; its hooks run): "ghost" types after `return ', types along the suggestion, accepts a word of it,
+;; then the rest, then dismisses
 ;; the next suggestion; "next-edit" renames a parameter, jumps to the suggested edit, accepts, undoes.
 
 (require 'json)
@@ -52,6 +53,8 @@
     (end-of-line)
     (drive-keys "a")
     (push (list "shown" :ghost (drive-wait "the ghost text" #'drive-ghost-shown) :text (buffer-string)) seen)
+    (drive-keys "SPC")  ; typing what it suggests
+    (push (list "typed-along" :ghost (drive-ghost-shown) :text (buffer-string)) seen)
     (drive-keys "M-f")
     (push (list "word" :ghost (drive-ghost-shown) :text (buffer-string)) seen)
     (drive-keys "TAB")

@@ -1,6 +1,6 @@
 """clients/emacs/elelem-suggest.el in a real batch Emacs against a real elelem-lsp and the fake
 model server (tests/completion/fim_server.py, real HTTP): typing shows ghost text as an overlay,
-M-f takes a word of it and TAB the rest, C-g dismisses the next; a renamed parameter brings its
+typing along it keeps the rest, M-f takes a word of it and TAB the rest, C-g dismisses the next; a renamed parameter brings its
 other uses as overlays, M-n jumps to them, M-RET accepts them as one undoable change."""
 
 from __future__ import annotations
@@ -70,9 +70,12 @@ def test_ghost_text_overlay_accepted_a_word_then_whole_and_dismissed(emacs: str,
 
     assert seen["shown"] == {"ghost": " + b * 2", "text": "def add(a, b):\n    return a\n"}
     assert fim.bodies("/v1/completions")[0]["prompt"].endswith("def add(a, b):\n    return a")
+    # typing its first character keeps the rest shown, asking nothing
+    assert seen["typed-along"] == {"ghost": "+ b * 2", "text": "def add(a, b):\n    return a \n"}
+    assert len(fim.bodies("/v1/completions")) == 2  # the first suggestion and the next one dismissed below
     assert seen["word"] == {"ghost": " b * 2", "text": "def add(a, b):\n    return a +\n"}
     assert seen["accepted"] == {"ghost": None, "text": "def add(a, b):\n    return a + b * 2\n"}
-    assert seen["figures"] == {"accepted": 1, "chars": len(" + b * 2")}
+    assert seen["figures"] == {"accepted": 1, "chars": len("+ b * 2")}  # what the keys put in, not what was typed
     assert seen["dismissed"] == {"ghost": None, "text": "def add(a, b):\n    return a + b * 2 \n"}
 
 
