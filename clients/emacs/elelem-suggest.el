@@ -62,8 +62,9 @@
   "Keys while a next edit waits.")
 
 (defvar-local elelem--ghost nil
-  "The ghost text shown: (:overlay OV :start MARKER :text STRING :command CMD :accepted CHARS).
-START is where the text goes; it stays before what is typed there.")
+  "The ghost text shown, a plist.
+:overlay OV, :start MARKER (where the text goes; it stays before what
+is typed there), :text STRING, :command CMD, :accepted CHARS.")
 (defvar-local elelem--ghost-items nil "The items of the last answer, and the shown one's index.")
 (defvar-local elelem--next-edit nil "The waiting next edit: (:id ID :edits EDITS :tick TICK :overlays OVS).")
 (defvar-local elelem--suggest-tick 0 "The buffer's modification tick after the last command.")
