@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 CONTEXT_LINES = 3  # unchanged lines shown around an edit, as `diff -u` does
+EDIT_LINES = 50  # lines kept of each side of an edit: a reformatted or replaced file is shown by its start
 HUNK_HEADER = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
 
@@ -31,6 +32,13 @@ class Edit:
     before: list[str]
     after: list[str]
     at: float
+    cut: bool = False  # more lines changed than are kept: nothing merges into it
+
+    def bounded(self) -> Edit:
+        """The edit, cut to its first ``EDIT_LINES`` lines each side when it is longer."""
+        if len(self.old) > EDIT_LINES or len(self.new) > EDIT_LINES:
+            self.old, self.new, self.after, self.cut = self.old[:EDIT_LINES], self.new[:EDIT_LINES], [], True
+        return self
 
     def diff(self) -> str:
         """The edit as a unified diff hunk, numbered as the document's lines (1-based)."""
@@ -55,13 +63,15 @@ def _bare(lines: Sequence[str]) -> list[str]:
     return [line.rstrip("\r\n") for line in lines]
 
 
-def _common_ends(before: Sequence[str], after: Sequence[str]) -> tuple[int, int]:
-    """How many lines the two texts share at their start, and then at their end."""
+def _common_ends(before: Sequence[str], after: Sequence[str], head: int = 0, tail: int = 0) -> tuple[int, int]:
+    """How many lines the two texts share at their start, and then at their end, knowing that they
+    share at least ``head`` and ``tail`` (the lines around a change's range): a change sent as a
+    range and the same change sent as the whole text are told apart the same way."""
     shortest = min(len(before), len(after))
-    head = 0
+    head = min(head, shortest)
     while head < shortest and before[head] == after[head]:
         head += 1
-    tail = 0
+    tail = min(tail, shortest - head)
     while tail < shortest - head and before[-1 - tail] == after[-1 - tail]:
         tail += 1
     return head, tail
@@ -82,13 +92,9 @@ class EditHistory:
         """A change took the document from the lines ``before`` to ``after`` (each with its line
         break, as the editor's document keeps them); ``lines`` are the first and last it replaced
         (its range's lines), or None for a change of the whole text."""
-        if lines is None:
-            first, kept = _common_ends(before, after)
-            last = len(before) - kept - 1
-        else:
-            first, last = lines
-            last = min(last, len(before) - 1)
-        end = max(first, last + 1 + len(after) - len(before))
+        known_head, known_tail = (0, 0) if lines is None else (lines[0], max(0, len(before) - 1 - lines[1]))
+        first, kept = _common_ends(before, after, known_head, known_tail)
+        last, end = len(before) - kept - 1, len(after) - kept
         self.record(uri, path, first, _bare(before[first : last + 1]), _bare(after[first:end]), before)
 
     def record(self, uri: str, path: str, first: int, old: list[str], new: list[str], lines: Sequence[str]) -> None:
@@ -102,16 +108,18 @@ class EditHistory:
         self._edits[uri] = edits  # most recently edited last
         previous = edits[-1] if edits else None
         last = first + len(old) - 1
-        if previous is not None and previous.start <= first and last < previous.start + len(previous.new):
+        if previous is not None and not previous.cut and previous.start <= first and last < previous.start + len(previous.new):
             offset = first - previous.start
             previous.new = previous.new[:offset] + new + previous.new[last - previous.start + 1 :]
             previous.at = now
             if previous.new == previous.old:
                 edits.pop()
+            else:
+                previous.bounded()
         elif old != new:
             before = _bare(lines[max(0, first - CONTEXT_LINES) : first])
             after = _bare(lines[last + 1 : last + 1 + CONTEXT_LINES])
-            edits.append(Edit(path, first, old, new, before, after, now))
+            edits.append(Edit(path, first, old, new, before, after, now).bounded())
         self._prune(now)
 
     def forget(self, uri: str) -> None:

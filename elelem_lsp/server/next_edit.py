@@ -57,11 +57,12 @@ class NextEditBridge:
         return self._service
 
     # -- documents --------------------------------------------------------------------
-    def changed(self, document: TextDocument, before: Sequence[str], change: Any) -> None:
-        """One change applied to ``document`` (whose lines were ``before``)."""
-        lines = (
-            (change.range.start.line, change.range.end.line) if isinstance(change, lsp.TextDocumentContentChangePartial) else None
-        )
+    def changed(self, document: TextDocument, before: Sequence[str], changes: Sequence[Any]) -> None:
+        """``changes`` (one didChange's) applied to ``document``, whose lines were ``before``."""
+        only = changes[0] if len(changes) == 1 else None  # several: compared as a whole text is
+        lines = None
+        if isinstance(only, lsp.TextDocumentContentChangePartial):
+            lines = (only.range.start.line, only.range.end.line)
         self.service.changed(document.uri, self._name(document), before, document.lines, lines)
 
     def closed(self, uri: str) -> None:
@@ -164,7 +165,10 @@ class NextEditBridge:
             path = None
         if path is None:
             return document.uri
-        return document_name(path, self.router.agent_for(document.uri).root)
+        try:
+            return document_name(path, self.router.agent_for(document.uri).root)
+        except JsonRpcInvalidParams:  # outside every folder: kept under its URI, sent with no folder's prompt
+            return document.uri
 
 
 class HasNextEdits(Protocol):

@@ -46,7 +46,7 @@ class ElelemProtocol(LanguageServerProtocol):
         self.asked: dict[Any, str] = {}  # our requests awaiting an answer: id -> method
 
     on_cancel: Callable[[Any], None] = staticmethod(lambda msg_id: None)  # the request's turn is stopped
-    # Told each change with the document's lines before it, when something keeps the recent edits
+    # Told each didChange's changes with the document's lines before them, when something keeps the recent edits
     # (next edit, for a client that asked for it); None spares every other client the cost.
     on_change: Callable[[TextDocument, Sequence[str], Any], None] | None = None
 
@@ -145,18 +145,18 @@ class ElelemProtocol(LanguageServerProtocol):
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams) -> Any:
-        """pygls' own handling, with ``on_change`` told each change and the lines it changed."""
+        """pygls' own handling, with ``on_change`` told the changes and the lines before them."""
         if self.on_change is None:
             yield from super().lsp_text_document__did_change(params)
             return
         document = self.workspace.get_text_document(params.text_document.uri)
+        before = document.lines
         for change in params.content_changes:
-            before = document.lines
             self.workspace.update_text_document(params.text_document, change)
-            try:
-                self.on_change(document, before, change)
-            except Exception:  # what keeps the edits must not lose the editor's text
-                log.exception("could not note the change of %s", params.text_document.uri)
+        try:  # once for them all: several cursors' changes are one edit, as a full-text client sends it
+            self.on_change(document, before, params.content_changes)
+        except Exception:  # what keeps the edits must not lose the editor's text
+            log.exception("could not note the change of %s", params.text_document.uri)
         if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield handler, (params,), None
 

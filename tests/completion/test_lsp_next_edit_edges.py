@@ -322,3 +322,48 @@ async def test_a_huge_answer_is_not_read_to_its_end(start_editor, project, fim):
     assert await asyncio.wait_for(next_edit(editor, uri, 0, 3), 30) is None
     await wait_for(lambda: fim.closed == 1, "the stream to be closed early")
     assert fim.finished == 0
+
+
+# -- how the editor sends its changes ---------------------------------------------------------
+
+EDITED = "def f(scale):\n    a = scale\n    b = 2\n    c = 3\n    return a * scale\n"
+
+
+def edits_by_range(editor, uri: str) -> None:
+    """A line deleted, a keystroke on the next, then two cursors typing at once (one didChange)."""
+    change(editor, uri, (2, 0), (3, 0), "")
+    change(editor, uri, (2, 4), (2, 4), "d")
+    editor.versions[uri] += 1
+    two_cursors = [
+        lsp.TextDocumentContentChangePartial(range=lsp.Range(start=position(1, 13), end=position(1, 13)), text="_1"),
+        lsp.TextDocumentContentChangePartial(range=lsp.Range(start=position(3, 20), end=position(3, 20)), text="_1"),
+    ]
+    editor.client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=editor.versions[uri]), content_changes=two_cursors
+        )
+    )
+
+
+def edits_by_text(editor, name: str) -> None:
+    """The same edits, each sent as the whole text."""
+    for text in [
+        "def f(scale):\n    a = scale\n    c = 3\n    return a * scale\n",
+        "def f(scale):\n    a = scale\n    dc = 3\n    return a * scale\n",
+        "def f(scale):\n    a = scale_1\n    dc = 3\n    return a * scale_1\n",
+    ]:
+        editor.type_text(name, text)
+
+
+async def test_a_client_sending_ranges_and_one_sending_the_whole_text_give_the_model_the_same_diffs(start_editor, project, fim):
+    prompts = []
+    for by_range in (True, False):
+        fim.requests.clear()
+        editor = await start(start_editor, project, fim, announcing())
+        uri = editor.open("a.py", EDITED, "python")
+        edits_by_range(editor, uri) if by_range else edits_by_text(editor, "a.py")
+        await next_edit(editor, uri, 0, 3)
+        prompt = prompt_of(fim)
+        prompts.append(prompt[prompt.index("### User Edits:") : prompt.index("### User Excerpt:")])
+    assert "-    b = 2\n" in prompts[0] and "+    a = scale_1\n" in prompts[0]
+    assert prompts[0] == prompts[1]
