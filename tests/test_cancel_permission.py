@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 
 import pytest
@@ -11,7 +12,11 @@ from pygls.exceptions import JsonRpcRequestCancelled
 
 from scaffold import add_plugin, wait_until, write_script
 
-SLOW = [[{"type": "saying", "text": "partial "}, {"type": "saying", "text": "reply"}, {"type": "sleep", "seconds": 30}],
+# The first fetch waits until the test releases it, then says more: a plain fetch on its worker
+# thread cannot be cancelled, so it goes on after its turn ends, and its late words must go nowhere.
+SLOW = [[{"type": "saying", "text": "partial "}, {"type": "saying", "text": "reply"},
+         {"type": "wait_for", "file": "release", "seconds": 30}, {"type": "saying", "text": " too late"},
+         {"type": "doing", "id": "late", "name": "read", "arguments": {"path": "too late.txt"}}],
         [{"type": "saying", "text": "next turn works"}]]
 
 
@@ -29,11 +34,18 @@ async def check_cancelled_and_usable(editor, token):
     assert editor.progress[token][-1] == {"kind": "end", "message": "cancelled"}
     messages = (await editor.command("elelem.context", {}))["messages"]
     # what was said is kept, marked as cancelled so the model knows (docs/conversations.md)
-    assert [m["content"] for m in messages[1:]] == [
-        "long", "partial reply\n\n[cancelled by the user before the reply was finished]"]
+    kept = ["long", "partial reply\n\n[cancelled by the user before the reply was finished]"]
+    assert [m["content"] for m in messages[1:]] == kept
     assert (await editor.ask("again", token="after"))["reply"] == "next turn works"
-    # Nothing to wait for: a late error from the cancelled turn would come in this window, if at all.
-    await asyncio.sleep(0.2)
+    # The cancelled fetch goes on (a plain one, on its thread) until released, then says more and ends.
+    shown = json.dumps(editor.progress)
+    agents = editor.root / ".agents"
+    (agents / "release").touch()
+    await wait_until((agents / "release.ended").exists, "the cancelled fetch to end")
+    # what its late events and its end set off on the server is on the wire before this answer
+    messages = (await editor.command("elelem.context", {}))["messages"]
+    assert [m["content"] for m in messages[1:3]] == kept and "too late" not in json.dumps(messages)
+    assert json.dumps(editor.progress) == shown
     assert errors_shown(editor) == []
 
 

@@ -4,6 +4,9 @@ The script is a list of fetches; each fetch is a list of events emitted in order
 An event {"type": "sleep", "seconds": S} waits (cancellably) before the next one;
 {"type": "say_tool_result"} says the content of the last message (the tool result it was handed);
 {"type": "record"} appends the messages and tools it was handed, as one JSON line, to `.agents/fetches.jsonl`.
+{"type": "wait_for", "file": F, "seconds": S} waits until `.agents/F` exists (at most S seconds; on a worker
+thread, a plain fetch cannot be cancelled while it waits), and the fetch's end is then noted in `.agents/F.ended`:
+`returned`, or the name of what it raised (so a test can see a fetch left running after its turn end).
 When the script runs out, the provider says "done."; a changed script starts again. SCRIPTED_MODE=thread makes
 fetch a plain function (run on a worker thread by the agent). "scripted-images" is the same provider declaring
 that it takes images (and so is "scripted" with SCRIPTED_IMAGES=1).
@@ -37,17 +40,41 @@ class ScriptedProvider:
         return step
 
     async def fetch(self, messages, tools, emit):
-        for event in self.next_fetch():
-            if event["type"] == "sleep":
-                await asyncio.sleep(event["seconds"])
-            elif event["type"] == "say_tool_result":
-                emit({"type": "saying", "text": messages[-1]["content"]})
-            elif event["type"] == "record":
-                record(messages, tools)
-            elif event["type"] == "raise":
-                raise RuntimeError(event["message"])
-            else:
-                emit(dict(event))
+        with EndNote() as note:
+            for event in self.next_fetch():
+                if event["type"] == "sleep":
+                    await asyncio.sleep(event["seconds"])
+                elif event["type"] == "wait_for":
+                    note.file, deadline = event["file"], time.monotonic() + event["seconds"]
+                    while not arrived(event) and time.monotonic() < deadline:
+                        await asyncio.sleep(0.02)
+                elif event["type"] == "say_tool_result":
+                    emit({"type": "saying", "text": messages[-1]["content"]})
+                elif event["type"] == "record":
+                    record(messages, tools)
+                elif event["type"] == "raise":
+                    raise RuntimeError(event["message"])
+                else:
+                    emit(dict(event))
+
+
+def arrived(event):
+    return (current_workspace.get().root / ".agents" / event["file"]).exists()
+
+
+class EndNote:
+    """Notes how a fetch ended in `.agents/<file>.ended`, once a ``wait_for`` event named the file."""
+
+    def __init__(self):
+        self.file = None
+        self.folder = current_workspace.get().root / ".agents"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, traceback):
+        if self.file is not None:
+            (self.folder / f"{self.file}.ended").write_text("returned" if kind is None else kind.__name__)
 
 
 def record(messages, tools):
@@ -62,13 +89,18 @@ class SeeingScriptedProvider(ScriptedProvider):
 
 class ThreadedScriptedProvider(ScriptedProvider):
     def fetch(self, messages, tools, emit):
-        for event in self.next_fetch():
-            if event["type"] == "sleep":
-                time.sleep(event["seconds"])
-            elif event["type"] == "raise":
-                raise RuntimeError(event["message"])
-            else:
-                emit(dict(event))
+        with EndNote() as note:
+            for event in self.next_fetch():
+                if event["type"] == "sleep":
+                    time.sleep(event["seconds"])
+                elif event["type"] == "wait_for":
+                    note.file, deadline = event["file"], time.monotonic() + event["seconds"]
+                    while not arrived(event) and time.monotonic() < deadline:
+                        time.sleep(0.02)
+                elif event["type"] == "raise":
+                    raise RuntimeError(event["message"])
+                else:
+                    emit(dict(event))
 
 
 @elelem_lsp.configure
