@@ -12,6 +12,7 @@ import pytest
 from elelem_lsp.agent.lean_schema import lean_schema
 from elelem_lsp.agent.session import Session
 from elelem_lsp.agent.toolbox import Toolbox
+from elelem_lsp.agent.workspace import Workspace
 from navigating_workspace import workspace_and_toolbox
 
 CORE = ["read", "write", "edit", "execute", "list", "grep"]
@@ -136,3 +137,18 @@ async def test_the_prompt_setting_chooses_the_mode_whatever_the_window(tmp_path,
     assert session.prompt_mode == mode
     assert ("plan" in names(tools)) == (mode == "full" or budget > 6000)
     assert ("How to work:" in messages[0]["content"]) == (mode == "full")
+
+
+async def test_a_long_agents_md_is_cut_to_a_quarter_of_a_small_window_with_a_marker(tmp_path):
+    (tmp_path / "AGENTS.md").write_text("Always answer in haiku. " + "rule " * 6000)  # about 10,000 tokens
+    provider = Recording()
+    session = Session(provider, Workspace(tmp_path))
+    session.context_setting = 4096
+    for n in range(4):
+        await session.turn(f"question {n} " + "q" * 200)
+    messages, tools = provider.sent[-1]
+    system = messages[0]["content"]
+    assert "Always answer in haiku." in system and "cut to fit the context window]" in system
+    assert len(system) // 3 <= 4096 // 4 + 400  # AGENTS.md's quarter and the compact prompt's own lines
+    asked = [m["content"].split()[1] for m in messages if m["role"] == "user"]
+    assert asked[-3:] == ["1", "2", "3"]  # the latest turns still fit beside it

@@ -109,10 +109,14 @@ class Fetched:
         return "".join(self.parts)
 
 
-async def system_prompt(workspace: Workspace, compact: bool = False) -> str:
-    """The system prompt, the project's AGENTS.md after it; ``compact``: a small window's."""
+async def system_prompt(
+    workspace: Workspace, compact: bool = False, room: int | None = None, count: Counter = estimate_tokens
+) -> str:
+    """The system prompt, the project's AGENTS.md after it; ``compact``: a small window's. AGENTS.md
+    takes at most ``room`` tokens (counted by ``count``), cut with a marker past it."""
     written = compact_instructions if compact else instructions
-    return written(workspace.client, workspace.root) + await project_instructions(workspace)
+    project = await project_instructions(workspace)
+    return written(workspace.client, workspace.root) + (cut_text(project, room, count) if room else project)
 
 
 async def project_instructions(workspace: Workspace) -> str:
@@ -232,7 +236,10 @@ class Session:
         """The conversation as a provider sees it at the start of a turn (the earlier images left out
         when it cannot take them: only the turn's own are refused)."""
         history = self.history if takes_images(self.provider) else [without_images(message) for message in self.history]
-        return [system(await system_prompt(self.workspace, self.prompt_mode == "compact")), *history]
+        # however long AGENTS.md is, the fixed part leaves the window to the conversation
+        room = self.context_tokens // LARGEST_SHARE
+        prompt = await system_prompt(self.workspace, self.prompt_mode == "compact", room, self._counter())
+        return [system(prompt), *history]
 
     def sized(self, messages: list[Message], definitions: list[ToolDefinition]) -> SizedTools:
         """The tools a turn of ``messages`` (the system prompt, the history, the prompt) offers of
