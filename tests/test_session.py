@@ -185,14 +185,14 @@ async def test_cancelled_threaded_fetch_is_abandoned_and_its_later_events_droppe
     seen = []
     session = Session(Blocking(), ws)
     task = asyncio.create_task(session.turn("x", seen.append))
-    await asyncio.to_thread(started.wait, 5)
-    await asyncio.sleep(0.05)
+    await asyncio.to_thread(started.wait, 5)  # "before" was handed to the loop ahead of this: it is seen
+    assert [e["text"] for e in seen] == ["before"]
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     release.set()
-    await asyncio.to_thread(stopped.wait, 5)
-    await asyncio.sleep(0.05)
+    # A late emit would hand its drain to the loop before the thread's end reaches it: it has run by now.
+    assert await asyncio.to_thread(stopped.wait, 5)
     assert [e["text"] for e in seen] == ["before"]
 
 
