@@ -65,3 +65,25 @@ async def test_a_turn_with_a_tool_call_fits_a_4096_token_model(name, editor, sma
     assert session.provider.count_tokens(system) > 0.8 * len(system.encode())  # about a token a byte
     estimate = await session.estimate("one more")
     assert estimate.tokens <= session.context_tokens and estimate.left_out == 0 and estimate.kept == 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_through_the_server_an_editor_announcing_navigation_gets_the_call_and_the_answer(name, project, start_editor, small_env):
+    from pytest_lsp import client_capabilities
+
+    require_extra(name)
+    (project / "§notes.txt").write_text("the list result names this file\n")
+    capabilities = client_capabilities("visual-studio-code")
+    capabilities.experimental = {"elelem": {"diagnostics": True, "definition": True, "references": True, "symbols": True}}
+    editor = await start_editor(
+        project, client=capabilities, settings={"provider": name, "temperature": 0, "maxTokens": 32}, env=small_env
+    )
+    for n in range(2):
+        result = await editor.ask(f"turn {n}: which files are there?", token=f"t{n}")
+        assert result["error"] is None and result["reply"] == DONE and result["steps"] == 2, result
+        events = editor.events(f"t{n}")
+        assert [e["name"] for e in events if e["type"] == "doing"] == ["list"]
+        assert [e["summary"] for e in events if e["type"] == "result"] == ["2 files"]
+    window = (await editor.command("elelem.context", {}))["window"]
+    assert window["mode"] == "compact" and window["turnsKept"] == 2 and window["budgetTokens"] == WINDOW - 32
