@@ -68,16 +68,21 @@ def inline_virtual_text(nvim, namespace: str) -> list[list[Any]]:
     )
 
 
-def accepted_once(nvim, key: str = "completion") -> dict[str, Any]:
-    """The server's figures for `key` (`elelem.context`), once they count one acceptance."""
+def accepted_once(nvim, key: str = "completion", when: str = "figures.accepted == 1") -> dict[str, Any]:
+    """The server's figures for `key` (`elelem.context`), once `when` (Lua, of `figures`) holds:
+    by default, once they count one acceptance."""
     return nvim.wait(
         "(function(key) local answer = vim.lsp.get_clients({name='elelem'})[1]:request_sync("
         "'workspace/executeCommand', {command='elelem.context', arguments={vim.empty_dict()}}, 5000)"
-        " local figures = answer and answer.result and answer.result[key]"
-        " return figures and figures.accepted == 1 and figures end)(...)",
+        f" local figures = answer and answer.result and answer.result[key] return figures and {when} and figures end)(...)",
         key,
-        what=f"the {key} acceptance recorded",
+        what=f"the {key} figures where {when}",
     )
+
+
+def marks(namespace: str) -> str:
+    """Lua: how many extmarks of `namespace` (a Lua expression) the current buffer has."""
+    return f"#(vim.api.nvim_buf_get_extmarks(0, {namespace}, 0, -1, {{}}))"
 
 
 BUILTIN = "vim.api.nvim_get_namespaces()['nvim.lsp.inline_completion'] or -1"
@@ -103,7 +108,7 @@ def test_typing_shows_ghost_text_and_tab_accepts_it(workspace: Path, start_nvim,
 
     type_along(nvim, fim)
 
-    nvim.wait(f"#(vim.api.nvim_buf_get_extmarks(0, {namespace}, 0, -1, {{}})) > 0", what="the ghost text")
+    nvim.wait(f"{marks(namespace)} > 0", what="the ghost text")
     assert inline_virtual_text(nvim, namespace) == [[1, " + b"]]
     assert fim.bodies("/v1/completions")[-1]["prompt"].endswith("def add(a, b):\n    return a")
     assert nvim.lines() == ["def add(a, b):", "    return a"]  # shown, not yet in the buffer
@@ -115,28 +120,32 @@ def test_typing_shows_ghost_text_and_tab_accepts_it(workspace: Path, start_nvim,
     assert figures["charsAccepted"] == len(" + b")
 
 
-def test_own_ghost_text_accepts_a_word_then_the_rest_and_dismisses(workspace: Path, start_nvim, fim) -> None:
+@pytest.mark.parametrize(
+    ("options", "namespace"), [({}, BUILTIN), ({"ghost_text": {"builtin": False}}, OWN)], ids=["builtin", "own"]
+)
+def test_ghost_text_accepts_a_word_then_the_rest_and_dismisses(workspace: Path, start_nvim, fim, options, namespace) -> None:
     (workspace / "calc.py").write_text("def add(a, b):\n    return \n")
     fim.answer = [" + b * 2"]
-    nvim = start_nvim(workspace, "calc.py", settings=GHOST_SETTINGS, options={"ghost_text": {"builtin": False}})
+    nvim = start_nvim(workspace, "calc.py", settings=GHOST_SETTINGS, options=options)
     type_along(nvim, fim)
-    nvim.wait(f"#(vim.api.nvim_buf_get_extmarks(0, {OWN}, 0, -1, {{}})) > 0", what="the ghost text")
+    nvim.wait(f"{marks(namespace)} > 0", what="the ghost text")
     asked = len(fim.requests)
 
     nvim.session.input("<M-Right>")
     nvim.wait("vim.api.nvim_get_current_line() == '    return a +'", what="a word accepted")
-    assert inline_virtual_text(nvim, OWN) == [[1, " b * 2"]]  # the rest still shown after the cursor
+    # the rest still shown after the cursor (the builtin asks the server again, which answers from memory)
+    nvim.wait(f"{marks(namespace)} > 0", what="the rest shown")
+    assert inline_virtual_text(nvim, namespace) == [[1, " b * 2"]]
     assert len(fim.requests) == asked  # and not asked of the model again
 
     nvim.session.input("<Tab>")
     nvim.wait("vim.api.nvim_get_current_line() == '    return a + b * 2'", what="the rest accepted")
-    figures = accepted_once(nvim)
-    assert figures["charsAccepted"] == len(" + b * 2")
+    accepted_once(nvim, when=f"figures.charsAccepted == {len(' + b * 2')}")
 
     # the changed line brings the next suggestion; <C-]> hides it and leaves the buffer as it is
-    nvim.wait(f"#(vim.api.nvim_buf_get_extmarks(0, {OWN}, 0, -1, {{}})) > 0", what="the next ghost text")
+    nvim.wait(f"{marks(namespace)} > 0", what="the next ghost text")
     nvim.session.input("<C-]>")
-    nvim.wait(f"#(vim.api.nvim_buf_get_extmarks(0, {OWN}, 0, -1, {{}})) == 0", what="the ghost text dismissed")
+    nvim.wait(f"{marks(namespace)} == 0", what="the ghost text dismissed")
     assert nvim.lines() == ["def add(a, b):", "    return a + b * 2"]
 
 
@@ -160,7 +169,7 @@ def test_next_edit_shows_the_other_uses_and_accepting_renames_them(workspace: Pa
     nvim.wait("vim.api.nvim_get_mode().mode == 'n' and vim.api.nvim_get_current_line() == 'def total(values, factor):'")
 
     namespace = "require('elelem.next_edit').namespace"
-    nvim.wait(f"#(vim.api.nvim_buf_get_extmarks(0, {namespace}, 0, -1, {{}})) > 0", what="the next edit")
+    nvim.wait(f"{marks(namespace)} > 0", what="the next edit")
     assert inline_virtual_text(nvim, namespace) == [[3, "factor"], [4, "factor"]]
     assert "<|user_cursor_is_here|>" in fim.bodies("/v1/chat/completions")[-1]["messages"][-1]["content"]
     assert nvim.lines() == SOURCE.replace("scale", "factor", 1).splitlines()  # shown, not applied
