@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .budget import KEPT_TURNS, Counter, Fitted, split_turns, tools_tokens, total_tokens
+from .budget import KEPT_TURNS, Counter, Fitted, estimate_tokens, result_share, split_turns, tools_tokens, total_tokens
 from .messages import Message, ToolDefinition
 
 PromptSetting = Literal["auto", "full", "compact"]
@@ -39,29 +39,53 @@ class SizedTools:
     left_out: list[str] = field(default_factory=list)
 
 
-def latest_turns(history: list[Message], count: Counter) -> int:
-    """The tokens of the latest ``KEPT_TURNS`` earlier turns."""
-    return sum(total_tokens(turn, count) for turn in split_turns(history)[-KEPT_TURNS:])
+@dataclass
+class PromptParts:
+    """A turn's messages (the system prompt, ``history_length`` earlier messages, then the turn's
+    own) as the budget sees them, counted by ``count``."""
+
+    messages: list[Message]
+    history_length: int
+    budget: int
+    count: Counter
+
+    @property
+    def system(self) -> int:
+        return total_tokens(self.messages[:1], self.count)
+
+    @property
+    def current(self) -> int:
+        return total_tokens(self.messages[1 + self.history_length :], self.count)
+
+    @property
+    def latest_turns(self) -> int:
+        """The tokens of the latest ``KEPT_TURNS`` earlier turns, which keep their share."""
+        history = self.messages[1 : 1 + self.history_length]
+        return sum(total_tokens(turn, self.count) for turn in split_turns(history)[-KEPT_TURNS:])
+
+    def room_for_results(self, tools: list[ToolDefinition]) -> int:
+        """What one tool result may take (``budget.result_share``) once the fixed part, the turn and
+        the latest turns are counted, in the estimate's tokens: read sizes its window by the
+        estimate, so a tokenizer that cuts finer than it gets fewer lines."""
+        budget = self.budget - tools_tokens(tools, self.count)  # as fit() is given it
+        share = result_share(budget, budget - self.system - self.current - self.latest_turns)
+        text = self.messages[0]["content"]
+        counted = self.count(text)
+        return max(share * estimate_tokens(text) // counted, 1) if counted else share
 
 
-def sized_tools(
-    definitions: list[ToolDefinition],
-    is_core: Callable[[str], bool],
-    fixed_without_tools: int,
-    kept_for_history: int,
-    budget: int,
-    count: Counter,
-) -> SizedTools:
+def sized_tools(definitions: list[ToolDefinition], is_core: Callable[[str], bool], parts: PromptParts) -> SizedTools:
     """The core ``definitions``, then each optional one in order while the fixed part (the system
-    prompt's ``fixed_without_tools`` tokens and the tools) stays within ``OPTIONAL_SHARE`` of the
-    ``budget`` and leaves ``kept_for_history`` tokens for the latest turns and the prompt."""
+    prompt and the tools) stays within ``OPTIONAL_SHARE`` of the budget and leaves room for the
+    latest turns and the turn's own messages."""
     sized = SizedTools([d for d in definitions if is_core(d["function"]["name"])])
+    kept = parts.latest_turns + parts.current
     for definition in definitions:
         if is_core(definition["function"]["name"]):
             continue
         trying = [*sized.offered, definition]
-        fixed = fixed_without_tools + tools_tokens(trying, count)
-        if fixed <= budget // OPTIONAL_SHARE and fixed + kept_for_history <= budget:
+        fixed = parts.system + tools_tokens(trying, parts.count)
+        if fixed <= parts.budget // OPTIONAL_SHARE and fixed + kept <= parts.budget:
             sized.offered = trying
         else:
             sized.left_out.append(definition["function"]["name"])

@@ -37,7 +37,6 @@ from .budget import (
     fit,
     oldest_turns,
     result_room,
-    result_share,
     split_turns,
     tools_tokens,
     total_tokens,
@@ -61,7 +60,7 @@ from .messages import (
     tool_result,
     user,
 )
-from .prompt_size import SizedTools, chosen_mode, latest_turns, sized_tools
+from .prompt_size import PromptParts, SizedTools, chosen_mode, sized_tools
 from .redaction import redact_error
 from .toolbox import Toolbox, encode, failure
 from .workspace import Workspace, WorkspaceError, current_workspace
@@ -243,28 +242,12 @@ class Session:
 
     def sized(self, messages: list[Message], definitions: list[ToolDefinition]) -> SizedTools:
         """The tools a turn of ``messages`` (the system prompt, the history, the prompt) offers of
-        ``definitions``: all of them for a full prompt; a compact one's core tools, and the optional
-        ones while there is room (``prompt_size.sized_tools``)."""
-        if self.prompt_mode != "compact":
-            return SizedTools(definitions)
-        count = self._counter()
-        history = messages[1 : 1 + len(self.history)]
-        kept = latest_turns(history, count) + total_tokens(messages[1 + len(self.history) :], count)
-        fixed = total_tokens(messages[:1], count)
-        sized = sized_tools(definitions, self.toolbox.is_core, fixed, kept, self.context_tokens, count)
+        ``definitions`` in this budget's mode (``prompt_size.sized_tools``)."""
+        compact = self.prompt_mode == "compact"
+        parts = PromptParts(messages, len(self.history), self.context_tokens, self._counter())
+        sized = sized_tools(definitions, self.toolbox.is_core, parts) if compact else SizedTools(definitions)
         self.tools_left_out = sized.left_out
         return sized
-
-    def room_for_results(self, messages: list[Message], tools: list[ToolDefinition]) -> int:
-        """What one tool result may take (``budget.result_share``), in the estimate's tokens: read
-        sizes its window by the estimate, so a tokenizer that cuts finer than it gets fewer lines."""
-        count = self._counter()
-        history = messages[1 : 1 + len(self.history)]
-        budget = self.context_tokens - tools_tokens(tools, count)  # as fit() is given it
-        taken = total_tokens([messages[0], *messages[1 + len(self.history) :]], count) + latest_turns(history, count)
-        share = result_share(budget, budget - taken)
-        system_text = messages[0]["content"]
-        return max(share * estimate_tokens(system_text) // max(count(system_text), 1), 1) if count(system_text) else share
 
     def fitted(self, messages: list[Message], history_length: int, tools: list[ToolDefinition]) -> Fitted:
         """``messages`` (the system prompt, ``history_length`` messages of history, then the
@@ -341,7 +324,8 @@ class Session:
             messages = [*await self.messages(), user(prompt, images)]
             # may start the servers of outside tools
             tools = self.sized(messages, await self.toolbox.offered(self.prompt_mode == "compact")).offered
-            room = result_room.set(self.room_for_results(messages, tools))
+            parts = PromptParts(messages, history_length, self.context_tokens, self._counter())
+            room = result_room.set(parts.room_for_results(tools))
             while True:
                 if steps == self.max_steps:
                     raise StepLimit(f"stopped after {self.max_steps} steps: the provider kept asking for tools (maxSteps)")
