@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from host.memory_frontend import MemoryFrontend
+from optional_parts import import_required
 from scaffold import png
 
 from elelem_lsp.host.host import Host
@@ -20,7 +21,8 @@ from elelem_lsp.providers.remote.vertex import VertexProvider
 
 from .prompt_cache import BillingAnthropicServer
 
-anthropic_types = pytest.importorskip("anthropic.types", reason="the anthropic SDK (dev extra) checks the request types")
+# the anthropic SDK (dev extra) checks the request types
+anthropic_types = import_required("anthropic.types", "dev", "python3 -m pip install -e '.[dev]'")
 from anthropic.types.message_create_params import MessageCreateParamsStreaming  # noqa: E402
 
 from .test_images import as_sdk_type  # noqa: E402

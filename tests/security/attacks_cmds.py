@@ -4,13 +4,12 @@ a look at whether a process is still alive, and a way to be refused by file perm
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
-import pytest
 
 from elelem_lsp.agent.workspace import Workspace
+from optional_parts import require_program
 
 
 class Permissive(Workspace):
@@ -47,8 +46,6 @@ def without_root_powers() -> list[str]:
     """
     if os.geteuid() != 0:
         return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv: file permissions cannot refuse anything")
+    setpriv = require_program("setpriv", "setpriv", "apt-get install util-linux (as root, file permissions refuse nothing without it)")
     drop = "-dac_override,-dac_read_search"
     return [setpriv, f"--inh-caps={drop}", f"--bounding-set={drop}"]

@@ -7,11 +7,10 @@ make Emacs ask first (and `!` remembers the answer for that project).
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
-import pytest
 
+from optional_parts import require, require_program
 from scaffold import ROOT
 
 CASES = {
@@ -39,17 +38,16 @@ CASES = {
 
 
 def test_dir_local_settings_that_loosen_something_are_not_safe(tmp_path):
-    if shutil.which("emacs") is None:
-        pytest.skip("emacs is not installed")
+    emacs = require_program("emacs", "emacs", "apt-get install -y emacs-nox elpa-eglot (Debian), or Emacs 29+")
     forms = " ".join(f"(princ (if (elelem-safe-settings-p '{value}) \"safe\\n\" \"unsafe\\n\"))" for value in CASES)
     run = subprocess.run(
-        ["emacs", "--batch", "-q", "-L", str(ROOT / "clients" / "emacs"), "--eval",
+        [emacs, "--batch", "-q", "-L", str(ROOT / "clients" / "emacs"), "--eval",
          f"(progn (require 'elelem) (princ (if (eq (get 'elelem-settings 'safe-local-variable) "
          f"'elelem-safe-settings-p) \"hooked\\n\" \"not hooked\\n\")) {forms})"],
         capture_output=True, text=True, timeout=60,
     )
-    if "Cannot open load file" in run.stderr and "eglot" in run.stderr:
-        pytest.skip("eglot is not installed (apt-get install elpa-eglot)")
+    eglot_missing = "Cannot open load file" in run.stderr and "eglot" in run.stderr
+    require(not eglot_missing, "emacs", "eglot", "apt-get install elpa-eglot (Debian), or Emacs 29+")
     assert run.returncode == 0, run.stderr
     lines = run.stdout.split()
     assert lines[0] == "hooked"

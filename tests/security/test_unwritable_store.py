@@ -18,6 +18,7 @@ import pytest
 
 from elelem_lsp.host.conversations import ConversationStore, conversations_dir
 from elelem_lsp.host.host import Host
+from optional_parts import require
 from scaffold import add_plugin
 
 from host.memory_frontend import MemoryFrontend
@@ -36,7 +37,8 @@ def read_only(folder: Path) -> Iterator[None]:
     elif shutil.which("chattr") and subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode == 0:
         undo = ["chattr", "-i", str(folder)]
     else:
-        pytest.skip("no way to make a folder read-only for root here (chattr +i refused)")
+        why = "a way to make a folder read-only for root (chattr +i, refused here)"
+        require(False, "chattr", why, "run as a normal user, or where chattr +i is allowed (CAP_LINUX_IMMUTABLE)")
     try:
         yield
     finally:
