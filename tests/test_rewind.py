@@ -59,7 +59,7 @@ async def test_rewind_over_lsp_after_a_restart_refuses_an_unsaved_buffer_then_fo
     buffers = EditorBuffers(again)
     [listed] = await again.command("elelem.checkpoints", {})
     assert listed["turn"] == 1 and listed["prompt"] == "change things"
-    assert sorted((f["path"], f["change"]) for f in listed["files"]) == [
+    assert [(f["path"], f["change"]) for f in listed["files"]] == [  # in path order, as the person reads them
         ("app.py", "modified"), ("made/new.txt", "added"), ("old.txt", "deleted"), ("renamed.txt", "added")]
 
     buffers.open("app.py", "x = 2\ny = 'typed, not saved'\n")

@@ -125,7 +125,7 @@ def test_rewinding_an_earlier_turn_undoes_the_later_ones_and_sees_changes_betwee
     assert [c.turn for c in store.list()] == [1, 2]
     plan = store.plan(1)
     assert plan.turns == [1, 2] and plan.conflicts == []
-    assert {r.path: r.action for r in plan.restores} == {"a.py": "delete", "b.py": "delete"}
+    assert [(r.path, r.action) for r in plan.restores] == [("a.py", "delete"), ("b.py", "delete")]  # in path order
     (project / "c.py").write_text("c\n")
     turn(store, lambda: (project / "c.py").write_text("turn 3\n"))
     # c.py was the person's, made between turns 2 and 3: going back to before turn 2 would lose it
