@@ -80,7 +80,10 @@ class NextEditBridge:
         if document is None:
             return None  # never opened: nothing the editor shows
         path = document_path(uri)
-        agent = self.router.agent_for(uri)
+        try:
+            agent = self.router.agent_for(uri)
+        except JsonRpcInvalidParams:
+            return None  # outside every folder: no folder's settings say a model may read it
         completion = await self.completions.settings_of(agent)
         settings = agent.settings.next_edit
         if path is not None and self.completions.engine.private(agent.uri, agent.root, path, completion.exclude):

@@ -367,3 +367,43 @@ async def test_a_client_sending_ranges_and_one_sending_the_whole_text_give_the_m
         prompts.append(prompt[prompt.index("### User Edits:") : prompt.index("### User Excerpt:")])
     assert "-    b = 2\n" in prompts[0] and "+    a = scale_1\n" in prompts[0]
     assert prompts[0] == prompts[1]
+
+
+# -- documents ---------------------------------------------------------------------------------
+
+
+async def test_a_document_never_opened_gets_null_without_a_model_request(start_editor, project, fim):
+    editor = await start(start_editor, project, fim, announcing())
+    assert await next_edit(editor, editor.uri("never.py"), 0, 0) is None
+    assert fim.requests == []
+
+
+async def test_an_empty_document_gets_null_without_a_model_request(start_editor, project, fim):
+    editor = await start(start_editor, project, fim, announcing())
+    uri = editor.open("a.py", "", "python")
+    assert await next_edit(editor, uri, 0, 0) is None
+    assert fim.requests == []
+
+
+async def test_an_untitled_buffer_gets_edits(start_editor, project, fim):
+    fim.answer = zeta_answer(RENAMED.rstrip("\n"))
+    editor = await start(start_editor, project, fim, announcing())
+    uri = "untitled:Untitled-1"
+    editor.client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=SOURCE))
+    )
+    change(editor, uri, (0, 6), (0, 11), "factor")
+    result = await next_edit(editor, uri, 0, 12)
+    assert "+def f(factor):" in prompt_of(fim) and f"```{uri}\n" in prompt_of(fim)
+    assert applied_in(SOURCE.replace("scale", "factor", 1), [plain(e) for e in result.edits], "utf-16") == RENAMED
+
+
+async def test_a_file_outside_every_folder_gets_null_not_an_error(start_editor, project, tmp_path, fim):
+    editor = await start(start_editor, project, fim, announcing())
+    uri = (tmp_path / "elsewhere" / "b.py").as_uri()
+    editor.client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=SOURCE))
+    )
+    change(editor, uri, (0, 6), (0, 11), "factor")
+    assert await next_edit(editor, uri, 0, 12) is None
+    assert fim.requests == []
