@@ -67,9 +67,10 @@ class KnownChanges:
 
     def refresh(self, delay: float = 0.0) -> None:
         """Read git's state again, ``delay`` seconds from now (none outside a repository)."""
+        loop = asyncio.get_running_loop()
         if delay:
-            asyncio.get_running_loop().call_later(delay, self.refresh)
-        elif self.reading is not None and not self.reading.done():
+            loop.call_later(delay, self.refresh)
+        elif self.reading is not None and not self.reading.done() and self.reading.get_loop() is loop:
             self.stale = True
         elif git_branch(self.root) is not None:
             self.reading = asyncio.ensure_future(self._read())
@@ -146,7 +147,7 @@ def git_branch(root: Path) -> str | None:
         head = small_file(dot_git / "HEAD")
         if head is not None:
             if head.startswith("ref: refs/heads/"):
-                return f"branch {head.removeprefix('ref: refs/heads/')}"
+                return f"on {head.removeprefix('ref: refs/heads/')}"
             return f"detached HEAD at {head[:12]}"
     return None
 
