@@ -21,7 +21,7 @@ from difflib import SequenceMatcher
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 LONE_CR = re.compile(r"\r(?!\n)")
 KEPT_VIEW_LENGTH = 1 << 16  # characters: a text this long keeps its model view while it is the text
-KEPT_VIEWS = 4  # the latest such views (a few open buffers' texts, each held until pushed out)
+KEPT_VIEWS = 2  # the latest such views: each holds its text and a copy, so only the buffers being edited
 
 # Longest first: the UTF-32-LE mark begins with the UTF-16-LE one.
 BYTE_ORDER_MARKS = (
