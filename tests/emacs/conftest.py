@@ -2,6 +2,7 @@
 
 import pytest
 
+from fake_model import fim  # noqa: F401  (the fixture: the fake model server as llamacpp)
 from optional_parts import require_program
 
 

@@ -5,11 +5,9 @@ other uses as overlays, M-n jumps to them, M-RET accepts them as one undoable ch
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,26 +21,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "clients" / "emacs"
 DRIVER = Path(__file__).resolve().parent / "drive_suggest.el"
 SERVER_COMMAND = [sys.executable, "-m", "elelem_lsp", "serve"]
-
-
-def load_fim_server() -> Any:
-    """The fake model server the completion tests use, loaded from its file (tests/ is no package)."""
-    if "fim_server" in sys.modules:
-        return sys.modules["fim_server"]
-    spec = importlib.util.spec_from_file_location("fim_server", ROOT / "tests" / "completion" / "fim_server.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fim_server"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture
-def fim(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    server = load_fim_server().FimServer().start()
-    monkeypatch.setenv("LLAMACPP_BASE_URL", f"{server.url}/v1")
-    yield server
-    server.stop()
 
 
 def drive(emacs: str, root: Path, out: Path, scenario: str, file: str, settings: dict[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ import pytest
 import pynvim  # dev extra: drives the headless Neovim over msgpack-rpc
 
 from optional_parts import require
+from fake_model import fim  # noqa: F401  (the fixture: the fake model server as llamacpp)
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "clients" / "nvim"

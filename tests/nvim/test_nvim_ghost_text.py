@@ -7,9 +7,6 @@ file renamed in one undoable change."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,28 +15,6 @@ import pytest
 from elelem_lsp.nextedit.zeta import EDITABLE_END, EDITABLE_START
 
 pytestmark = pytest.mark.slow
-
-
-def load_fim_server() -> Any:
-    """The fake model server the completion tests use, loaded from its file (tests/ is no package)."""
-    if "fim_server" in sys.modules:  # the completion tests ran in this process
-        return sys.modules["fim_server"]
-    path = Path(__file__).resolve().parents[1] / "completion" / "fim_server.py"
-    spec = importlib.util.spec_from_file_location("fim_server", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fim_server"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture
-def fim(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """The fake server, as the `llamacpp` provider's endpoint for the server Neovim starts."""
-    server = load_fim_server().FimServer().start()
-    monkeypatch.setenv("LLAMACPP_BASE_URL", f"{server.url}/v1")
-    yield server
-    server.stop()
 
 
 def inline_virtual_text(nvim, namespace: str) -> list[list[Any]]:
@@ -87,26 +62,28 @@ def marks(namespace: str) -> str:
 
 BUILTIN = "vim.api.nvim_get_namespaces()['nvim.lsp.inline_completion'] or -1"
 OWN = "require('elelem.ghost').namespace"
+# Neovim 0.12's own inline completion, and the plugin's own ghost text forced by the setting
+BOTH_PATHS = pytest.mark.parametrize(
+    ("options", "namespace"), [({}, BUILTIN), ({"ghost_text": {"builtin": False}}, OWN)], ids=["builtin", "own"]
+)
 GHOST_SETTINGS = {"provider": "llamacpp", "completion": {"api": "completions"}, "nextEdit": {"enabled": False}}
 
 
-def type_along(nvim, fim) -> None:
+def type_along(nvim) -> None:
     """Opens calc.py's second line for appending and types `a`, as a person would."""
     nvim.lua("vim.api.nvim_win_set_cursor(0, {2, 0})")
     nvim.session.input("Aa")
     nvim.wait("vim.api.nvim_get_mode().mode == 'i' and vim.api.nvim_get_current_line() == '    return a'")
 
 
-@pytest.mark.parametrize(
-    ("options", "namespace"), [({}, BUILTIN), ({"ghost_text": {"builtin": False}}, OWN)], ids=["builtin", "own"]
-)
+@BOTH_PATHS
 def test_typing_shows_ghost_text_and_tab_accepts_it(workspace: Path, start_nvim, fim, options, namespace) -> None:
     (workspace / "calc.py").write_text("def add(a, b):\n    return \n")
     fim.answer = [" + b"]
     nvim = start_nvim(workspace, "calc.py", settings=GHOST_SETTINGS, options=options)
     assert nvim.lua("return require('elelem.ghost').builtin()") is (namespace == BUILTIN)
 
-    type_along(nvim, fim)
+    type_along(nvim)
 
     nvim.wait(f"{marks(namespace)} > 0", what="the ghost text")
     assert inline_virtual_text(nvim, namespace) == [[1, " + b"]]
@@ -120,14 +97,12 @@ def test_typing_shows_ghost_text_and_tab_accepts_it(workspace: Path, start_nvim,
     assert figures["charsAccepted"] == len(" + b")
 
 
-@pytest.mark.parametrize(
-    ("options", "namespace"), [({}, BUILTIN), ({"ghost_text": {"builtin": False}}, OWN)], ids=["builtin", "own"]
-)
+@BOTH_PATHS
 def test_ghost_text_accepts_a_word_then_the_rest_and_dismisses(workspace: Path, start_nvim, fim, options, namespace) -> None:
     (workspace / "calc.py").write_text("def add(a, b):\n    return \n")
     fim.answer = [" + b * 2"]
     nvim = start_nvim(workspace, "calc.py", settings=GHOST_SETTINGS, options=options)
-    type_along(nvim, fim)
+    type_along(nvim)
     nvim.wait(f"{marks(namespace)} > 0", what="the ghost text")
     asked = len(fim.requests)
 

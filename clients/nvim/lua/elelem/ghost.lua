@@ -5,6 +5,7 @@
 --- kept is recorded with the item's command (`elelem.completionAccepted {id, chars?}`).
 
 local api = vim.api
+local suggest = require('elelem.suggest')
 
 local M = {}
 
@@ -41,9 +42,7 @@ local METHOD = 'textDocument/inlineCompletion'
 
 --- @class elelem.ghost.State
 --- @field client_id integer
---- @field timer uv.uv_timer_t?
---- @field generation integer requests made, so an older answer is known as such
---- @field request_id integer? the request in flight
+--- @field asker elelem.suggest.Asker
 --- @field items lsp.InlineCompletionItem[]
 --- @field index integer
 --- @field item elelem.ghost.Item?
@@ -139,21 +138,6 @@ local function drop(bufnr, s)
   end
 end
 
---- Stops the pending timer and the request in flight (the server closes its model request).
-local function cancel(s)
-  if s.timer then
-    s.timer:stop()
-    s.timer:close()
-    s.timer = nil
-  end
-  s.generation = s.generation + 1
-  local client = vim.lsp.get_client_by_id(s.client_id)
-  if s.request_id and client then
-    client:cancel_request(s.request_id)
-  end
-  s.request_id = nil
-end
-
 --- Shows `lsp_item` (answered for the cursor at row, col), minus what was typed since.
 local function present(bufnr, s, lsp_item, row, col)
   if type(lsp_item) ~= 'table' or type(lsp_item.insertText) ~= 'string' then
@@ -173,37 +157,14 @@ local function request(bufnr, kind)
   if not client or api.nvim_get_current_buf() ~= bufnr or not api.nvim_get_mode().mode:match('^i') then
     return
   end
-  cancel(s)
   local win = api.nvim_get_current_win()
   local cursor = api.nvim_win_get_cursor(win)
   local params = vim.lsp.util.make_position_params(win, client.offset_encoding)
   params.context = { triggerKind = kind }
-  local generation = s.generation
-  local ok, id = client:request(METHOD, params, function(err, result)
-    if s.generation ~= generation then
-      return -- a newer request took its place
-    end
-    s.request_id = nil
-    if err or type(result) ~= 'table' then
-      return
-    end
+  s.asker:request(METHOD, params, bufnr, function(result)
     s.items, s.index = result.items or result, 1
     present(bufnr, s, s.items[1], cursor[1] - 1, cursor[2])
-  end, bufnr)
-  s.request_id = ok and id or nil
-end
-
-local function schedule(bufnr, s)
-  cancel(s)
-  local timer = assert(vim.uv.new_timer())
-  s.timer = timer
-  timer:start(M.options.debounce_ms, 0, vim.schedule_wrap(function()
-    if s.timer == timer then
-      s.timer = nil
-      timer:close()
-      request(bufnr, AUTOMATIC)
-    end
-  end))
+  end)
 end
 
 --- After a keystroke: typing along the suggestion keeps what is left of it; anything else drops
@@ -219,7 +180,9 @@ local function on_typed(bufnr)
     end
   end
   drop(bufnr, s)
-  schedule(bufnr, s)
+  s.asker:schedule(M.options.debounce_ms, function()
+    request(bufnr, AUTOMATIC)
+  end)
 end
 
 --- Inserts the `unit` of the shown suggestion; what is left stays shown.
@@ -280,35 +243,13 @@ function M.visible(bufnr)
   return states[bufnr] ~= nil and states[bufnr].item ~= nil
 end
 
---- Accepts the whole suggestion. Returns false when none is shown.
-function M.accept()
-  if M.builtin() then
-    return vim.lsp.inline_completion.get()
-  end
-  local bufnr = api.nvim_get_current_buf()
-  if not M.visible(bufnr) then
-    return false
-  end
-  vim.schedule(function()
-    take(bufnr, 'all')
-  end)
-  return true
-end
-
---- Accepts the suggestion's next word; the rest stays shown.
-function M.accept_word()
-  return M.accept_part('word')
-end
-
---- Accepts the suggestion up to its line's end; the rest stays shown.
-function M.accept_line()
-  return M.accept_part('line')
-end
-
---- @param unit 'word'|'line'
+--- Accepts the `unit` of the shown suggestion (a word, a line, all); what is left stays shown.
+--- Returns false when none is shown.
+--- @param unit 'word'|'line'|'all'
+--- @return boolean
 function M.accept_part(unit)
   if M.builtin() then
-    return take_builtin(unit)
+    return unit == 'all' and vim.lsp.inline_completion.get() or take_builtin(unit)
   end
   local bufnr = api.nvim_get_current_buf()
   if not M.visible(bufnr) then
@@ -318,6 +259,21 @@ function M.accept_part(unit)
     take(bufnr, unit)
   end)
   return true
+end
+
+--- Accepts the whole suggestion.
+function M.accept()
+  return M.accept_part('all')
+end
+
+--- Accepts the suggestion's next word.
+function M.accept_word()
+  return M.accept_part('word')
+end
+
+--- Accepts the suggestion up to its line's end.
+function M.accept_line()
+  return M.accept_part('line')
 end
 
 --- The next suggestion: the builtin's next candidate, or the plugin's next item, else asks anew.
@@ -356,28 +312,13 @@ function M.dismiss()
     return false
   end
   vim.schedule(function()
-    cancel(s)
+    s.asker:cancel()
     drop(bufnr, s)
   end)
   return true
 end
 
 local ACTIONS = { accept = M.accept, accept_word = M.accept_word, accept_line = M.accept_line, next = M.next, dismiss = M.dismiss }
-
---- Insert-mode keys in `bufnr`: each acts when a suggestion is shown (`next` always), else is
---- the key itself.
-local function map_keys(bufnr)
-  for action, lhs in pairs(M.options.keys or {}) do
-    if lhs and ACTIONS[action] then
-      vim.keymap.set('i', lhs, function()
-        if action ~= 'next' and not M.visible(bufnr) then
-          return lhs
-        end
-        return ACTIONS[action]() and '' or lhs
-      end, { buffer = bufnr, expr = true, desc = 'elelem ghost text: ' .. action:gsub('_', ' ') })
-    end
-  end
-end
 
 --- Starts ghost text in `bufnr` for the elelem `client` (from its LspAttach).
 --- @param client vim.lsp.Client
@@ -386,14 +327,14 @@ function M.attach(client, bufnr)
   if not M.options.enabled or not client.server_capabilities.inlineCompletionProvider then
     return
   end
-  map_keys(bufnr)
+  suggest.map_keys(bufnr, 'i', M.options.keys, ACTIONS, 'ghost text')
   if M.builtin() then
     return vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
   end
   if states[bufnr] then
     return
   end
-  local s = { client_id = client.id, generation = 0, items = {}, index = 1 } --- @type elelem.ghost.State
+  local s = { client_id = client.id, asker = suggest.asker(client.id), items = {}, index = 1 } --- @type elelem.ghost.State
   states[bufnr] = s
   local group = api.nvim_create_augroup('elelem.ghost.' .. bufnr, { clear = true })
   api.nvim_create_autocmd({ 'InsertEnter', 'CursorMovedI', 'TextChangedI' }, {
@@ -407,31 +348,20 @@ function M.attach(client, bufnr)
     group = group,
     buffer = bufnr,
     callback = function()
-      cancel(s)
+      s.asker:cancel()
       drop(bufnr, s)
     end,
   })
-  api.nvim_create_autocmd({ 'LspDetach', 'BufUnload' }, {
-    group = group,
-    buffer = bufnr,
-    callback = function(ev)
-      if ev.event == 'LspDetach' and ev.data.client_id ~= client.id then
-        return
-      end
-      cancel(s)
-      drop(bufnr, s)
-      states[bufnr] = nil
-      api.nvim_del_augroup_by_id(group)
-    end,
-  })
+  suggest.until_detached(bufnr, client.id, group, function()
+    s.asker:cancel()
+    drop(bufnr, s)
+    states[bufnr] = nil
+  end)
 end
 
 --- @param options table? see M.defaults
 function M.setup(options)
-  M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), options or {})
-  if options and options.keys == false then
-    M.options.keys = {}
-  end
+  M.options = suggest.options(M.defaults, options)
   api.nvim_set_hl(0, 'ElelemGhostText', { link = 'Comment', default = true })
 end
 

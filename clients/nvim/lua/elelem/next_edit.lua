@@ -5,6 +5,7 @@
 --- undoable change (then `elelem.completionAccepted {id}` records it and the next one is asked).
 
 local api = vim.api
+local suggest = require('elelem.suggest')
 
 local M = {}
 
@@ -29,9 +30,7 @@ local METHOD = 'elelem/nextEdit'
 
 --- @class elelem.next_edit.State
 --- @field client_id integer
---- @field timer uv.uv_timer_t?
---- @field generation integer
---- @field request_id integer?
+--- @field asker elelem.suggest.Asker
 --- @field suggestion elelem.next_edit.Suggestion?
 
 local states = {} --- @type table<integer, elelem.next_edit.State>
@@ -106,20 +105,6 @@ local function clear(bufnr, s)
   end
 end
 
-local function cancel(s)
-  if s.timer then
-    s.timer:stop()
-    s.timer:close()
-    s.timer = nil
-  end
-  s.generation = s.generation + 1
-  local client = vim.lsp.get_client_by_id(s.client_id)
-  if s.request_id and client then
-    client:cancel_request(s.request_id)
-  end
-  s.request_id = nil
-end
-
 --- Asks the server for the next edit at the cursor of the current window.
 local function request(bufnr)
   local s = states[bufnr]
@@ -127,19 +112,11 @@ local function request(bufnr)
   if not client or api.nvim_get_current_buf() ~= bufnr then
     return
   end
-  cancel(s)
   local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
-  local generation, tick = s.generation, api.nvim_buf_get_changedtick(bufnr)
-  local ok, id = client:request(METHOD, params, function(err, result)
-    if s.generation ~= generation then
-      return -- a newer request took its place
-    end
-    s.request_id = nil
-    if err or type(result) ~= 'table' or type(result.edits) ~= 'table' or #result.edits == 0 then
-      return
-    end
-    if api.nvim_buf_get_changedtick(bufnr) ~= tick then
-      return -- made for a text that is no longer there
+  local tick = api.nvim_buf_get_changedtick(bufnr)
+  s.asker:request(METHOD, params, bufnr, function(result)
+    if type(result.edits) ~= 'table' or #result.edits == 0 or api.nvim_buf_get_changedtick(bufnr) ~= tick then
+      return -- nothing, or made for a text that is no longer there
     end
     local edits = vim.deepcopy(result.edits)
     table.sort(edits, function(a, b)
@@ -148,21 +125,13 @@ local function request(bufnr)
     end)
     s.suggestion = { id = result.id, edits = edits, tick = tick }
     show(bufnr, s, client.offset_encoding)
-  end, bufnr)
-  s.request_id = ok and id or nil
+  end)
 end
 
-local function schedule(bufnr, s, delay)
-  cancel(s)
-  local timer = assert(vim.uv.new_timer())
-  s.timer = timer
-  timer:start(delay, 0, vim.schedule_wrap(function()
-    if s.timer == timer then
-      s.timer = nil
-      timer:close()
-      request(bufnr)
-    end
-  end))
+local function schedule(bufnr, s)
+  s.asker:schedule(M.options.debounce_ms, function()
+    request(bufnr)
+  end)
 end
 
 --- The suggestion waiting in `bufnr`, if it still fits the buffer.
@@ -221,7 +190,7 @@ function M.accept()
     vim.cmd('let &l:undolevels = &l:undolevels')
     local command = { title = 'elelem: next edit accepted', command = 'elelem.completionAccepted', arguments = { { id = suggestion.id } } }
     client:exec_cmd(command, { bufnr = bufnr })
-    schedule(bufnr, s, M.options.debounce_ms)
+    schedule(bufnr, s)
   end)
   return true
 end
@@ -241,16 +210,6 @@ end
 
 local ACTIONS = { jump = M.jump, accept = M.accept, dismiss = M.dismiss }
 
-local function map_keys(bufnr)
-  for action, lhs in pairs(M.options.keys or {}) do
-    if lhs and ACTIONS[action] then
-      vim.keymap.set({ 'n', 'i' }, lhs, function()
-        return ACTIONS[action]() and '' or lhs
-      end, { buffer = bufnr, expr = true, desc = 'elelem next edit: ' .. action })
-    end
-  end
-end
-
 --- Starts next edit in `bufnr` for the elelem `client` (from its LspAttach).
 --- @param client vim.lsp.Client
 --- @param bufnr integer
@@ -258,9 +217,9 @@ function M.attach(client, bufnr)
   if not M.options.enabled or states[bufnr] then
     return
   end
-  local s = { client_id = client.id, generation = 0 } --- @type elelem.next_edit.State
+  local s = { client_id = client.id, asker = suggest.asker(client.id) } --- @type elelem.next_edit.State
   states[bufnr] = s
-  map_keys(bufnr)
+  suggest.map_keys(bufnr, { 'n', 'i' }, M.options.keys, ACTIONS, 'next edit')
   local group = api.nvim_create_augroup('elelem.next_edit.' .. bufnr, { clear = true })
   api.nvim_create_autocmd({ 'TextChanged', 'TextChangedI' }, {
     group = group,
@@ -269,30 +228,19 @@ function M.attach(client, bufnr)
       if s.suggestion and not M.waiting(bufnr) then
         clear(bufnr, s) -- the buffer changed under it
       end
-      schedule(bufnr, s, M.options.debounce_ms)
+      schedule(bufnr, s)
     end,
   })
-  api.nvim_create_autocmd({ 'LspDetach', 'BufUnload' }, {
-    group = group,
-    buffer = bufnr,
-    callback = function(ev)
-      if ev.event == 'LspDetach' and ev.data.client_id ~= client.id then
-        return
-      end
-      cancel(s)
-      clear(bufnr, s)
-      states[bufnr] = nil
-      api.nvim_del_augroup_by_id(group)
-    end,
-  })
+  suggest.until_detached(bufnr, client.id, group, function()
+    s.asker:cancel()
+    clear(bufnr, s)
+    states[bufnr] = nil
+  end)
 end
 
 --- @param options table? see M.defaults
 function M.setup(options)
-  M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), options or {})
-  if options and options.keys == false then
-    M.options.keys = {}
-  end
+  M.options = suggest.options(M.defaults, options)
   api.nvim_set_hl(0, 'ElelemNextEditOld', { link = 'DiffDelete', default = true })
   api.nvim_set_hl(0, 'ElelemNextEditNew', { link = 'DiffAdd', default = true })
   api.nvim_set_hl(0, 'ElelemNextEditHint', { link = 'Comment', default = true })
