@@ -147,7 +147,7 @@ def git_branch(root: Path) -> str | None:
         head = small_file(dot_git / "HEAD")
         if head is not None:
             if head.startswith("ref: refs/heads/"):
-                return f"on {head.removeprefix('ref: refs/heads/')}"
+                return f"branch {head.removeprefix('ref: refs/heads/')}"
             return f"detached HEAD at {head[:12]}"
     return None
 
