@@ -10,7 +10,7 @@ import pytest
 from elelem_lsp.agent.budget import estimate_tokens, result_room
 from elelem_lsp.agent.session import Session
 from test_session import Script
-from elelem_lsp.agent.toolbox import EVENT_OUTPUT_CHARS, Toolbox, encode
+from elelem_lsp.agent.toolbox import Toolbox, encode
 from elelem_lsp.agent.workspace import Workspace
 from security.attacks_cmds import still_alive_after
 
@@ -239,7 +239,7 @@ async def test_a_commands_result_event_carries_the_end_of_its_output_capped(box,
     event = box.event("call-1", "execute", command, result)
     assert event["summary"] == "exit 0, 3001 lines of output"
     assert event["output"].endswith("2999\n3000\nthe-last-line\n")
-    assert len(event["output"]) == EVENT_OUTPUT_CHARS < len(result["output"])
+    assert len(event["output"]) == 2000 < len(result["output"])  # its last 2,000 characters
     read = box.event("call-2", "read", {"path": "a.txt"}, await box.call("read", {"path": "a.txt"}, ws))
     assert read == {"type": "result", "id": "call-2", "name": "read", "ok": True, "title": "Read a.txt", "summary": "3 lines"}
     arguments = {"path": "a.txt", "offset": 2, "limit": 1}
