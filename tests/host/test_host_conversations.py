@@ -427,14 +427,20 @@ async def test_a_failed_compaction_is_said_once_and_tried_again_only_after_five_
 
 async def test_a_storm_of_cancelled_turns_adds_no_empty_replies_and_the_store_matches(project):
     add_plugin(project, "scripted")
-    write_script(project, [[{"type": "sleep", "seconds": 30}]] * 30)
+    write_script(project, [[{"type": "record"}, {"type": "sleep", "seconds": 30}]] * 30)
+    fetches = project / ".agents/fetches.jsonl"
     host, _ = started_host(project)
     folder = folder_of(host, project)
+
+    def fetching(prompt: str) -> bool:  # the last fetch recorded was asked ``prompt``
+        last = fetches.read_text().splitlines()[-1:] if fetches.exists() else []
+        return bool(last) and json.loads(last[0])["messages"][-1]["content"] == prompt
+
     for n in range(20):
         turn = asyncio.ensure_future(folder.turn(f"stop {n}"))
         await wait_until(lambda: folder.running is not None and not folder.running.done(), "the turn to start")
         if n % 2:  # half cancelled once the fetch is under way, half as soon as the turn exists
-            await asyncio.sleep(0.05)
+            await wait_until(lambda: fetching(f"stop {n}"), "the fetch to start")
         folder.cancel()
         assert (await asyncio.wait_for(turn, 10))["cancelled"] is True
     assert all(m["role"] == "user" and m["content"].endswith(CANCELLED_EMPTY_MARK) for m in folder.session.history)
