@@ -16,6 +16,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 from test_engine import wait_for
 from test_lsp_inline import inline_params
+from test_lsp_next_edit_edges import folderless  # noqa: F401 (a fixture)
 
 COMPLETIONS = "/v1/completions"
 
@@ -252,3 +253,9 @@ async def test_a_file_outside_every_folder_is_answered(start_editor, project, tm
     )
     result = await inline(editor, uri, 0, 4)
     assert [item.insert_text for item in result.items] in (["42"], [])
+
+
+async def test_a_workspace_without_folders_is_answered(folderless, fim):  # noqa: F811 (the fixture imported)
+    uri = folderless.open("a.py", "x = \n", "python")
+    result = await inline(folderless, uri, 0, 4)
+    assert len(result.items) == 1 and fim.bodies("/v1/chat/completions")

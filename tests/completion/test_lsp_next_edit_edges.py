@@ -15,6 +15,7 @@ import pytest
 from fim_server import FimServer
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
+from pytest_lsp import ClientServerConfig
 from test_engine import wait_for
 from test_lsp_next_edit import announcing, next_edit, plain, start
 
@@ -407,3 +408,40 @@ async def test_a_file_outside_every_folder_gets_null_not_an_error(start_editor, 
     change(editor, uri, (0, 6), (0, 11), "factor")
     assert await next_edit(editor, uri, 0, 12) is None
     assert fim.requests == []
+
+
+# -- a workspace without folders ---------------------------------------------------------------
+
+
+@pytest.fixture
+async def folderless(project, fim):
+    """A session whose client names no folder (rootUri and workspaceFolders null), the server
+    started in ``project`` as an editor starts it in its working directory."""
+    import os
+    import shlex
+
+    from scaffold import SERVER_COMMAND, Editor, make_client
+
+    holder: list[Editor] = []
+    command = ["sh", "-c", f"cd {shlex.quote(str(project))} && exec {shlex.join(SERVER_COMMAND)}"]
+    env = {**os.environ, "LLAMACPP_BASE_URL": f"{fim.url}/v1"}
+    client = await ClientServerConfig(server_command=command, client_factory=make_client(holder, None), server_env=env).start()
+    editor = Editor(client, project)
+    holder.append(editor)
+    client.set_configuration({"elelem": {"provider": "llamacpp", "completion": {"api": "chat", "debounceMs": 0}}})
+    await client.initialize_session(lsp.InitializeParams(capabilities=announcing(), root_uri=None, workspace_folders=None))
+    yield editor
+    try:
+        await asyncio.wait_for(client.shutdown_session(), 10)
+    finally:
+        if client._server is not None and client._server.returncode is None:
+            client._server.kill()
+        await asyncio.wait_for(client.stop(), 10)
+
+
+async def test_a_workspace_without_folders_gets_edits_for_a_file_in_the_servers_directory(folderless, fim):
+    fim.answer = zeta_answer(RENAMED.rstrip("\n"))
+    uri = folderless.open("a.py", SOURCE, "python")
+    change(folderless, uri, (0, 6), (0, 11), "factor")
+    result = await next_edit(folderless, uri, 0, 12)
+    assert applied_in(SOURCE.replace("scale", "factor", 1), [plain(e) for e in result.edits], "utf-16") == RENAMED
