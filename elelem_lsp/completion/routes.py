@@ -64,8 +64,6 @@ async def post(
     try:
         async with open_response("POST", url, body=body, headers={**headers, "accept": accept}, transport=transport) as response:
             yield response
-    except Refused:
-        raise
     except ProviderError as error:
         if REFUSAL.search(str(error)):
             raise Refused(str(error)) from None
