@@ -162,7 +162,8 @@ export class NextEdits implements vscode.Disposable {
     );
     const count = waiting.edits.length;
     this.item.text = `$(arrow-right) next edit${count > 1 ? ` (${count})` : ""}: Alt+Y`;
-    this.item.tooltip = `elelem suggests ${count === 1 ? "an edit" : `${count} edits`} in this file: Alt+N jumps there, Alt+Y accepts, Escape dismisses. Click to jump.`;
+    const edits = count === 1 ? "an edit" : `${count} edits`;
+    this.item.tooltip = `elelem suggests ${edits} in this file: Alt+N jumps there, Alt+Y accepts, Escape dismisses. Click to jump.`;
     this.item.show();
     void vscode.commands.executeCommand("setContext", CONTEXT_KEY, true);
   }

@@ -27,6 +27,8 @@ export interface EditingTools {
   python: string;
   repo: string;
   output: string;
+  /** Where code-server writes its logs, the output channels' included. */
+  logs: string;
 }
 
 // Zeta's markers, as the next-edit model writes them around the rewritten region.
@@ -60,6 +62,22 @@ async function startModelServer(tools: EditingTools, answer: string[]): Promise<
   };
 }
 
+/**
+ * How many `elelem.completionAccepted` commands the client has sent the server, as its trace in
+ * code-server's log of the elelem output channel says.
+ */
+function acceptancesSent(dir: string): number {
+  if (!fs.existsSync(dir)) {
+    return 0;
+  }
+  const trace = fs
+    .readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((name) => /elelem\.log$/.test(name))
+    .map((name) => fs.readFileSync(path.join(dir, name), "utf8"))
+    .join("\n");
+  return trace.match(/Sending request 'workspace\/executeCommand[^']*'\.\s*Params: \{\s*"command": "elelem\.completionAccepted"/g)?.length ?? 0;
+}
+
 function prepareFolder(root: string): string {
   const folder = path.join(root, "editing");
   fs.mkdirSync(path.join(folder, ".vscode"), { recursive: true });
@@ -74,6 +92,8 @@ function prepareFolder(root: string): string {
       // VS Code's own word suggestions would pop up over what the test reads
       "editor.quickSuggestions": { other: "off", comments: "off", strings: "off" },
       "editor.suggestOnTriggerCharacters": false,
+      // the language client writes each message it sends to the elelem output channel's log
+      "elelem.trace.server": "verbose",
     }),
   );
   return folder;
@@ -149,7 +169,12 @@ export async function editingScenario(page: Page, root: string, tools: EditingTo
       async () => (fs.readFileSync(path.join(folder, "calc.py"), "utf8") === "def add(a, b):\n    return a + b\n" ? true : undefined),
       10_000,
     );
-    step("Tab accepted it: calc.py reads 'return a + b'");
+    await waitFor(
+      "the acceptance command sent to the server",
+      async () => (acceptancesSent(tools.logs) === 1 ? true : undefined),
+      10_000,
+    );
+    step("Tab accepted it: calc.py reads 'return a + b', and VS Code ran the item's elelem.completionAccepted");
 
     // --- The status bar's toggle: off, typing asks nothing ---------------------------------------------
     await toggle.click();
@@ -204,7 +229,8 @@ export async function editingScenario(page: Page, root: string, tools: EditingTo
       async () => (fs.readFileSync(path.join(folder, "rename.py"), "utf8") === RENAMED ? true : undefined),
       10_000,
     );
-    step("Alt+Y accepted them: rename.py is renamed throughout");
+    await waitFor("the next edit's acceptance sent", async () => (acceptancesSent(tools.logs) === 2 ? true : undefined), 10_000);
+    step("Alt+Y accepted them: rename.py is renamed throughout, and the acceptance was sent");
     await page.keyboard.press("Control+Z");
     await rename.getByText("return result * scale").waitFor({ timeout: 10_000 });
     await rename.getByText("def total(values, factor):").waitFor({ timeout: 10_000 });

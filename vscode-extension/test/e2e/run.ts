@@ -992,6 +992,7 @@ async function main(): Promise<void> {
         python: SERVER_COMMAND[0].includes("python") ? SERVER_COMMAND[0] : "python3",
         repo: REPO_DIR,
         output: OUTPUT_DIR,
+        logs: path.join(folders.userData, "logs"),
       });
     }
     step("PASS");
