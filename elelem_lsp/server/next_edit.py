@@ -39,6 +39,7 @@ class NextEditBridge:
         self.router, self.completions = router, completions
         self._service: NextEdits | None = None
         self.counts: dict[str, Counts] = {}  # folder uri -> what next edit did there
+        self._split: dict[str, tuple[str, Sequence[str]]] = {}  # document uri -> its text and its lines, as last changed
 
     @property
     def announced(self) -> bool:
@@ -57,15 +58,22 @@ class NextEditBridge:
         return self._service
 
     # -- documents --------------------------------------------------------------------
-    def changed(self, document: TextDocument, before: Sequence[str], changes: Sequence[Any]) -> None:
-        """``changes`` (one didChange's) applied to ``document``, whose lines were ``before``."""
+    def changed(self, document: TextDocument, before: str, changes: Sequence[Any]) -> None:
+        """``changes`` (one didChange's) applied to ``document``, whose text was ``before``."""
         only = changes[0] if len(changes) == 1 else None  # several: compared as a whole text is
         lines = None
         if isinstance(only, lsp.TextDocumentContentChangePartial):
             lines = (only.range.start.line, only.range.end.line)
-        self.service.changed(document.uri, self._name(document), before, document.lines, lines)
+        # The lines split after the last change are the lines before this one: a big document is
+        # split once a keystroke, not twice.
+        known = self._split.get(document.uri)
+        before_lines = known[1] if known is not None and known[0] is before else before.splitlines(True)
+        after, after_lines = document.source, document.lines
+        self._split[document.uri] = (after, after_lines)
+        self.service.changed(document.uri, self._name(document), before_lines, after_lines, lines)
 
     def closed(self, uri: str) -> None:
+        self._split.pop(uri, None)
         if self._service is not None:
             self._service.closed(uri)
 

@@ -16,7 +16,7 @@ import functools
 import json
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import cattrs
@@ -47,9 +47,9 @@ class ElelemProtocol(LanguageServerProtocol):
         self.asked: dict[Any, str] = {}  # our requests awaiting an answer: id -> method
 
     on_cancel: Callable[[Any], None] = staticmethod(lambda msg_id: None)  # the request's turn is stopped
-    # Told each didChange's changes with the document's lines before them, when something keeps the recent edits
+    # Told each didChange's changes with the document's text before them, when something keeps the recent edits
     # (next edit, for a client that asked for it); None spares every other client the cost.
-    on_change: Callable[[TextDocument, Sequence[str], Any], None] | None = None
+    on_change: Callable[[TextDocument, str, Any], None] | None = None
 
     def receive(self, body: bytes) -> None:
         """One frame's body from the editor: handled, or answered with the error it deserves."""
@@ -156,12 +156,12 @@ class ElelemProtocol(LanguageServerProtocol):
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams) -> Any:
-        """pygls' own handling, with ``on_change`` told the changes and the lines before them."""
+        """pygls' own handling, with ``on_change`` told the changes and the text before them."""
         if self.on_change is None:
             yield from super().lsp_text_document__did_change(params)
             return
         document = self.workspace.get_text_document(params.text_document.uri)
-        before = document.lines
+        before = document.source
         for change in params.content_changes:
             self.workspace.update_text_document(params.text_document, change)
         try:  # once for them all: several cursors' changes are one edit, as a full-text client sends it
