@@ -3,10 +3,12 @@
 Prints: request → edits (median and p95) through ``elelem/nextEdit``, against the fake server
 asked the same prompt directly over HTTP and read to the region's end (the floor); and the memory
 the kept edit history takes, in process over 10,000 changes (tracemalloc) and as the server's RSS
-before and after as many ``didChange``. The fake server (tests/completion/fim_server.py) runs in a
-process of its own and answers at once, so the figures are the server's own cost.
+before and after as many ``didChange``; and on a document of ``--lines`` lines (50,000), what one
+incremental keystroke costs the server for a plain client and for one with next edit on (the
+recent edits kept), and a request there. The fake server (tests/completion/fim_server.py) runs in
+a process of its own and answers at once, so the figures are the server's own cost.
 
-    python bench/next_edit.py [--runs 100] [--changes 10000]
+    python bench/next_edit.py [--runs 100] [--changes 10000] [--lines 50000]
 """
 
 from __future__ import annotations
@@ -37,8 +39,8 @@ ANSWER = [f"```bench.py\n{EDITABLE_START}\n", SOURCE.replace("scale", "factor").
 class Session:
     """A real server over stdio that announces next edit, one document open."""
 
-    def __init__(self, folder: Path, url: str) -> None:
-        self.folder, self.url = folder, url
+    def __init__(self, folder: Path, url: str, *, announce: bool = True, text: str = SOURCE) -> None:
+        self.folder, self.url, self.announce, self.text = folder, url, announce, text
         self.client = LanguageClient("bench", "1")
         self.uri = (folder / "bench.py").as_uri()
         self.version = 1
@@ -55,7 +57,8 @@ class Session:
         env = {**os.environ, "LLAMACPP_BASE_URL": f"{self.url}/v1"}
         await self.client.start_io(sys.executable, "-m", "elelem_lsp", "serve", env=env, cwd=str(self.folder))
         capabilities = lsp.ClientCapabilities(
-            workspace=lsp.WorkspaceClientCapabilities(configuration=True), experimental={"elelem": {"nextEdit": True}}
+            workspace=lsp.WorkspaceClientCapabilities(configuration=True),
+            experimental={"elelem": {"nextEdit": True}} if self.announce else None,
         )
         await self.client.initialize_async(
             lsp.InitializeParams(
@@ -67,7 +70,7 @@ class Session:
         self.client.initialized(lsp.InitializedParams())
         self.client.text_document_did_open(
             lsp.DidOpenTextDocumentParams(
-                text_document=lsp.TextDocumentItem(uri=self.uri, language_id="python", version=1, text=SOURCE)
+                text_document=lsp.TextDocumentItem(uri=self.uri, language_id="python", version=1, text=self.text)
             )
         )
 
@@ -81,12 +84,19 @@ class Session:
             )
         )
 
-    async def next_edit(self) -> tuple[float, Any]:
+    async def next_edit(self, line: int = 0, character: int = 24) -> tuple[float, Any]:
         started = time.perf_counter()
         result = await self.client.protocol.send_request_async(
-            "elelem/nextEdit", {"textDocument": {"uri": self.uri}, "position": {"line": 0, "character": 24}}
+            "elelem/nextEdit", {"textDocument": {"uri": self.uri}, "position": {"line": line, "character": character}}
         )
         return (time.perf_counter() - started) * 1000, result
+
+    async def round_trip(self) -> None:
+        """A cheap request: its answer comes after every change sent before it is handled."""
+        nowhere = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+        await self.client.text_document_code_action_async(
+            lsp.CodeActionParams(lsp.TextDocumentIdentifier(uri=self.uri), nowhere, lsp.CodeActionContext(diagnostics=[]))
+        )
 
     async def stop(self) -> None:
         await self.client.shutdown_async(None)
@@ -139,10 +149,35 @@ def history_memory(changes: int) -> tuple[float, int]:
     return size / 1024, len(history.recent())
 
 
+async def big_document(url: str, lines: int, keystrokes: int = 200) -> None:
+    """Per keystroke in the middle of a ``lines``-line document: a plain client, then one with next edit on."""
+    text = "".join(f"def f{n}(scale):\n    return scale * {n}\n" for n in range(lines // 2))
+    middle = lines // 2
+    for announce in (False, True):
+        with tempfile.TemporaryDirectory() as scratch:
+            session = Session(Path(scratch), url, announce=announce, text=text)
+            await session.start()
+            try:
+                await session.round_trip()
+                started = time.perf_counter()
+                for _ in range(keystrokes):
+                    session.type(middle, 9, "x")
+                await session.round_trip()
+                per = (time.perf_counter() - started) * 1000 / keystrokes
+                said = f"{lines:,}-line document, one keystroke: {per:.2f} ms ({'next edit on' if announce else 'plain client'})"
+                if announce:
+                    samples = [(await session.next_edit(middle, 9))[0] for _ in range(12)][2:]
+                    said += f"; elelem/nextEdit there: {figures(samples)}"
+                print(said)
+            finally:
+                await session.stop()
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--changes", type=int, default=10000)
+    parser.add_argument("--lines", type=int, default=50000)
     options = parser.parse_args()
     process, url = fake_server(ANSWER)
     try:
@@ -164,6 +199,7 @@ async def main() -> None:
                 print(f"server RSS over {options.changes:,} changes: {before:.1f} MB before, {rss_mb(pid):.1f} MB after")
             finally:
                 await session.stop()
+        await big_document(url, options.lines)
     finally:
         process.kill()
     kept_kib, edits = history_memory(options.changes)
