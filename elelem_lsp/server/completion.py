@@ -81,8 +81,8 @@ class InlineCompletions:
     async def menu(self, params: lsp.CompletionParams) -> lsp.CompletionList:
         """The suggestion as a completion item, for clients without inline completion (``completion.menu``)."""
         empty = lsp.CompletionList(is_incomplete=True, items=[])
-        agent = self.router.agent_for(params.text_document.uri)
-        if not (await self.settings_of(agent)).menu:
+        agent = self._agent(params.text_document.uri)
+        if agent is None or not (await self.settings_of(agent)).menu:
             return empty
         suggestion = await self._suggest(params.text_document.uri, params.position)
         if suggestion is None:
@@ -135,7 +135,9 @@ class InlineCompletions:
         if document is None:
             return None  # never opened: nothing the editor shows
         path = document_path(uri)
-        agent = self.router.agent_for(uri)
+        agent = self._agent(uri)
+        if agent is None:
+            return None
         lines = document.lines
         if position.line > len(lines):
             raise JsonRpcInvalidParams(f"position: line {position.line} is past the document's end")
@@ -160,6 +162,14 @@ class InlineCompletions:
 
         ask = Ask(uri, self._source(agent), path, active, offset, others, invoked)
         return await self.engine.complete(ask)
+
+    def _agent(self, uri: str) -> FolderAgent | None:
+        """The folder agent of a document; None for one outside every folder (asked about at each
+        pause in typing, it gets no suggestion rather than an error each time)."""
+        try:
+            return self.router.agent_for(uri)
+        except JsonRpcInvalidParams:
+            return None
 
     @staticmethod
     def _name(uri: str, path: Path | None, root: Path) -> str:

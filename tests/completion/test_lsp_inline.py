@@ -149,3 +149,15 @@ async def test_other_open_documents_go_most_recently_edited_first_and_a_private_
     env = editor.uri(".env")
     result = await editor.client.text_document_inline_completion_async(inline_params(env, 0, 6))
     assert list(result.items) == [] and len(fim_server.requests) == 1  # no request inside a private file
+
+
+async def test_a_document_outside_every_folder_gets_no_suggestion_and_no_error(start_editor, project, fim_server, tmp_path):
+    editor = await start(start_editor, project, fim_server)
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text("x = \n")
+    uri = outside.as_uri()
+    editor.client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text="x = \n"))
+    )
+    result = await editor.client.text_document_inline_completion_async(inline_params(uri, 0, 4))
+    assert list(result.items) == [] and fim_server.requests == []
