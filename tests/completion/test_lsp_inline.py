@@ -161,3 +161,14 @@ async def test_a_document_outside_every_folder_gets_no_suggestion_and_no_error(s
     )
     result = await editor.client.text_document_inline_completion_async(inline_params(uri, 0, 4))
     assert list(result.items) == [] and fim_server.requests == []
+
+
+async def test_completion_can_use_another_provider_and_model_than_the_folder(start_editor, project, fim_server):
+    fim_server.answer = ["42"]
+    settings = {"provider": "ollama", "model": "big-chat-model", "completion": {"provider": "llamacpp", "model": "tiny-coder", "api": "completions"}}
+    editor = await start_editor(project, settings=settings, env={"LLAMACPP_BASE_URL": f"{fim_server.url}/v1", "OLLAMA_HOST": "127.0.0.1:9"})
+    uri = editor.open("m.py", "answer = \n", "python")
+    result = await editor.client.text_document_inline_completion_async(inline_params(uri, 0, 9))
+    assert [item.insert_text for item in result.items] == ["42"]
+    [body] = fim_server.bodies("/v1/completions")
+    assert body["model"] == "tiny-coder"
