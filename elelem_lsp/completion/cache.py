@@ -23,6 +23,7 @@ class Shown:
     before: str  # the document's text before the cursor when the suggestion was shown
     after: str  # and after it
     text: str
+    item: str = ""  # its id: what typing along gives of it is accepted as the same suggestion
 
 
 class TypingAlong:
@@ -38,15 +39,16 @@ class TypingAlong:
     def forget(self, uri: str) -> None:
         self.shown.pop(uri, None)
 
-    def rest(self, uri: str, before: str, after: str) -> str | None:
-        """What is left of the shown suggestion once the person typed its start; None if they did not."""
+    def rest(self, uri: str, before: str, after: str) -> tuple[str, str] | None:
+        """What is left of the shown suggestion once the person typed its start, and the suggestion's
+        id; None if they did not."""
         shown = self.shown.get(uri)
         if shown is None or len(before) <= len(shown.before) or len(before) - len(shown.before) >= len(shown.text):
             return None
         typed = before[len(shown.before) :]
         if not shown.text.startswith(typed) or after != shown.after or not before.startswith(shown.before):
             return None
-        return shown.text[len(typed) :]
+        return shown.text[len(typed) :], shown.item
 
 
 def context_key(context: CompletionContext, multiline: bool) -> int:

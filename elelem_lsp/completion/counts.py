@@ -69,19 +69,26 @@ class Acceptances:
     """The items shown, by id, until accepted or forgotten (the oldest first)."""
 
     def __init__(self) -> None:
-        self.pending: OrderedDict[str, tuple[Counts, int]] = OrderedDict()
+        self.pending: OrderedDict[str, tuple[Counts, int, str]] = OrderedDict()
+        self.accepted: OrderedDict[str, None] = OrderedDict()  # suggestions accepted, in part or whole
 
-    def shown(self, item: str, counts: Counts, chars: int) -> None:
-        self.pending[item] = (counts, chars)
+    def shown(self, item: str, counts: Counts, chars: int, suggestion: str | None = None) -> None:
+        """An item shown; ``suggestion`` is the id of the one it is the rest of (typed along), else its own."""
+        self.pending[item] = (counts, chars, suggestion or item)
         while len(self.pending) > PENDING:
             self.pending.popitem(last=False)
 
     def accept(self, item: str, chars: int | None) -> bool:
-        """Record an acceptance of ``chars`` characters (all the item's without); False for an unknown id."""
+        """Record an acceptance of ``chars`` characters (all the item's without); False for an unknown id.
+        A suggestion accepted in parts (a word, then the rest) is one acceptance of all its characters."""
         entry = self.pending.pop(item, None)
         if entry is None:
             return False
-        counts, length = entry
-        counts.accepted += 1
+        counts, length, suggestion = entry
+        if suggestion not in self.accepted:
+            counts.accepted += 1
+            self.accepted[suggestion] = None
+            while len(self.accepted) > PENDING:
+                self.accepted.popitem(last=False)
         counts.chars_accepted += length if chars is None else max(0, min(chars, length))
         return True

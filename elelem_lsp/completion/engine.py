@@ -195,9 +195,10 @@ class CompletionEngine:
         settings = await ask.folder.settings()
         if ask.path is not None and folder.privacy.private(ask.path, settings.exclude):
             return None
-        rest = self.typing_along.rest(ask.uri, before, after)
-        if rest is not None:
-            return self._shown(ask, folder, rest, before, after, started, typed_along=True)
+        along = self.typing_along.rest(ask.uri, before, after)
+        if along is not None:
+            rest, shown = along
+            return self._shown(ask, folder, rest, before, after, started, typed_along=True, of=shown)
         try:
             name, provider, model = ask.folder.provider(settings)
         except Exception as error:  # a missing key, an unknown provider: said in the log, not in a popup
@@ -309,13 +310,14 @@ class CompletionEngine:
         folder.counts.model_request(model, read, written, prices)
 
     def _shown(
-        self, ask: Ask, folder: _Folder, text: str, before: str, after: str, started: float, *, typed_along: bool
+        self, ask: Ask, folder: _Folder, text: str, before: str, after: str, started: float, *, typed_along: bool, of: str = ""
     ) -> Suggestion:
+        """A suggestion given: counted as shown unless it is the rest of one (``of``, its id) typed along."""
         item = f"c-{next(self.ids)}"
         if not typed_along:  # the rest of a suggestion already shown is not shown again
             folder.counts.shown += 1
-            self.typing_along.remember(ask.uri, Shown(before, after, text))
-        self.acceptances.shown(item, folder.counts, len(text))
+            self.typing_along.remember(ask.uri, Shown(before, after, text, item))
+        self.acceptances.shown(item, folder.counts, len(text), of or item)
         folder.counts.latencies.append((self.clock() - started) * 1000)
         return Suggestion(item, text, typed_along)
 

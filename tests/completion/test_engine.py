@@ -67,6 +67,20 @@ async def test_typing_along_a_suggestion_is_answered_from_memory(fim, folder):
     assert len(fim.requests) == 2
 
 
+async def test_a_suggestion_accepted_a_word_then_the_rest_is_one_acceptance_of_all_its_characters(fim, folder):
+    folder.use("llamacpp", OpenAIProvider("coder", base_url=f"{fim.url}/v1"))
+    folder.configure(api="completions")
+    fim.answer = ["print(", "'hello')"]
+    first = await folder.complete("t.py", "def greet():\n    |\n")
+    assert folder.engine.accept(first.id, 5)  # "print": a word, as Neovim's built-in path accepts it
+    rest = await folder.complete("t.py", "def greet():\n    print|\n")
+    assert rest is not None and rest.text == "('hello')" and rest.id != first.id
+    assert folder.engine.accept(rest.id, None)
+    assert not folder.engine.accept(rest.id, None)  # an id is recorded once
+    figures = folder.engine.counts("folder")
+    assert (figures["shown"], figures["accepted"], figures["charsAccepted"]) == (1, 1, len("print('hello')"))
+
+
 async def test_deleting_and_retyping_is_answered_from_the_cache(fim, folder):
     folder.use("llamacpp", OpenAIProvider("coder", base_url=f"{fim.url}/v1"))
     folder.configure(api="completions", debounceMs=0)
