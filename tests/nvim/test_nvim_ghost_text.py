@@ -115,7 +115,8 @@ def test_ghost_text_accepts_a_word_then_the_rest_and_dismisses(workspace: Path, 
 
     nvim.session.input("<Tab>")
     nvim.wait("vim.api.nvim_get_current_line() == '    return a + b * 2'", what="the rest accepted")
-    accepted_once(nvim, when=f"figures.charsAccepted == {len(' + b * 2')}")
+    figures = accepted_once(nvim, when=f"figures.charsAccepted == {len(' + b * 2')}")
+    assert (figures["shown"], figures["accepted"]) == (1, 1)  # a word, then the rest: one suggestion accepted
 
     # the changed line brings the next suggestion; <C-]> hides it and leaves the buffer as it is
     nvim.wait(f"{marks(namespace)} > 0", what="the next ghost text")
