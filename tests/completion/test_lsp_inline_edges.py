@@ -259,3 +259,27 @@ async def test_a_workspace_without_folders_is_answered(folderless, fim):  # noqa
     uri = folderless.open("a.py", "x = \n", "python")
     result = await inline(folderless, uri, 0, 4)
     assert len(result.items) == 1 and fim.bodies("/v1/chat/completions")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="pygls' TextDocument splits lines with str.splitlines, which also breaks at a form feed, \\v, \\x1c-\\x1e, "
+    "\\x85, U+2028/2029: an incremental change after one lands on the wrong line, and the server's copy of the "
+    "buffer (what completion, next edit and the agent read) is no longer the editor's",
+)
+async def test_a_form_feed_in_a_line_does_not_move_the_editors_changes(start_editor, project, fim):
+    editor = await start(start_editor, project, fim)
+    uri = editor.open("a.el", "(a)\x0c(b)\n\n", "elisp")  # Emacs' page break, inside the first line
+    editor.versions[uri] = 2
+    editor.client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                lsp.TextDocumentContentChangePartial(
+                    range=lsp.Range(start=lsp.Position(line=1, character=0), end=lsp.Position(line=1, character=0)), text="(c "
+                )
+            ],
+        )
+    )
+    await inline(editor, uri, 1, 3)
+    assert sent(fim) == ("(a)\x0c(b)\n(c ", "\n")
