@@ -445,3 +445,48 @@ async def test_a_workspace_without_folders_gets_edits_for_a_file_in_the_servers_
     change(folderless, uri, (0, 6), (0, 11), "factor")
     result = await next_edit(folderless, uri, 0, 12)
     assert applied_in(SOURCE.replace("scale", "factor", 1), [plain(e) for e in result.edits], "utf-16") == RENAMED
+
+
+@pytest.mark.parametrize(("private", "settings"), [("build/gen.py", {}), ("vault/keys.py", {"exclude": ["vault/**"]})])
+async def test_no_model_request_in_an_ignored_or_excluded_file(start_editor, project, fim, private, settings):
+    (project / ".gitignore").write_text("build/\n")
+    editor = await start_editor(
+        project,
+        client=announcing(),
+        settings={"provider": "llamacpp", "completion": {"api": "chat", **settings}},
+        env={"LLAMACPP_BASE_URL": f"{fim.url}/v1"},
+    )
+    uri = editor.open(private, SOURCE, "python")
+    change(editor, uri, (0, 6), (0, 11), "factor")
+    assert await next_edit(editor, uri, 0, 12) is None
+    assert fim.requests == []
+
+
+async def test_a_crlf_document_gets_edits_at_the_right_places(start_editor, project, fim):
+    source = SOURCE.replace("\n", "\r\n")
+    fim.answer = zeta_answer(RENAMED.rstrip("\n"))
+    editor = await start(start_editor, project, fim, announcing())
+    uri = editor.open("a.py", source, "python")
+    change(editor, uri, (0, 6), (0, 11), "factor")
+    result = await next_edit(editor, uri, 0, 12)
+    assert "\r" not in prompt_of(fim)
+    edits = [plain(edit) for edit in result.edits]
+    assert applied_in(SOURCE.replace("scale", "factor", 1), edits, "utf-16") == RENAMED
+
+
+async def test_a_line_past_the_end_is_invalid_params_naming_it(start_editor, project, fim):
+    editor = await start(start_editor, project, fim, announcing())
+    uri = editor.open("a.py", "x = 1\n", "python")
+    with pytest.raises(JsonRpcInvalidParams, match="position.line"):
+        await next_edit(editor, uri, 2, 0)  # line 1 is the empty last line; 2 is past it
+
+
+async def test_many_documents_asked_at_once_are_each_answered(start_editor, project, fim):
+    fim.answer, fim.delay = zeta_answer(RENAMED.rstrip("\n")), 0.02
+    editor = await start(start_editor, project, fim, announcing())
+    uris = [editor.open(f"m{number}.py", SOURCE, "python") for number in range(40)]
+    for uri in uris:
+        change(editor, uri, (0, 6), (0, 11), "factor")
+    results = await asyncio.gather(*(next_edit(editor, uri, 0, 12) for uri in uris))
+    assert all(result is not None and len(result.edits) == 2 for result in results)
+    assert len(fim.requests) == 40  # each asked once, none superseded by another document's request
