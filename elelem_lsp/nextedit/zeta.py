@@ -77,7 +77,7 @@ def rewritten_region(answer: str, region: str) -> str | None:
     be missing, in which case the answer must still look like the region (a chat model that
     answers in words is not taken as a rewrite).
     """
-    text = _unfenced(answer.strip())
+    text = _unfenced(answer.replace("\r\n", "\n").strip())  # a region is read with LF breaks, as it was shown
     if EDITABLE_START in text:
         text = text.split(EDITABLE_START, 1)[1]
         if EDITABLE_END not in text:

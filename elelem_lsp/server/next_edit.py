@@ -96,7 +96,11 @@ class NextEditBridge:
         settings = agent.settings.next_edit
         if path is not None and self.completions.engine.private(agent.uri, agent.root, path, completion.exclude):
             return None
-        name, provider, model = self.completions.provider_of(agent, _provider_settings(settings, completion))
+        try:
+            name, provider, model = self.completions.provider_of(agent, _provider_settings(settings, completion))
+        except Exception as error:  # an unknown provider, one that cannot be built: logged, never a popup
+            self.completions.log(f"elelem: next edit has no provider: {error}")
+            return None
         enabled = settings.enabled if settings.enabled is not None else completion.enabled
         from ..completion.routing import is_local
         from ..nextedit.asking import Tokens, answer, route_of

@@ -490,3 +490,17 @@ async def test_many_documents_asked_at_once_are_each_answered(start_editor, proj
     results = await asyncio.gather(*(next_edit(editor, uri, 0, 12) for uri in uris))
     assert all(result is not None and len(result.edits) == 2 for result in results)
     assert len(fim.requests) == 40  # each asked once, none superseded by another document's request
+
+
+@pytest.mark.parametrize("provider", [{"provider": "no-such-provider"}, {"provider": "anthropic", "enabled": True}])
+async def test_a_provider_that_cannot_be_built_gives_null_and_a_log_line(start_editor, project, fim, provider):
+    editor = await start_editor(
+        project,
+        client=announcing(),
+        settings={"provider": "llamacpp", "completion": {"api": "chat"}, "nextEdit": provider},
+        env={"LLAMACPP_BASE_URL": f"{fim.url}/v1"},
+    )
+    uri = editor.open("a.py", SOURCE, "python")
+    assert await next_edit(editor, uri, 0, 3) is None
+    await wait_for(lambda: editor.client.log_messages, "the failure logged")
+    assert editor.client.messages == [] and fim.requests == []
