@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
+from pygls.workspace import TextDocument
 
 from .documents import document_name, document_path
 
@@ -141,7 +142,7 @@ class InlineCompletions:
         lines = document.lines
         if position.line > len(lines):
             raise JsonRpcInvalidParams(f"position: line {position.line} is past the document's end")
-        offset = document.offset_at_position(position)
+        offset = cursor_offset(document, lines, position)
         text = document.source
         active = OpenText(self._name(document.uri, path, agent.root), document.language_id or _language(path), text)
 
@@ -154,6 +155,8 @@ class InlineCompletions:
                     other_path = document_path(other_uri)
                 except JsonRpcInvalidParams:
                     other_path = None
+                if other_path is not None and self._private_elsewhere(agent, other_uri, other_path):
+                    continue
                 edited = self.edited.get(other_uri, (0.0, 0))
                 opened = OpenText(self._name(other_uri, other_path, agent.root), other.language_id or "", other.source, edited[1])
                 found.append((edited[0], other_path, opened))
@@ -162,6 +165,14 @@ class InlineCompletions:
 
         ask = Ask(uri, self._source(agent), path, active, offset, others, invoked)
         return await self.engine.complete(ask)
+
+    def _private_elsewhere(self, agent: FolderAgent, uri: str, path: Path) -> bool:
+        """Whether a document of another workspace folder is private by that folder's own rules
+        (its ``.gitignore``, its ``exclude``); the asking folder's rules the engine applies itself."""
+        owner = self._agent(uri)
+        if owner is None or owner is agent:
+            return False
+        return self.engine.private(owner.uri, owner.root, path, owner.settings.completion.exclude)
 
     def _agent(self, uri: str) -> FolderAgent | None:
         """The folder agent of a document; None for one outside every folder (asked about at each
@@ -215,6 +226,16 @@ class InlineCompletions:
 
 class HasCompletions(Protocol):
     completion: InlineCompletions
+
+
+def cursor_offset(document: TextDocument, lines: list[str], position: lsp.Position) -> int:
+    """The cursor's offset in the text; a character past a line's end is its end (pygls would put
+    it before the last character of a last line without a line break)."""
+    line = lines[position.line] if position.line < len(lines) else ""
+    content = line.rstrip("\r\n")
+    if position.character >= document.position_codec.client_num_units(content):
+        return sum(len(earlier) for earlier in lines[: position.line]) + len(content)
+    return document.offset_at_position(position)
 
 
 def _unquoted(uri: str) -> str:

@@ -73,11 +73,6 @@ async def test_a_cursor_past_the_end_of_a_middle_line_is_at_its_end(start_editor
     assert sent(fim) == ("x = ab", "\ny = 2\n")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pygls' position_from_client_units clamps a character past the end of a line with no line break "
-    "to len - 1, so offset_at_position puts the cursor before the last character (server/completion.py _ask)",
-)
 async def test_a_cursor_past_the_end_of_the_last_line_is_at_its_end(start_editor, project, fim):
     editor = await start(start_editor, project, fim)
     uri = editor.open("a.py", "x = 1\ny = ab", "python")  # no line break at the end
@@ -196,11 +191,6 @@ async def test_no_request_in_a_private_file_and_its_text_is_no_snippet(start_edi
     assert "sk-live" not in str(fim.bodies(COMPLETIONS)[-1])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine._others checks another open document against the asking folder's rules only: a file "
-    "another workspace folder's .gitignore excludes is not inside the asking folder, so it is sent as a snippet",
-)
 async def test_a_file_another_folder_ignores_is_no_snippet(start_editor, tmp_path, fim):
     first, second = tmp_path / "one", tmp_path / "two"
     first.mkdir(), second.mkdir()
@@ -238,11 +228,6 @@ async def test_an_endless_line_is_cut_at_a_length_cap(start_editor, project, fim
     await wait_for(lambda: fim.closed == 1, "the stream to be closed early")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server/completion.py _ask lets router.agent_for's InvalidParams ('is not inside a workspace folder') "
-    "out: an editor asking at every pause in a file outside the folders (a library's source, /tmp) gets an error each time",
-)
 async def test_a_file_outside_every_folder_is_answered(start_editor, project, tmp_path, fim):
     fim.answer = ["42"]
     editor = await start(start_editor, project, fim)
