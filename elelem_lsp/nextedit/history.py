@@ -9,6 +9,7 @@ remembered, so the memory stays bounded however long the editor runs.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import re
 import time
@@ -136,8 +137,14 @@ class EditHistory:
 
     def events(self, uri: str | None = None, limit: int = 8, among: Callable[[str], bool] | None = None) -> str:
         """The latest ``limit`` edits as Zeta's "User edited" events, oldest first."""
-        edits = self.recent(uri, among)[-limit:]
-        return "\n\n".join(f'User edited "{edit.path}":\n```diff\n{edit.diff()}\n```' for edit in edits)
+        return _events(self.recent(uri, among)[-limit:])
+
+    def snapshot(self) -> list[tuple[str, Edit]]:
+        """Every edit kept, with its document's URI, oldest first, as it is now: the keystrokes that
+        follow merge into the history's own edits, not into these."""
+        self._prune(self.clock())
+        kept = [(key, copy.copy(edit)) for key, edits in self._edits.items() for edit in edits]
+        return sorted(kept, key=lambda pair: pair[1].at)
 
     def _prune(self, now: float) -> None:
         for uri in list(self._edits):
@@ -148,3 +155,13 @@ class EditHistory:
                 del self._edits[uri]
         while len(self._edits) > self.documents:
             self._edits.popitem(last=False)
+
+
+def events_of(kept: list[tuple[str, Edit]], among: Callable[[str], bool] | None = None, limit: int = 8) -> str:
+    """The latest ``limit`` edits of a ``snapshot`` (of the documents whose URI ``among`` accepts)
+    as Zeta's "User edited" events, oldest first."""
+    return _events([edit for key, edit in kept if among is None or among(key)][-limit:])
+
+
+def _events(edits: list[Edit]) -> str:
+    return "\n\n".join(f'User edited "{edit.path}":\n```diff\n{edit.diff()}\n```' for edit in edits)

@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .history import EditHistory
+from .history import Edit, EditHistory, events_of
 from .predictor import Ask, predict
 from .zeta import RegionEdit
 
@@ -48,13 +48,16 @@ class NextEdits:
         character: int,
         ask: Ask,
         among: Callable[[str], bool] | None = None,
+        kept: list[tuple[str, Edit]] | None = None,
     ) -> Suggestion | None:
-        """The edits that follow the recent ones (of the documents whose URI ``among`` accepts, when
-        given), or None (superseded by a newer request too)."""
+        """The edits that follow the recent ones (``kept``, the history's snapshot when the request
+        came, else now; of the documents whose URI ``among`` accepts, when given), or None
+        (superseded by a newer request too)."""
         older = self._running.pop(uri, None)
         if older is not None:
             older.cancel()
-        task = asyncio.ensure_future(predict(lines, path, line, character, self.history.events(among=among), ask))
+        events = events_of(self.history.snapshot() if kept is None else kept, among)
+        task = asyncio.ensure_future(predict(lines, path, line, character, events, ask))
         self._running[uri] = task
         try:
             edits = await task

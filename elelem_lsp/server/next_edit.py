@@ -11,9 +11,11 @@ builds it), a private file is never sent, and each suggestion is counted beside 
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -26,12 +28,15 @@ from .documents import document_name, document_path
 if TYPE_CHECKING:
     from ..completion.counts import Counts
     from ..host.folder_agent import FolderAgent
+    from ..nextedit.history import Edit
     from ..nextedit.service import NextEdits
     from .completion import InlineCompletions
     from .router import LspRouter
 
 NEXT_EDIT = "elelem/nextEdit"
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# Set as each request arrives, so the request's handler (a task started then) sees its own
+ASKED: ContextVar[tuple[str, str, list[tuple[str, Edit]]] | None] = ContextVar("elelem_next_edit_asked", default=None)
 
 
 class NextEditBridge:
@@ -78,6 +83,17 @@ class NextEditBridge:
             self._service.closed(uri)
 
     # -- the request -------------------------------------------------------------------
+    def arrived(self, method: str, params: Any) -> None:
+        """A request as it arrives: for ``elelem/nextEdit``, the text its position is in, kept for
+        its handler, which starts only after the messages read with it (a keystroke) are handled."""
+        if method != NEXT_EDIT:
+            return
+        uri = getattr(getattr(params, "textDocument", None), "uri", None)
+        if not isinstance(uri, str) or (document := self.router.server.workspace.text_documents.get(uri)) is None:
+            ASKED.set(None)  # malformed or never opened: the handler says so
+            return
+        ASKED.set((uri, document.source, self.service.history.snapshot()))
+
     async def request(self, raw: Any) -> dict[str, Any] | None:
         from .next_edit_params import parsed  # pydantic, imported after initialize
 
@@ -87,6 +103,10 @@ class NextEditBridge:
         document = workspace.text_documents.get(uri)
         if document is None:
             return None  # never opened: nothing the editor shows
+        asked = ASKED.get()  # the text the position is in, and the edits before it, as the request arrived
+        if asked is None or asked[0] != uri:
+            asked = (uri, document.source, self.service.history.snapshot())
+        _, source, kept = asked
         path = document_path(uri)
         try:
             agent = self.router.agent_for(uri)
@@ -108,7 +128,7 @@ class NextEditBridge:
         if not (enabled if enabled is not None else is_local(name, provider)):
             return None
         codec = document.position_codec
-        lines = lines_of(document.source)  # as the request sees it, whatever the editor sends meanwhile
+        lines = lines_of(source)
         if params.position.line >= len(lines):
             raise JsonRpcInvalidParams(f"position.line: {params.position.line} is past the document's end ({len(lines)} lines)")
         if lines == [""]:
@@ -130,7 +150,7 @@ class NextEditBridge:
 
         try:
             shared = self._shareable(agent, completion.exclude)
-            suggestion = await self.service.suggest(uri, self._name(document), lines, line, character, ask, shared)
+            suggestion = await self.service.suggest(uri, self._name(document), lines, line, character, ask, shared, kept)
         except Exception as error:  # a provider's failure: logged, never a popup; nothing is suggested
             self.completions.log(f"elelem: next edit from {name!r} failed: {error}")
             return None
@@ -162,6 +182,7 @@ class NextEditBridge:
     def _shareable(self, agent: FolderAgent, exclude: list[str]) -> Callable[[str], bool]:
         """Whose recent edits a request of ``agent``'s folder may send: its own documents', not a private file's."""
 
+        @functools.cache  # asked for each edit: once a document
         def shareable(uri: str) -> bool:
             try:
                 path = document_path(uri)

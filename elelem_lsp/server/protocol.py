@@ -50,6 +50,9 @@ class ElelemProtocol(LanguageServerProtocol):
     # Told each didChange's changes with the document's text before them, when something keeps the recent edits
     # (next edit, for a client that asked for it); None spares every other client the cost.
     on_change: Callable[[TextDocument, str, Any], None] | None = None
+    # Told each request as it arrives, before its handler starts (the messages read with it are
+    # handled first): next edit notes the text its position is in.
+    on_request: Callable[[str, Any], None] | None = None
 
     def receive(self, body: bytes) -> None:
         """One frame's body from the editor: handled, or answered with the error it deserves."""
@@ -170,6 +173,14 @@ class ElelemProtocol(LanguageServerProtocol):
             log.exception("could not note the change of %s", params.text_document.uri)
         if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield handler, (params,), None
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        if self.on_request is not None:
+            try:
+                self.on_request(method_name, params)
+            except Exception:  # what notes the request must not lose it
+                log.exception("could not note the request %s", method_name)
+        super()._handle_request(msg_id, method_name, params)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         # pygls answers the request but leaves the command's coroutine running.

@@ -137,6 +137,7 @@ def create_server() -> ElelemServer:
         ls.frontend.initialization_options = params.initialization_options
         if ls.next_edit.announced:  # only then are the recent edits kept
             ls.protocol.on_change = ls.next_edit.changed
+            ls.protocol.on_request = ls.next_edit.arrived
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: ElelemServer, params: None) -> None:

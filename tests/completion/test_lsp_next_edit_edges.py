@@ -504,3 +504,38 @@ async def test_a_provider_that_cannot_be_built_gives_null_and_a_log_line(start_e
     assert await next_edit(editor, uri, 0, 3) is None
     await wait_for(lambda: editor.client.log_messages, "the failure logged")
     assert editor.client.messages == [] and fim.requests == []
+
+
+async def test_edits_are_of_the_text_the_request_came_for_though_it_changed_while_settings_were_read(start_editor, project, fim):
+    """The editor is slow to answer workspace/configuration after a settings change, and the person
+    types on meanwhile (or the keystroke arrives with the request): the model sees the text and the
+    edits the request was sent after, and the edits fit that text."""
+    answered = asyncio.Event()
+    answered.set()
+
+    async def configuration(params: lsp.ConfigurationParams) -> list:
+        await answered.wait()
+        return [{"provider": "llamacpp", "completion": {"api": "chat"}} for _ in params.items]
+
+    fim.answer = zeta_answer(RENAMED.rstrip("\n"))
+    editor = await start_editor(
+        project,
+        client=announcing(),
+        env={"LLAMACPP_BASE_URL": f"{fim.url}/v1"},
+        handlers={lsp.WORKSPACE_CONFIGURATION: configuration},
+    )
+    uri = editor.open("a.py", SOURCE, "python")
+    change(editor, uri, (0, 6), (0, 11), "factor")
+    seen = SOURCE.replace("scale", "factor", 1)
+    await next_edit(editor, uri, 0, 12)  # settings read once
+    answered.clear()
+    editor.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    reply = asyncio.ensure_future(next_edit(editor, uri, 0, 12))
+    await asyncio.sleep(0)  # the request leaves before the next change
+    change(editor, uri, (0, 0), (0, 0), "import os\n")  # typed on while the settings are read
+    answered.set()
+    result = await asyncio.wait_for(reply, 10)
+
+    assert "import os" not in prompt_of(fim)  # neither in the excerpt nor in the recent edits
+    edits = [plain(edit) for edit in result.edits]
+    assert applied_in(seen, edits, "utf-16") == RENAMED
