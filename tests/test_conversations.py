@@ -83,8 +83,9 @@ async def test_list_resume_transcript_delete_and_compact_over_lsp(project, start
 
     resumed = await editor.command("elelem.resume", {"id": first})
     assert resumed["id"] == first and [e["prompt"] for e in resumed["entries"]] == ["the first question"]
-    assert set(resumed["entries"][0]) == {"kind", "prompt", "reply", "provider", "model", "started", "ended",
-                                          "cancelled", "error", "tools", "usage"}
+    assert set(resumed["entries"][0]) == {"kind", "prompt", "reply", "provider", "model", "steps", "started", "ended",
+                                          "cancelled", "error", "tools", "usage", "text"}
+    assert resumed["entries"][0]["text"] == "done — scripted · 1 step"  # the footer the turn ended with
     context = await editor.command("elelem.context", {})
     assert [m["content"] for m in context["messages"][1:]] == ["the first question", "done."]
     assert 0 < context["tokens"] < context["budget"] == 32000

@@ -12,6 +12,8 @@ from pytest_lsp import client_capabilities
 
 from scaffold import add_plugin, wait_until, write_script
 
+from elelem_lsp.agent.session import TurnResult
+from elelem_lsp.host.folder_agent import turn_result
 from elelem_lsp.host.transcript import TurnRecord, preview
 from elelem_lsp.server.editor import announced_client
 
@@ -65,18 +67,18 @@ def test_the_record_is_markdown_of_the_whole_turn():
         {"type": "saying", "text": "Done."},
     ]:
         record.add(event)
-    text = record.markdown("proj", {"reply": "Done.", "provider": "scripted", "steps": 2, "error": None})
+    text = record.markdown("proj", turn_result("scripted", None, TurnResult("Done.", 2)))
     assert text == (
         "# elelem · proj\n\n> what is\n> in it?\n\n"
         "> _thinking:_ hmm\n> yes\n\nLet me look.\n\n"
         "- `Read a.txt` → 3 lines\n\n\n\n- `Run make` → failed: not allowed\n\n\n\nDone."
-        "\n\n---\nscripted · 2 steps\n"
+        "\n\n---\ndone — scripted · 2 steps\n"
     )
 
 
 def test_an_error_reply_is_in_the_record():
-    text = TurnRecord("hi").markdown("p", {"reply": "Error: no key", "provider": "openai", "steps": 0, "error": "no key"})
-    assert "**Error: no key**" in text and text.endswith("openai · 0 steps\n")
+    text = TurnRecord("hi").markdown("p", turn_result("openai", "gpt-x", TurnResult("Error: no key", 0, error="no key")))
+    assert "**Error: no key**" in text and text.endswith("failed — openai · gpt-x · 0 steps\n")
 
 
 def reply_messages(editor) -> list[lsp.ShowMessageParams]:
@@ -107,7 +109,7 @@ async def test_a_plain_client_sees_the_reply_and_gets_the_transcript(project, ho
     assert "- `Read README.md` → 1 line" in transcript
     assert "- `Read missing.txt` → failed: " in transcript
     assert "The readme is a heading that says hello." in transcript
-    assert transcript.endswith("scripted · 2 steps\n")
+    assert transcript.endswith("\n---\ndone — scripted · 2 steps\n")  # the footer the answer's text says
 
     await editor.ask("again", token="turn-2")
     await wait_until(lambda: len(editor.client.shown_documents) == 2, "the second transcript")

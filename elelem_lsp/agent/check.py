@@ -18,8 +18,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from .events import Checked, NewProblem, Severity, checked_event
 from .insight import DIAGNOSTICS, SEVERITIES, Diagnostics, Problem, describe_problem
 from .messages import ToolCall
 from .toolbox import Toolbox
@@ -97,9 +98,9 @@ class StepCheck:
             log.warning("could not check the step's changes", exc_info=True)
             return
         if event is not None:
-            observer(event)
+            observer(dict(event))
 
-    async def _finish(self, calls: list[ToolCall], results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    async def _finish(self, calls: list[ToolCall], results: list[dict[str, Any]]) -> Checked | None:
         """The ``checked`` event of the step's changes (its text added to the last changing call's
         result), None when nothing was changed or nothing checks them."""
         changed = [(path, result) for call, result in zip(calls, results) if result["ok"] and (path := self._named(call))]
@@ -120,7 +121,7 @@ class StepCheck:
     def _names(self, paths: list[Path]) -> list[str]:
         return [self.workspace.relative(path) for path in paths]
 
-    async def _diagnostics(self, paths: list[Path]) -> tuple[str, dict[str, Any]] | None:
+    async def _diagnostics(self, paths: list[Path]) -> tuple[str, Checked] | None:
         """What is new after the change; None when the editor says nothing checks these files."""
         assert self.before is not None
         after = await self.workspace.insight.diagnostics(paths, wait_ms=self.settings.wait_ms, since=self.before.generation)
@@ -132,42 +133,33 @@ class StepCheck:
         lines = [describe_problem(problem, self.workspace.root) for problem in new[:PROBLEMS_SHOWN]]
         if len(new) > PROBLEMS_SHOWN:
             lines.append(f"... and {len(new) - PROBLEMS_SHOWN} more")
-        event = {
-            "type": "checked",
-            "files": self._names(paths),
-            "text": text,
-            "newProblems": [
-                {
-                    "path": self.workspace.relative(p.path),
-                    "line": p.line + 1,
-                    "column": p.column + 1,
-                    "severity": SEVERITIES.get(p.severity, "error"),
-                    "message": p.message,
-                    **({"source": p.source} if p.source else {}),
-                }
-                for p in new[:PROBLEMS_SHOWN]
-            ],
-        }
+        event = checked_event(self._names(paths), text, [self._new_problem(p) for p in new[:PROBLEMS_SHOWN]])
         return "\n".join([text, *lines]), event
 
-    async def _command(self, paths: list[Path], template: str) -> tuple[str, dict[str, Any]]:
+    def _new_problem(self, problem: Problem) -> NewProblem:
+        """A problem as the ``checked`` event carries it: 1-based, its path relative to the folder."""
+        severity = cast(Severity, SEVERITIES.get(problem.severity, "error"))
+        shown: NewProblem = {
+            "path": self.workspace.relative(problem.path),
+            "line": problem.line + 1,
+            "column": problem.column + 1,
+            "severity": severity,
+            "message": problem.message,
+        }
+        if problem.source:
+            shown["source"] = problem.source
+        return shown
+
+    async def _command(self, paths: list[Path], template: str) -> tuple[str, Checked]:
         files = " ".join(shlex.quote(name) for name in self._names(paths))
         command = template.replace("{files}", files)
         allowed, why = await self.workspace.allow_command(command)
         if not allowed:
             text = f"checked {', '.join(self._names(paths))}: not run ({why})"
-            return text, {"type": "checked", "files": self._names(paths), "text": text, "command": command, "newProblems": []}
+            return text, checked_event(self._names(paths), text, command=command)
         result = await self.workspace.run(command, timeout=COMMAND_TIMEOUT, output_cap=COMMAND_OUTPUT_CAP)
         outcome = "timed out" if result.timed_out else f"exit {result.exit_code}"
         text = f"checked {', '.join(self._names(paths))}: {command} ({outcome})"
         output = result.output + ("\n[output cut short]" if result.truncated else "")
-        event = {
-            "type": "checked",
-            "files": self._names(paths),
-            "text": text,
-            "command": command,
-            "exitCode": result.exit_code,
-            "output": output,
-            "newProblems": [],
-        }
+        event = checked_event(self._names(paths), text, command=command, exit_code=result.exit_code, output=output)
         return f"{text}\n{output}".rstrip(), event

@@ -131,13 +131,16 @@ class TurnUsage(TypedDict):
     conversationText: str  # the conversation's figures and the context in one line, as a header shows them
 
 
+Severity = Literal["error", "warning", "info", "hint"]  # as agent/insight.py's SEVERITIES name them
+
+
 class NewProblem(TypedDict):
     """One diagnostic a change brought: where, how bad, what it says."""
 
     path: str
     line: int  # 1-based
     column: int  # 1-based
-    severity: Literal["error", "warning", "information", "hint"]
+    severity: Severity
     message: str
     source: NotRequired[str]
 
@@ -191,6 +194,26 @@ def result_event(
         event["output"] = output
     if plan is not None:
         event["plan"] = plan
+    return event
+
+
+def checked_event(
+    files: list[str],
+    text: str,
+    new_problems: list[NewProblem] | None = None,
+    *,
+    command: str | None = None,
+    exit_code: int | None = None,
+    output: str | None = None,
+) -> Checked:
+    """The check after a step: the editor's ``new_problems`` of ``files``, or the ``command`` run
+    (with its ``exit_code`` and ``output`` once it ran; neither when it was refused)."""
+    event: Checked = {"type": "checked", "files": files, "newProblems": new_problems or [], "text": text}
+    if command is not None:
+        event["command"] = command
+    if output is not None:
+        event["exitCode"] = exit_code
+        event["output"] = output
     return event
 
 

@@ -2,9 +2,10 @@
 
 A tool call's title (``Read src/app.py``; ``Ran npm test`` once it worked), what the history
 left out to fit the budget, what a compaction did, the checkpoints kept and what a rewind did
-(``elelem.checkpoints`` and ``elelem.rewind``, for the terminal and ACP's ``/rewind``), and
-``shorten``, the one way a text is put on one line and cut to a length. The events carry these
-words (``events``); the LSP, ACP and terminal faces and the editor clients show them as they are.
+(``elelem.checkpoints`` and ``elelem.rewind``, for the terminal and ACP's ``/rewind``), the footer
+ending a turn (``done — scripted · llama3 · 2 steps``), and ``shorten``, the one way a text is
+put on one line and cut to a length. The events and a turn's answer carry these words
+(``events``); the LSP, ACP and terminal faces and the editor clients show them as they are.
 """
 
 from __future__ import annotations
@@ -80,6 +81,16 @@ def compaction_text(turns: int, tokens_before: int | None = None, tokens_after: 
     return f"{counted(turns, 'turn')} compacted into a summary{figures}"
 
 
+def turn_footer(provider: Any, model: Any, steps: Any, *, cancelled: bool, failed: bool) -> str:
+    """``done — scripted · llama3 · 2 steps``: how the turn ended, who answered and in how many
+    steps (each part left out when not known: a stored turn from before steps were kept)."""
+    ending = "cancelled" if cancelled else "failed" if failed else "done"
+    about = [part for part in (provider, model) if isinstance(part, str) and part]
+    if isinstance(steps, int) and not isinstance(steps, bool):
+        about.append(counted(steps, "step"))
+    return f"{ending} — {' · '.join(about)}" if about else ending
+
+
 def checkpoint_lines(listing: list[dict[str, Any]]) -> list[str]:
     """Each kept turn, newest first: its number, when, its prompt, then the files it changed."""
     if not listing:
@@ -96,13 +107,20 @@ def conflict_lines(result: dict[str, Any]) -> list[str]:
     return [f"    {conflict['path']}: {conflict['reason']}" for conflict in result["conflicts"]]
 
 
+def rewind_text(result: dict[str, Any]) -> str:
+    """``rewound turns 3–5 and the conversation``, or ``not rewound: 2 file(s) changed since turn 3``."""
+    if not result["rewound"]:
+        return f"not rewound: {len(result['conflicts'])} file(s) changed since turn {result['turn']}"
+    turns = result["turns"]
+    which = f"turn {turns[0]}" if len(turns) == 1 else f"turns {turns[0]}–{turns[-1]}"
+    return f"rewound {which}" + (" and the conversation" if result["conversation"] else "")
+
+
 def rewind_lines(result: dict[str, Any], undo_hint: str) -> list[str]:
     """What a rewind did (``undo_hint`` is formatted with the turn that undoes it)."""
     if not result["rewound"]:
-        return [f"not rewound: {len(result['conflicts'])} file(s) changed since turn {result['turn']}:", *conflict_lines(result)]
-    turns = result["turns"]
-    which = f"turn {turns[0]}" if len(turns) == 1 else f"turns {turns[0]}–{turns[-1]}"
-    lines = [f"rewound {which}" + (" and the conversation" if result["conversation"] else "") + ":"]
+        return [rewind_text(result) + ":", *conflict_lines(result)]
+    lines = [rewind_text(result) + ":"]
     lines += [f"    {'restored' if f['action'] == 'write' else 'deleted':<8} {f['path']}" for f in result["files"]]
     if result.get("undo"):
         lines.append(undo_hint.format(turn=result["undo"]))

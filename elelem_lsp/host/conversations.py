@@ -317,6 +317,7 @@ def turn_entry(asked: Asked, result: dict[str, Any], started: str, tools: list[d
         "reply": result["reply"],
         "provider": result["provider"],
         "model": result["model"],
+        "steps": result["steps"],
         "started": started,
         "ended": now(),
         "cancelled": bool(result["cancelled"]),

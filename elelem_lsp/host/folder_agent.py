@@ -33,6 +33,7 @@ from ..agent.prompt_size import fitted_window
 from ..agent.redaction import redact_error
 from ..agent.session import Session, TurnResult
 from ..agent.toolbox import Toolbox
+from ..agent.wording import turn_footer
 from ..providers.windows import model_window
 from .compaction import Compaction
 from .conversations import Asked, ToolLog, now, turn_entry
@@ -284,7 +285,7 @@ class FolderAgent:
             # A cancelled turn answers at once: no count between the cancel and its answer (a server
             # stopping by a signal cancels the turn and the command waiting for it alike).
             context = usage.context or (0 if result.cancelled else await self._estimate(session))
-            progress.add(usage_event(current.last_turn, current.spent, context, session.context_tokens))
+            progress.add(dict(usage_event(current.last_turn, current.spent, context, session.context_tokens)))
         progress.end("cancelled" if result.cancelled else result.reply if result.error else "done")
         return answer
 
@@ -409,7 +410,9 @@ class FolderAgent:
 
 
 def turn_result(provider: str, model: str | None, result: TurnResult, checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A turn's answer; ``checkpoint`` the number of the turn's checkpoint when it changed files."""
+    """A turn's answer; ``checkpoint`` the number of the turn's checkpoint when it changed files,
+    ``text`` the footer a client ends the turn with."""
+    failed = result.error is not None
     return {
         "reply": result.reply,
         "provider": provider,
@@ -419,4 +422,5 @@ def turn_result(provider: str, model: str | None, result: TurnResult, checkpoint
         "error": result.error,
         "stopReason": result.stop_reason,
         "checkpoint": checkpoint["turn"] if checkpoint else None,
+        "text": turn_footer(provider, model, result.steps, cancelled=result.cancelled, failed=failed),
     }

@@ -8,8 +8,8 @@ files. This module writes the words and the file; the host hands them to the fro
 
 A stored conversation (``elelem.transcript``, ``elelem.resume``) is served with the words its
 entries had live, so no client composes them: each turn's usage row, each tool row's titles
-(worded now for an entry stored before titles were kept), and a note's ``text`` on every other
-entry (a compaction, a reset, a rewind).
+(worded now for an entry stored before titles were kept) and its footer's ``text``, and a note's
+``text`` on every other entry (a compaction, a reset, a rewind).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from ..agent.private_files import create_private, private_folder, state_dir
 from ..agent.tools import BUILTIN_ALIASES
-from ..agent.wording import call_title, compaction_text, shorten
+from ..agent.wording import call_title, compaction_text, shorten, turn_footer
 from .usage import with_usage_text
 
 PREVIEW_LENGTH = 240
@@ -62,11 +62,7 @@ class TurnRecord:
         body = "".join(self.parts).strip()
         if result.get("error") and result["reply"] not in body:
             body += f"\n\n**{result['reply']}**"
-        steps = result.get("steps", 0)
-        footer = f"{result.get('provider')} · {steps} step{'' if steps == 1 else 's'}"
-        if result.get("cancelled"):
-            footer += " · cancelled"
-        return f"# elelem · {folder}\n\n> {quoted}\n\n{body}\n\n---\n{footer}\n"
+        return f"# elelem · {folder}\n\n> {quoted}\n\n{body}\n\n---\n{result['text']}\n"
 
 
 def transcript_dir() -> Path:
@@ -88,7 +84,19 @@ def write_transcript(folder: str, markdown: str) -> Path:
 def drawn_again(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Stored entries as a client draws them again, each with the words it had live: a turn's
     ``usage`` with its row's ``text`` and its tool rows' titles, any other entry a ``text``."""
-    return [_with_titles(entry) if entry.get("kind") == "turn" else _with_note(entry) for entry in with_usage_text(entries)]
+    return [
+        _with_footer(_with_titles(entry)) if entry.get("kind") == "turn" else _with_note(entry)
+        for entry in with_usage_text(entries)
+    ]
+
+
+def _with_footer(entry: dict[str, Any]) -> dict[str, Any]:
+    """A turn with the ``text`` of its footer, as its answer said it live (its steps, when kept)."""
+    failed = isinstance(entry.get("error"), str) and bool(entry["error"])
+    footer = turn_footer(
+        entry.get("provider"), entry.get("model"), entry.get("steps"), cancelled=entry.get("cancelled") is True, failed=failed
+    )
+    return entry | {"text": footer}
 
 
 def _with_note(entry: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..agent.events import TurnUsage as UsageEvent
 from ..providers.prices import PerMillion, cost
 
 
@@ -38,10 +39,10 @@ class Spent:
         if other.cost is not None:
             self.cost = (self.cost or 0.0) + other.cost
 
-    def cache_counts(self, prefix: str = "") -> dict[str, int]:
+    def cache_counts(self) -> dict[str, int]:
         """The cache's part of the input under the events' names, when there was one."""
         counts = {"cachedInputTokens": self.cache_read, "cacheWriteInputTokens": self.cache_write}
-        return {(prefix + name[0].upper() + name[1:]) if prefix else name: n for name, n in counts.items() if n}
+        return {name: n for name, n in counts.items() if n}
 
     def stored(self) -> dict[str, Any]:
         """The ``usage`` of a stored turn entry."""
@@ -109,24 +110,31 @@ def with_usage_text(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return shown
 
 
-def usage_event(turn: Spent, conversation: Spent, context_tokens: int, context_window: int | None) -> dict[str, Any]:
+def usage_event(turn: Spent, conversation: Spent, context_tokens: int, context_window: int | None) -> UsageEvent:
     """The ``usage`` event a turn ends with (and ``elelem.context``'s ``usage``)."""
-    event: dict[str, Any] = {
+    event: UsageEvent = {
         "type": "usage",
         "inputTokens": turn.input,
         "outputTokens": turn.output,
-        **turn.cache_counts(),
         "conversationInputTokens": conversation.input,
         "conversationOutputTokens": conversation.output,
-        **conversation.cache_counts("conversation"),
         "contextTokens": context_tokens,
+        "text": usage_text(turn, conversation.cost),
+        "conversationText": conversation_text(conversation, context_tokens, context_window),
     }
+    if turn.cache_read:
+        event["cachedInputTokens"] = turn.cache_read
+    if turn.cache_write:
+        event["cacheWriteInputTokens"] = turn.cache_write
+    if conversation.cache_read:
+        event["conversationCachedInputTokens"] = conversation.cache_read
+    if conversation.cache_write:
+        event["conversationCacheWriteInputTokens"] = conversation.cache_write
     if context_window:
         event["contextWindow"] = context_window
     if conversation.cost is not None:
-        event |= {"cost": round(conversation.cost, 6), "currency": "USD"}
-    event["text"] = usage_text(turn, conversation.cost)
-    event["conversationText"] = conversation_text(conversation, context_tokens, context_window)
+        event["cost"] = round(conversation.cost, 6)
+        event["currency"] = "USD"
     return event
 
 

@@ -109,7 +109,8 @@ async def test_a_turn_streams_its_events_and_ends_done(project):
     host, frontend = host_for(project, SCRIPTED)
     result = await host.agents[project.as_uri()].turn("what is in it?", token="t1")
     assert result == {"reply": "It says hello.", "provider": "scripted", "model": None, "steps": 2,
-                      "cancelled": False, "error": None, "stopReason": "end", "checkpoint": None}
+                      "cancelled": False, "error": None, "stopReason": "end", "checkpoint": None,
+                      "text": "done — scripted · 2 steps"}  # the footer every client ends the turn with
     [progress] = frontend.progress
     assert progress.token == "t1" and progress.ended == "done"
     kinds = [e["type"] for e in progress.events]
@@ -122,6 +123,7 @@ async def test_an_unknown_provider_ends_the_turn_with_its_error(project):
     result = await host.agents[project.as_uri()].turn("hi")
     assert result["reply"].startswith('Error: unknown provider: "nosuch"') and result["error"]
     assert result["stopReason"] == "error"
+    assert result["text"] == "failed — nosuch · 0 steps"
     assert frontend.progress == []
 
 
@@ -147,6 +149,7 @@ async def test_one_turn_at_a_time_and_cancelling_it(project):
         result = await asyncio.wait_for(turn, 10)
         assert result["cancelled"] is True and result["reply"] == f"partial {n}"  # what was said is kept
         assert result["stopReason"] == "cancelled"
+        assert result["text"] == "cancelled — scripted · 1 step"
         assert frontend.progress[-2].ended == "cancelled"
         assert folder.cancel() is False  # nothing left running
     assert (await stored.new_conversation(folder))["reset"] is True

@@ -1,6 +1,7 @@
 """A stored conversation is served in the words its entries had live, so no client composes them:
 a compaction, a reset and a rewind carry the `text` of their note, and a tool row stored before
-titles were kept gets the titles the agent gives such a call (issue 32: the words of every event
+titles were kept gets the titles the agent gives such a call, and a turn the footer its answer
+ended with (issue 32: the words of every event
 come from the server)."""
 
 from __future__ import annotations
@@ -33,11 +34,11 @@ async def test_compaction_reset_and_rewind_entries_carry_their_note_and_old_tool
 
     entries = (await stored.transcript(folder))["entries"]
     assert [entry.get("text") for entry in entries] == [
-        None,  # a turn: its words are its prompt, reply and rows
+        "done — scripted · 1 step",  # a turn: its footer, as its answer said it
         "12 turns compacted into a summary",
         "the conversation started over here: the model no longer sees the turns above",
         "rewound to before turn 3: the model no longer sees it or the turns after it",
-        None,
+        "done — scripted",  # stored before steps were kept, by a provider without a model
         "1 turn compacted into a summary",
     ]
     assert [(call["title"], call["outcomeTitle"]) for call in entries[4]["tools"]] == [
