@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import re
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from types import SimpleNamespace
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 NEXT_EDIT = "elelem/nextEdit"
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+SPLIT_DOCUMENTS = 4  # documents whose lines are kept split between keystrokes
 # Set as each request arrives, so the request's handler (a task started then) sees its own
 ASKED: ContextVar[tuple[str, str, list[tuple[str, Edit]]] | None] = ContextVar("elelem_next_edit_asked", default=None)
 
@@ -44,7 +46,8 @@ class NextEditBridge:
         self.router, self.completions = router, completions
         self._service: NextEdits | None = None
         self.counts: dict[str, Counts] = {}  # folder uri -> what next edit did there
-        self._split: dict[str, tuple[str, Sequence[str]]] = {}  # document uri -> its text and its lines, as last changed
+        # document uri -> its text and its lines as last changed, for the few documents last typed in
+        self._split: OrderedDict[str, tuple[str, Sequence[str]]] = OrderedDict()
 
     @property
     def announced(self) -> bool:
@@ -71,10 +74,12 @@ class NextEditBridge:
             lines = (only.range.start.line, only.range.end.line)
         # The lines split after the last change are the lines before this one: a big document is
         # split once a keystroke, not twice.
-        known = self._split.get(document.uri)
+        known = self._split.pop(document.uri, None)
         before_lines = known[1] if known is not None and known[0] is before else before.splitlines(True)
         after, after_lines = document.source, document.lines
         self._split[document.uri] = (after, after_lines)
+        if len(self._split) > SPLIT_DOCUMENTS:
+            self._split.popitem(last=False)
         self.service.changed(document.uri, self._name(document), before_lines, after_lines, lines)
 
     def closed(self, uri: str) -> None:
