@@ -251,10 +251,13 @@ def test_chat_shows_the_plan_as_a_checklist_and_usage_prints_the_conversations_t
     child.expect("answered")
     assert "  [x] read the readme\r\n  [~] answer\r\n  [ ] tidy up" in child.before
     child.expect(PROMPT)
+    rows = child.before.replace("\x1b[2m", "").replace("\x1b[0m", "")  # both dimmed
+    assert rows.endswith("2,100 in · 65 out\r\ndone — scripted · 2 steps\r\n")  # the usage row, the server's footer
     child.sendline("/usage")
     child.expect(PROMPT)
-    assert "this conversation: 2,100 tokens in, 65 out (no price known for this model)" in child.before
-    assert re.search(r"the context holds [1-9][\d,]* of 32,000 tokens", child.before)  # counted afresh
+    # the server's conversationText as it is (no price known for this model: no cost)
+    assert re.search(r"this conversation: 2,100 in · 65 out · context [1-9][\d,]* of 32,000\r\n", child.before)
+    assert "inline completion" not in child.before and "next edit" not in child.before  # none asked of this server
     leave(child)
 
 

@@ -16,7 +16,7 @@ from scaffold import add_plugin, write_script
 
 from elelem_lsp.agent.events import compaction, context_event
 from elelem_lsp.agent.toolbox import Toolbox
-from elelem_lsp.client.terminal import DIM, RESET, Terminal, printable
+from elelem_lsp.client.terminal import DIM, RESET, Terminal, printable, usage_lines
 
 # ESC sequences and single control bytes a model could emit to take over a terminal.
 HOSTILE = (
@@ -245,6 +245,30 @@ def test_a_turn_no_provider_counted_shows_no_usage_row():
                "conversationOutputTokens": 0, "contextTokens": 40, "text": "0 in · 0 out"}
     terminal.show({"kind": "report", "events": [{"type": "saying", "text": "done."}, nothing]})
     assert out.getvalue() == "done."  # the newline comes with the end of the turn, not with a row
+
+
+def test_a_turns_footer_is_the_servers_words_dimmed_and_an_unanswered_cancel_says_cancelled():
+    out, err = io.StringIO(), io.StringIO()
+    out.isatty = lambda: True
+    terminal = Terminal(out=out, err=err, interactive=False)
+    terminal.footer({"reply": "ok", "provider": "scripted", "steps": 3, "text": "done — scripted · from the server"})
+    assert out.getvalue() == f"{DIM}done — scripted · from the server\n{RESET}"  # as said, not worded from steps
+    terminal.footer({"reply": "", "cancelled": True, "error": None})  # $/cancelRequest: no answer from the server
+    assert err.getvalue() == "elelem: cancelled\n"
+
+
+def test_usage_prints_the_servers_figures_and_suggestions_only_when_there_were_any():
+    context = {
+        "usage": {"conversationInputTokens": 1, "conversationText": "12,345 in · 2,345 out · context 3,000 of 32,000 · $0.12"},
+        "completion": {"shown": 12, "accepted": 3, "requests": 9, "text": "3 of 12 suggestions accepted · 141 chars"},
+        "nextEdit": {"shown": 0, "accepted": 0, "requests": 0, "text": "0 of 0 suggestions accepted · 0 chars"},
+    }
+    assert usage_lines(context) == [
+        "this conversation: 12,345 in · 2,345 out · context 3,000 of 32,000 · $0.12",
+        "inline completion: 3 of 12 suggestions accepted · 141 chars",
+    ]
+    context["nextEdit"] = {"shown": 2, "accepted": 1, "requests": 2, "text": "1 of 2 suggestions accepted · 40 chars"}
+    assert usage_lines(context)[2:] == ["next edit: 1 of 2 suggestions accepted · 40 chars"]
 
 
 async def test_a_question_takes_a_number_or_a_title_and_asks_again_until_it_gets_one():

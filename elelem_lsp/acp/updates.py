@@ -40,7 +40,7 @@ from acp.schema import AgentPlanUpdate, Cost, ToolCallLocation, ToolKind, UsageU
 
 from ..agent.messages import ProviderError
 from ..agent.tools import BUILTIN_ALIASES
-from ..agent.wording import call_title, compaction_text
+from ..agent.wording import call_title
 from ..host.batching import TEXT_BATCH_SECONDS, Text, TextBatch
 from ..host.frontend import ProgressSink
 from ..providers.images import image_data
@@ -197,19 +197,12 @@ def replayed(transcript: dict[str, Any], root: Path, calls: ToolCalls) -> list[A
     """A stored conversation as the updates that would have shown it: each prompt, its tool
     calls with their final status (ids made unique in the session by ``calls``) and the check
     after a step, the plan as it left it, its reply (each message with its ``messageId``, a prompt's images read again from
-    their files); a compaction, a reset or a rewind as one thought line."""
+    their files); a compaction, a reset or a rewind as one thought line of the ``text`` the host serves with it."""
     updates: list[Any] = []
     for entry in transcript["entries"]:
-        if entry["kind"] == "compaction":
-            turns = entry["turns"] if isinstance(entry.get("turns"), int) else 0
-            updates.append(update_agent_thought_text(compaction_text(turns) + "\n"))
-            continue
-        if entry["kind"] == "reset":
-            updates.append(update_agent_thought_text("/reset: the context started over here\n"))
-            continue
-        if entry["kind"] == "rewind":
-            turn = entry.get("checkpoint")
-            updates.append(update_agent_thought_text(f"/rewind: the context went back to before turn {turn}\n"))
+        if entry["kind"] != "turn":  # the server words a compaction, a reset, a rewind; a newer kind may say nothing
+            if isinstance(entry.get("text"), str):
+                updates.append(update_agent_thought_text(entry["text"] + "\n"))
             continue
         asked = with_id(update_user_message_text(entry["prompt"]))
         updates += [asked, *replayed_images(entry.get("images"), asked.message_id)]

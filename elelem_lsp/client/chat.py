@@ -28,7 +28,7 @@ from ..agent.wording import checkpoint_lines, counted, rewind_lines
 from ..host.trust import PluginSet
 from ..spinner import Spinner
 from . import TerminalClient
-from .terminal import Terminal, checked_lines, one_line, plan_lines, usage_row
+from .terminal import Terminal, checked_lines, one_line, plan_lines, usage_lines, usage_row
 from .trust_prompt import TrustDecision
 
 HELP = """\
@@ -41,7 +41,8 @@ HELP = """\
 /rewind [N]        list the turns that changed files; with N, put the files (and this
                    conversation) back to before turn N
 /context           show the conversation as the provider sees it
-/usage             the conversation's tokens, the context used and the cost so far
+/usage             the conversation's tokens, the context used and the cost so far (and
+                   inline completion's and next edit's figures, when an editor used them)
 /tools             list the tools the agent can use
 /reload            load the plugin files again
 /help              this list
@@ -161,11 +162,9 @@ class Chat:
                     return 0
                 continue
             result = self.call(self.client.ask(line, self.terminal.show))
-            if result.get("cancelled"):
-                self.terminal.newline()
-                self.terminal.notice("cancelled")
-            else:
+            if not result.get("cancelled"):
                 self.terminal.finish(result["reply"], error=bool(result.get("error")))
+            self.terminal.footer(result)
 
     def slash(self, line: str) -> bool:
         """Run a slash command; False means leave."""
@@ -303,19 +302,7 @@ class Chat:
             self.terminal.print(window_text(context["window"]))
 
     def usage(self) -> None:
-        context = self.command("elelem.context")
-        usage = context["usage"]
-        window = f" of {usage['contextWindow']:,}" if usage.get("contextWindow") else ""
-        cost = f", ${usage['cost']:.4f}" if "cost" in usage else " (no price known for this model)"
-        cached = usage.get("conversationCachedInputTokens")
-        self.terminal.print(
-            f"this conversation: {usage['conversationInputTokens']:,} tokens in"
-            f"{f' ({cached:,} read from the cache)' if cached else ''}, "
-            f"{usage['conversationOutputTokens']:,} out{cost}; the context holds {usage['contextTokens']:,}{window} tokens"
-        )
-        suggestions = context.get("completion") or {}
-        if suggestions.get("shown"):  # ghost text an editor showed from this server (docs/completion.md)
-            self.terminal.print(f"inline completion: {suggestions['text']}")
+        self.terminal.print("\n".join(usage_lines(self.command("elelem.context"))))
 
     def reload(self) -> None:
         now = PluginSet.scan(self.client.root)

@@ -2,7 +2,8 @@
 
 Saying is streamed as text, thinking dimmed, each tool call as one line of its title and
 outcome ``+ Read README.md → 132 lines``, a ``context`` or ``compacted`` event as its text, a
-``plan`` as a checklist and the host's ``usage`` as a dimmed row at the turn's end.
+``plan`` as a checklist, the host's ``usage`` as a dimmed row at the turn's end and the
+answer's footer (``done — scripted · 2 steps``) under it.
 When stdout is not a terminal, everything but the reply goes to stderr so that
 ``elelem-lsp ask ... > file`` captures the reply alone; an error goes to stderr. Model text never drives the terminal:
 control characters (escape sequences, OSC clipboard writes, C1 codes, CR, BEL)
@@ -81,6 +82,26 @@ def usage_row(usage: dict[str, Any]) -> str | None:
     request that failed: nothing worth a row)."""
     counted = usage.get("inputTokens") or usage.get("outputTokens")
     return one_line(usage["text"], 300) + "\n" if counted and isinstance(usage.get("text"), str) else None
+
+
+# The figures of elelem.context besides the conversation's, each shown under its name when there are any.
+SUGGESTION_FIGURES = (("completion", "inline completion"), ("nextEdit", "next edit"))
+
+
+def usage_lines(context: dict[str, Any]) -> list[str]:
+    """``/usage`` from ``elelem.context``: the conversation's figures and the context in the
+    server's words (``conversationText``), then inline completion's and next edit's (their
+    ``text``) when they showed or asked for anything."""
+    lines = [f"this conversation: {context['usage']['conversationText']}"]
+    for key, name in SUGGESTION_FIGURES:
+        figures = context.get(key)
+        if (
+            isinstance(figures, dict)
+            and (figures.get("shown") or figures.get("requests"))
+            and isinstance(figures.get("text"), str)
+        ):
+            lines.append(f"{name}: {figures['text']}")
+    return lines
 
 
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]"}  # any other status is pending: "[ ]"
@@ -208,6 +229,16 @@ class Terminal:
             stream = self.err if error else self.out
             stream.write(reply if reply.endswith("\n") else reply + "\n")
             stream.flush()
+
+    def footer(self, result: dict[str, Any]) -> None:
+        """The turn's last row, in the server's words (``done — scripted · 2 steps``), dimmed; a
+        turn cancelled before the server answered it (or an older server's answer) says ``cancelled``."""
+        text = result.get("text")
+        if isinstance(text, str) and text:
+            self.newline()
+            self.write(one_line(text, 300) + "\n", dim=True)
+        elif result.get("cancelled"):
+            self.notice("cancelled")
 
     # -- messages -------------------------------------------------------------
     def notice(self, message: str) -> None:

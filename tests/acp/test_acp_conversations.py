@@ -95,7 +95,8 @@ async def test_reset_starts_the_context_over_in_the_same_thread_and_a_restart_ke
     await again.conn.load_session(cwd=str(scripted_project), session_id=agent.session_id, mcp_servers=[])
     await wait_until(lambda: again.client.text() == "onetwo", "the whole thread replayed")
     assert [u.content.text for u in again.client.of("user_message_chunk")] == ["before", "after"]
-    assert "context started over" in again.client.text("agent_thought_chunk")
+    # the reset's line in the host's words, as every client draws it again
+    assert again.client.text("agent_thought_chunk") == "the conversation started over here: the model no longer sees the turns above\n"
     (scripted_project / ".agents" / "fetches.jsonl").unlink()
     await again.prompt("and then?", session_id=agent.session_id)
     [fetch] = recorded(scripted_project)  # after a restart the model still sees only what came after /reset

@@ -43,7 +43,9 @@ def test_a_replayed_turn_shows_prompt_calls_and_reply(tmp_path: Path):
     transcript = {"entries": [
         {"kind": "turn", "prompt": "hi", "reply": "", "cancelled": True, "tools": [
             {"id": "c1", "name": "execute", "arguments": {"command": "ls"}, "ok": False, "summary": None, "error": "denied"}]},
-        {"kind": "compaction", "turns": 4, "summary": "...", "at": "2026-01-01T00:00:00Z"},
+        {"kind": "compaction", "turns": 4, "summary": "...", "at": "2026-01-01T00:00:00Z",
+         "text": "4 turns compacted into a summary"},  # as the host serves it (host/transcript.py)
+        {"kind": "bookmark", "at": "2026-01-01T00:00:01Z"},  # a newer server's kind, with no words: not shown
     ]}
     calls = ToolCalls()
     updates = replayed(transcript, tmp_path, calls)
@@ -51,6 +53,7 @@ def test_a_replayed_turn_shows_prompt_calls_and_reply(tmp_path: Path):
         "user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk", "agent_thought_chunk"]
     assert updates[2].status == "failed" and updates[2].content[0].content.text == "denied"
     assert updates[3].content.text == "(cancelled)"
+    assert updates[4].content.text == "4 turns compacted into a summary\n"  # the served words, not ACP's own
     assert calls.announce("c1") == "c1-2"  # a later call the provider also names c1 gets a card of its own
 
 

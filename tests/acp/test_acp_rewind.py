@@ -60,7 +60,8 @@ async def test_rewind_lists_refuses_a_change_made_since_then_forces_and_the_cont
 
     again = await start_agent(scripted_project, new_session=False)
     await again.conn.load_session(cwd=str(scripted_project), session_id=session_id, mcp_servers=[])
-    await wait_until(lambda: "went back to before turn 1" in again.client.text("agent_thought_chunk"), "the rewind replayed")
+    rewound = "rewound to before turn 1: the model no longer sees it or the turns after it\n"  # the host's words
+    await wait_until(lambda: rewound in again.client.text("agent_thought_chunk"), "the rewind replayed")
 
 
 def edit_turn(project: Path) -> None:
