@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from .zeta import RegionEdit, excerpt, prompt, region_edits, rewritten_region
+from .zeta import RegionEdit, excerpt, prompt, region_edits, rewritten_region, without_context
 
 Ask = Callable[[str], Awaitable[str]]
 
@@ -24,6 +24,8 @@ async def predict(lines: list[str], path: str, line: int, character: int, events
     shown = excerpt(lines, path, line, min(character, len(lines[line])))
     answer = await ask(prompt(events, shown))
     region = rewritten_region(answer, shown.region)
+    if region is not None:
+        region = without_context(region, shown)
     if region is None or region == shown.region:
         return None
     edits = region_edits(shown.region, region, shown.first)

@@ -38,12 +38,15 @@ SIMILAR_ENOUGH = 0.5  # an answer without markers is taken as the region only wh
 
 @dataclass(frozen=True)
 class Excerpt:
-    """The editable region, lines ``first`` up to (not including) ``end``, and the prompt's excerpt."""
+    """The editable region, lines ``first`` up to (not including) ``end``, the prompt's excerpt, and
+    the lines shown around the region (not editable)."""
 
     first: int
     end: int
     region: str
     text: str
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
 
 
 def excerpt(lines: list[str], path: str, line: int, character: int) -> Excerpt:
@@ -53,14 +56,12 @@ def excerpt(lines: list[str], path: str, line: int, character: int) -> Excerpt:
     marked = list(region)
     at = line - first
     marked[at] = marked[at][:character] + CURSOR + marked[at][character:]
+    before, after = lines[max(0, first - CONTEXT_AROUND) : first], lines[end : end + CONTEXT_AROUND]
     shown = [f"```{path}"]
     if first - CONTEXT_AROUND <= 0:
         shown.append(START_OF_FILE)
-    shown += lines[max(0, first - CONTEXT_AROUND) : first]
-    shown += [EDITABLE_START, *marked, EDITABLE_END]
-    shown += lines[end : end + CONTEXT_AROUND]
-    shown.append("```")
-    return Excerpt(first, end, "\n".join(region), "\n".join(shown))
+    shown += [*before, EDITABLE_START, *marked, EDITABLE_END, *after, "```"]
+    return Excerpt(first, end, "\n".join(region), "\n".join(shown), tuple(before), tuple(after))
 
 
 def prompt(events: str, shown: Excerpt) -> str:
@@ -91,6 +92,26 @@ def rewritten_region(answer: str, region: str) -> str | None:
     if not marked and difflib.SequenceMatcher(a=region, b=text, autojunk=False).ratio() < SIMILAR_ENOUGH:
         return None
     return text
+
+
+def without_context(region: str, shown: Excerpt) -> str:
+    """The rewritten ``region`` without the lines shown around the excerpt's region that the model
+    wrote again at its start or end (they are not the region's: kept, they would be inserted twice)."""
+    new, old = region.split("\n"), shown.region.split("\n")
+    head = _repeated(new, old, list(shown.before))
+    rest = new[head:]
+    tail = _repeated(rest[::-1], old[::-1], list(shown.after)[::-1])
+    return "\n".join(rest[: len(rest) - tail])
+
+
+def _repeated(new: list[str], old: list[str], context: list[str]) -> int:
+    """How many of ``new``'s first lines are the last lines of ``context`` (the lines before the
+    region) rather than the region's own first lines; a repeat of blank lines alone is not one."""
+    for count in range(min(len(context), len(new)), 0, -1):
+        written = new[:count]
+        if written == context[-count:] and written != old[:count] and any(line.strip() for line in written):
+            return count
+    return 0
 
 
 def _unfenced(text: str) -> str:

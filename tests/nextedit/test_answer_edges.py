@@ -1,9 +1,12 @@
-"""Answers as models really write them, read back into edits: line breaks of another system."""
+"""Answers as models really write them, read back into edits: line breaks of another system, the
+lines around the region written again."""
 
 from __future__ import annotations
 
+import pytest
+
 from elelem_lsp.nextedit.predictor import predict
-from elelem_lsp.nextedit.zeta import EDITABLE_END, EDITABLE_START, apply
+from elelem_lsp.nextedit.zeta import EDITABLE_END, EDITABLE_START, apply, excerpt
 
 LINES = ["def f(factor):", "    a = scale", "    return a * scale"]
 RENAMED = [line.replace("scale", "factor") for line in LINES]
@@ -21,3 +24,36 @@ async def test_an_answer_with_crlf_line_breaks_gives_the_same_edits():
     crlf = await edits_for(f"{EDITABLE_START}\r\n" + "\r\n".join(RENAMED) + f"\r\n{EDITABLE_END}")
     assert apply(LINES, plain) == RENAMED
     assert crlf == plain
+
+
+DOCUMENT = [f"v{n} = {n}" for n in range(100)]
+DOCUMENT[40] = "total = scale * 2"
+DOCUMENT[50] = "def f(factor):"
+
+
+async def edits_in_document(region_as_answered) -> list[str]:
+    """The document with the edits of an answer made from (before, region, after) lines applied."""
+    shown = excerpt(DOCUMENT, "a.py", 50, 5)
+    before, after = DOCUMENT[shown.first - 12 : shown.first], DOCUMENT[shown.end : shown.end + 12]
+    region = [line.replace("scale", "factor") for line in DOCUMENT[shown.first : shown.end]]
+
+    async def ask(prompt: str) -> str:
+        return region_as_answered(before, region, after)
+
+    edits = await predict(DOCUMENT, "a.py", 50, 5, "", ask)
+    return apply(DOCUMENT, edits)
+
+
+@pytest.mark.parametrize(
+    "answered",
+    [
+        lambda before, region, after: "\n".join([EDITABLE_START, *before, *region, *after, EDITABLE_END]),
+        lambda before, region, after: "\n".join([*before, *region, *after]),
+        lambda before, region, after: "\n".join([EDITABLE_START, *before[-3:], *region, *after[:2], EDITABLE_END]),
+    ],
+    ids=["context-inside-the-markers", "the-whole-excerpt-without-markers", "a-few-context-lines"],
+)
+async def test_an_answer_that_writes_the_lines_around_the_region_again_does_not_repeat_them(answered):
+    expected = list(DOCUMENT)
+    expected[40] = "total = factor * 2"
+    assert await edits_in_document(answered) == expected
