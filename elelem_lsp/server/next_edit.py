@@ -92,6 +92,7 @@ class NextEditBridge:
         """A request as it arrives: for ``elelem/nextEdit``, the text its position is in, kept for
         its handler, which starts only after the messages read with it (a keystroke) are handled."""
         if method != NEXT_EDIT:
+            ASKED.set(None)  # the tasks of other requests carry no document text along
             return
         uri = getattr(getattr(params, "textDocument", None), "uri", None)
         if not isinstance(uri, str) or (document := self.router.server.workspace.text_documents.get(uri)) is None:
