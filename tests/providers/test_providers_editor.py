@@ -10,7 +10,7 @@ import time
 
 import pexpect
 
-from .fake_model_server import Reply, openai_chunk, sse
+from .fake_model_server import Reply, model_requests, openai_chunk, sse
 
 READ_RESULT = '{"path":"README.md","total_lines":1,"lines":[1,1],"content":"1\\t# hello","ok":true}'
 
@@ -126,7 +126,7 @@ async def test_declared_openai_chat_provider_round_trip(project, start_editor, f
                                 env={"LOCAL_MODEL_KEY": "sk-local-123"})
     result = await editor.ask("what is in the readme?")
     assert result["reply"] == f"the tool said: {READ_RESULT}", result
-    first, second = (r for r in fake_server.requests)
+    first, second = model_requests(fake_server.requests)  # a server of one's own is also asked its window
     assert first.headers["authorization"] == "Bearer sk-local-123"
     assert (first.json["model"], first.json["temperature"], first.json["max_tokens"]) == ("deepseek-llm-7b-chat", 0.7, 512)
     assert second.json["messages"][-1] == {"role": "tool", "tool_call_id": "call_Hx4Ej0", "content": READ_RESULT}
