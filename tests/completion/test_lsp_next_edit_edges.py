@@ -136,15 +136,18 @@ async def test_edits_are_of_the_text_the_request_saw_though_it_changed_while_the
     assert applied_in(seen, edits, "utf-16") == renamed
 
 
-@pytest.mark.parametrize(
-    ("position", "field"),
-    [({"line": "0", "character": 0}, "position.line"), ({"line": 0, "character": True}, "position.character")],
-)
-async def test_a_position_of_the_wrong_type_is_invalid_params_naming_it(start_editor, project, fim, position, field):
+async def test_a_malformed_position_is_invalid_params_naming_the_field(start_editor, project, fim):
     editor = await start(start_editor, project, fim, announcing())
     uri = editor.open("a.py", "x = 1\n", "python")
-    with pytest.raises(JsonRpcInvalidParams, match=field):
-        await editor.client.protocol.send_request_async("elelem/nextEdit", {"textDocument": {"uri": uri}, "position": position})
+    for position, field in [
+        ({"line": "0", "character": 0}, "position.line"),
+        ({"line": 0, "character": True}, "position.character"),
+        ({"line": 2, "character": 0}, "position.line"),  # line 1 is the empty last line; 2 is past it
+    ]:
+        with pytest.raises(JsonRpcInvalidParams, match=field):
+            await editor.client.protocol.send_request_async(
+                "elelem/nextEdit", {"textDocument": {"uri": uri}, "position": position}
+            )
     assert fim.requests == []
 
 
@@ -154,28 +157,31 @@ SOURCE = "def f(scale):\n    a = scale\n    return a * scale\n"
 RENAMED = SOURCE.replace("scale", "factor")
 
 
-@pytest.mark.parametrize(
-    ("private", "settings"),
-    [(".env", {}), ("build/gen.py", {}), ("vault/keys.py", {"exclude": ["vault/**"]})],
-)
-async def test_the_edits_of_a_private_file_never_reach_another_files_prompt(start_editor, project, fim, private, settings):
+PRIVATE = [".env", "build/gen.py", "vault/keys.py"]  # named so, ignored by .gitignore, excluded by completion.exclude
+
+
+async def test_private_files_ask_no_model_and_their_edits_never_reach_another_files_prompt(start_editor, project, fim):
     (project / ".gitignore").write_text("build/\n")
     fim.answer = zeta_answer(RENAMED.rstrip("\n"))
     editor = await start_editor(
         project,
         client=announcing(),
-        settings={"provider": "llamacpp", "completion": {"api": "chat", **settings}},
+        settings={"provider": "llamacpp", "completion": {"api": "chat", "exclude": ["vault/**"]}},
         env={"LLAMACPP_BASE_URL": f"{fim.url}/v1"},
     )
-    secret = editor.open(private, "TOKEN=old\n", "plaintext")
-    change(editor, secret, (0, 6), (0, 9), "sk-live-4242")
+    for private in PRIVATE:
+        secret = editor.open(private, "TOKEN=old\n", "plaintext")
+        change(editor, secret, (0, 6), (0, 9), "sk-live-4242")
+        assert await next_edit(editor, secret, 0, 12) is None, private
+    assert fim.requests == []
     uri = editor.open("a.py", SOURCE, "python")
     change(editor, uri, (0, 6), (0, 11), "factor")
 
     assert await next_edit(editor, uri, 0, 12) is not None
     prompt = prompt_of(fim)
     assert "+def f(factor):" in prompt  # the file's own edit is there
-    assert "sk-live" not in prompt and "TOKEN" not in prompt and private not in prompt
+    assert "sk-live" not in prompt and "TOKEN" not in prompt
+    assert not any(private in prompt for private in PRIVATE)
 
 
 async def test_the_edits_of_another_workspace_folder_stay_out_of_this_folders_prompt(start_editor, tmp_path, fim):
@@ -373,14 +379,9 @@ async def test_a_client_sending_ranges_and_one_sending_the_whole_text_give_the_m
 # -- documents ---------------------------------------------------------------------------------
 
 
-async def test_a_document_never_opened_gets_null_without_a_model_request(start_editor, project, fim):
+async def test_a_document_never_opened_or_empty_gets_null_without_a_model_request(start_editor, project, fim):
     editor = await start(start_editor, project, fim, announcing())
     assert await next_edit(editor, editor.uri("never.py"), 0, 0) is None
-    assert fim.requests == []
-
-
-async def test_an_empty_document_gets_null_without_a_model_request(start_editor, project, fim):
-    editor = await start(start_editor, project, fim, announcing())
     uri = editor.open("a.py", "", "python")
     assert await next_edit(editor, uri, 0, 0) is None
     assert fim.requests == []
@@ -447,21 +448,6 @@ async def test_a_workspace_without_folders_gets_edits_for_a_file_in_the_servers_
     assert applied_in(SOURCE.replace("scale", "factor", 1), [plain(e) for e in result.edits], "utf-16") == RENAMED
 
 
-@pytest.mark.parametrize(("private", "settings"), [("build/gen.py", {}), ("vault/keys.py", {"exclude": ["vault/**"]})])
-async def test_no_model_request_in_an_ignored_or_excluded_file(start_editor, project, fim, private, settings):
-    (project / ".gitignore").write_text("build/\n")
-    editor = await start_editor(
-        project,
-        client=announcing(),
-        settings={"provider": "llamacpp", "completion": {"api": "chat", **settings}},
-        env={"LLAMACPP_BASE_URL": f"{fim.url}/v1"},
-    )
-    uri = editor.open(private, SOURCE, "python")
-    change(editor, uri, (0, 6), (0, 11), "factor")
-    assert await next_edit(editor, uri, 0, 12) is None
-    assert fim.requests == []
-
-
 async def test_a_crlf_document_gets_edits_at_the_right_places(start_editor, project, fim):
     source = SOURCE.replace("\n", "\r\n")
     fim.answer = zeta_answer(RENAMED.rstrip("\n"))
@@ -472,13 +458,6 @@ async def test_a_crlf_document_gets_edits_at_the_right_places(start_editor, proj
     assert "\r" not in prompt_of(fim)
     edits = [plain(edit) for edit in result.edits]
     assert applied_in(SOURCE.replace("scale", "factor", 1), edits, "utf-16") == RENAMED
-
-
-async def test_a_line_past_the_end_is_invalid_params_naming_it(start_editor, project, fim):
-    editor = await start(start_editor, project, fim, announcing())
-    uri = editor.open("a.py", "x = 1\n", "python")
-    with pytest.raises(JsonRpcInvalidParams, match="position.line"):
-        await next_edit(editor, uri, 2, 0)  # line 1 is the empty last line; 2 is past it
 
 
 async def test_many_documents_asked_at_once_are_each_answered(start_editor, project, fim):
