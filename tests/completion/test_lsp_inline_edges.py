@@ -16,7 +16,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 from test_engine import wait_for
 from test_lsp_inline import inline_params
-from test_lsp_next_edit_edges import folderless  # noqa: F401 (a fixture)
+from test_lsp_next_edit_edges import broken, folderless, silent  # noqa: F401 (fixtures)
 
 COMPLETIONS = "/v1/completions"
 
@@ -268,3 +268,19 @@ async def test_a_form_feed_in_a_line_does_not_move_the_editors_changes(start_edi
     )
     await inline(editor, uri, 1, 3)
     assert sent(fim) == ("(a)\x0c(b)\n(c ", "\n")
+
+
+async def test_a_malformed_stream_gives_nothing(start_editor, project, broken):  # noqa: F811 (the fixture imported)
+    editor = await start(start_editor, project, broken)
+    uri = editor.open("a.py", "x = \n", "python")
+    assert list((await inline(editor, uri, 0, 4)).items) == []
+    assert editor.client.messages == []
+
+
+async def test_a_model_that_never_answers_is_given_up_after_the_read_timeout(start_editor, project, silent):  # noqa: F811
+    settings = {"provider": "llamacpp", "completion": {"api": "completions", "debounceMs": 0}}
+    env = {"LLAMACPP_BASE_URL": f"{silent.url}/v1", "ELELEM_READ_TIMEOUT": "0.5"}
+    editor = await start_editor(project, settings=settings, env=env)
+    uri = editor.open("a.py", "x = \n", "python")
+    assert list((await asyncio.wait_for(inline(editor, uri, 0, 4), 10)).items) == []
+    await wait_for(lambda: editor.client.log_messages, "the failure logged")
