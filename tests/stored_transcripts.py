@@ -119,6 +119,8 @@ WORDED_EVENTS = [
     {"type": "doing", "id": "c2", "name": "edit", "arguments": {"path": "a.py"}, "title": "Edit a.py"},
     {"type": "result", "id": "c2", "name": "edit", "ok": False, "title": "Edit a.py", "error": "old text not found"},
 ]
+# the answer of the turn WORDED_EVENTS come from, with its footer's words (steps in no other field)
+WORDED_RESULT = {"reply": "Hello", "provider": "scripted", "text": "done — scripted · 2 steps"}
 WORDED_NOTES = ["-- 1 earlier turn left out and 2 tool results shortened to fit 1,000 tokens",
                 "-- 12 turns compacted into a summary (40,000 → 3,000 tokens)"]
 WORDED_LINES = [
@@ -129,7 +131,7 @@ WORDED_LINES = [
     "+ Edit a.py",
     "  failed: Edit a.py: old text not found",
     "Hello",
-    "-- scripted · 2 steps",
+    "-- done — scripted · 2 steps",
 ]
 
 
@@ -146,10 +148,12 @@ WORDED_TURN = {
          "ok": False, "summary": None, "error": "old text not found"},
     ],
     "usage": {"inputTokens": 1234, "outputTokens": 567, "cost": 0.0123, "text": "1,234 in · 567 out · $0.01"},
+    "text": "done — scripted · m1 · 4 steps",  # its footer, as the server serves it (its steps are in no other field)
 }
 WORDED_CONVERSATION = {"id": "c5", "title": "run the tests", "entries": [
     WORDED_TURN,
-    {**TURN, "prompt": "uncounted", "reply": "ok", "tools": [], "usage": {"inputTokens": 0, "outputTokens": 0, "text": "0 in · 0 out"}},
+    {**TURN, "prompt": "uncounted", "reply": "ok", "tools": [], "usage": {"inputTokens": 0, "outputTokens": 0, "text": "0 in · 0 out"},
+     "text": "done — scripted · m1"},
 ]}
 WORDED_CONVERSATION_LINES = [
     "> run the tests",
@@ -159,12 +163,22 @@ WORDED_CONVERSATION_LINES = [
     "  failed: Edit a.py: old text not found",
     "Passed.",
     "-- 1,234 in · 567 out · $0.01",
-    "-- scripted · m1",
+    "-- done — scripted · m1 · 4 steps",
     "",
     "> uncounted",
     "ok",
-    "-- scripted · m1",
+    "-- done — scripted · m1",
 ]
+
+# elelem.context's result once an editor showed ghost text (next edit asked nothing): each figure's text,
+# as the server words it (docs/contract.md), shown as it is
+SUGGESTION_CONTEXT = {
+    "usage": {"conversationInputTokens": 1, "conversationOutputTokens": 2, "contextTokens": 3,
+              "conversationText": "1 in · 2 out · context 3"},
+    "completion": {"shown": 12, "accepted": 3, "charsAccepted": 141, "requests": 9,
+                   "text": "3 of 12 accepted, said by the server"},
+    "nextEdit": {"shown": 0, "accepted": 0, "charsAccepted": 0, "requests": 0, "text": "0 of 0 accepted"},
+}
 
 # a turn as stored before tool rows kept their titles: a read that worked, a command that failed,
 # an MCP tool's call
@@ -198,7 +212,7 @@ SERVED_LINES = [
     '+ files: stat path="x"',
     '  ok: files: stat path="x" — done',
     "Looked.",
-    "-- scripted",
+    "-- done — scripted",  # the turn's footer in the server's words (stored without its steps)
 ]
 
 

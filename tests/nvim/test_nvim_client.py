@@ -49,7 +49,7 @@ def test_ask_streams_the_turn_and_edits_the_open_buffer(workspace: Path, start_n
         "+ Edit a.txt",
         "  ok: Edited a.txt — edited",
         "edited.",
-        "-- scripted · 2 steps",
+        "-- done — scripted · 2 steps",
     ]
     assert highlighted(nvim, "ElelemThinking") == ["planning"]
     assert highlighted(nvim, "ElelemTool") == ["+ Edit a.txt"]
@@ -80,7 +80,7 @@ def test_provider_is_picked_from_the_servers_list_or_named(workspace: Path, star
 
     nvim.command("ElelemAsk hello")
     nvim.wait_turns(1)
-    assert nvim.transcript()[-2:] == ["second here.", "-- second · 1 step"]
+    assert nvim.transcript()[-2:] == ["second here.", "-- done — second · 1 step"]
     assert nvim.lines() == ["x"]
 
     nvim.command("ElelemProvider scripted")
@@ -92,7 +92,7 @@ def test_provider_is_picked_from_the_servers_list_or_named(workspace: Path, star
     nvim.command("ElelemAsk change it")
     nvim.wait_turns(2)
     assert nvim.lines() == ["y"]
-    assert nvim.transcript()[-1] == "-- scripted · 2 steps"
+    assert nvim.transcript()[-1] == "-- done — scripted · 2 steps"
 
 
 def test_asking_about_a_range_sends_the_selection(workspace: Path, start_nvim) -> None:
@@ -146,7 +146,7 @@ def test_code_action_fixes_a_diagnostic_from_another_source(workspace: Path, sta
     assert nvim.lines() == ["y"]
     transcript = nvim.transcript()
     assert transcript[0] == "> Fix with elelem: x should be y  [a.txt:1]"
-    assert transcript[-2:] == ["edited.", "-- scripted · 2 steps"]
+    assert transcript[-2:] == ["edited.", "-- done — scripted · 2 steps"]
 
 
 def test_input_request_is_answered_with_vim_ui_input(workspace: Path, start_nvim) -> None:
@@ -183,8 +183,8 @@ def test_cancel_stops_the_turn_and_reset_starts_over(workspace: Path, start_nvim
     assert nvim.lua("return require('elelem').status()") == "elelem: waiting"
     nvim.command("ElelemCancel")
     nvim.wait_turns(1, timeout=10)
-    assert nvim.transcript()[-2] == "[cancelled]"
-    assert nvim.transcript()[-1].startswith("-- scripted")
+    # the server's footer says it was cancelled: no "[cancelled]" of the client's own
+    assert nvim.transcript()[-2:] == ["waiting", "-- cancelled — scripted · 1 step"]
     assert nvim.lua("return require('elelem').status()") == ""
 
     nvim.command("ElelemReset")
@@ -201,7 +201,7 @@ def test_write_creates_a_new_file_as_a_buffer(workspace: Path, start_nvim) -> No
     nvim = start_nvim(workspace, "a.txt")
     nvim.command("ElelemAsk create b")
     nvim.wait_turns(1)
-    assert nvim.transcript()[-3:] == ["  ok: Wrote b.txt — wrote 4 bytes", "edited.", "-- scripted · 2 steps"]
+    assert nvim.transcript()[-3:] == ["  ok: Wrote b.txt — wrote 4 bytes", "edited.", "-- done — scripted · 2 steps"]
     assert (workspace / "b.txt").exists()
     nvim.command(f"buffer {workspace / 'b.txt'}")
     nvim.command("write")
@@ -217,7 +217,7 @@ def test_settings_can_depend_on_the_workspace_folder(workspace: Path, start_nvim
     )
     nvim.command("ElelemAsk hello")
     nvim.wait_turns(1)
-    assert nvim.transcript()[-2:] == ["second here.", "-- second · 1 step"]
+    assert nvim.transcript()[-2:] == ["second here.", "-- done — second · 1 step"]
 
 
 def messages(nvim) -> str:

@@ -12,7 +12,8 @@ from scaffold import add_plugin, write_script
 from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
                                 ODD, ODD_LINES, PLANNED_SCRIPT, PLANNED_USAGE, SERVED_LINES, SHORT, SHORT_LINES,
                                 STORED_WITHOUT_WORDS, WORDED_EVENTS,
-                                WORDED_CONVERSATION, WORDED_CONVERSATION_LINES, WORDED_LINES, WORDED_NOTES,
+                                SUGGESTION_CONTEXT, WORDED_CONVERSATION, WORDED_CONVERSATION_LINES, WORDED_LINES,
+                                WORDED_NOTES, WORDED_RESULT,
                                 check_conversation_labels)
 from test_nvim_client import highlighted, messages
 
@@ -54,11 +55,11 @@ def test_odd_or_newer_entries_are_skipped_not_fatal(workspace: Path, start_nvim)
     assert show(nvim, {"id": "c4"}) == [""]
 
 
-@pytest.mark.parametrize(("events", "lines", "notes"), [(EVENTS, EVENTS_LINES, NOTES),
-                                                      (WORDED_EVENTS, WORDED_LINES, WORDED_NOTES)],
+@pytest.mark.parametrize(("events", "result", "lines", "notes"), [(EVENTS, EVENTS_RESULT, EVENTS_LINES, NOTES),
+                                                                (WORDED_EVENTS, WORDED_RESULT, WORDED_LINES, WORDED_NOTES)],
                          ids=["an older server's, worded here", "the server's words, as they are"])
-def test_a_turns_events_and_its_context_and_compacted_notes_are_drawn(workspace: Path, start_nvim, events, lines,
-                                                                       notes) -> None:
+def test_a_turns_events_and_its_context_and_compacted_notes_are_drawn(workspace: Path, start_nvim, events, result,
+                                                                       lines, notes) -> None:
     nvim = start_nvim(workspace)
     nvim.lua(
         """
@@ -69,7 +70,7 @@ def test_a_turns_events_and_its_context_and_compacted_notes_are_drawn(workspace:
         t.finish_turn('k', nil, result)
         """,
         events,
-        EVENTS_RESULT,
+        result,
     )
     assert nvim.transcript() == lines
     assert highlighted(nvim, "ElelemNote") == notes
@@ -122,7 +123,7 @@ def test_conversations_are_listed_newest_first_and_resumed(workspace: Path, star
     nvim = start_nvim(workspace, "a.txt")
     nvim.lua(PICKER)
     three_conversations(nvim)
-    assert nvim.transcript() == ["-- new conversation --", "", "> note three", "note three", "-- scripted · 1 step"]
+    assert nvim.transcript() == ["-- new conversation --", "", "> note three", "note three", "-- done — scripted · 1 step"]
 
     nvim.lua("vim.g.pick = 'note one'")
     nvim.command("ElelemConversations")
@@ -130,12 +131,12 @@ def test_conversations_are_listed_newest_first_and_resumed(workspace: Path, star
               what="the transcript redrawn from the resumed conversation")
     check_conversation_labels(nvim.lua("return vim.g.offered"), ["note three", "note two", "note one"])
     assert nvim.lua("return vim.g.select_prompt") == "elelem conversation: "
-    assert nvim.transcript() == ["> note one", "note one", "-- scripted"]
+    assert nvim.transcript() == ["> note one", "note one", "-- done — scripted · 1 step"]  # stored with its steps
 
     # the next turn continues the resumed conversation: the provider is sent its earlier turn
     ask(nvim, "recall", 4)
-    assert nvim.transcript() == ["> note one", "note one", "-- scripted", "", "> recall", "earlier: note one",
-                                 "-- scripted · 1 step"]
+    assert nvim.transcript() == ["> note one", "note one", "-- done — scripted · 1 step", "", "> recall",
+                                 "earlier: note one", "-- done — scripted · 1 step"]
     listed = conversations(nvim)
     assert listed[0]["title"].startswith("note one") and listed[0]["turns"] == 2
 
@@ -176,12 +177,12 @@ def test_a_new_session_on_the_folder_shows_its_conversation(workspace: Path, sta
         first.command("qall!")
 
     nvim = start_nvim(workspace, "a.txt")
-    yesterday = ["> note from yesterday", "note from yesterday", "-- scripted"]
+    yesterday = ["> note from yesterday", "note from yesterday", "-- done — scripted · 1 step"]
     nvim.wait("vim.api.nvim_buf_get_lines(require('elelem.transcript').bufnr(), 0, 1, false)[1] == ...",
               yesterday[0], what="the stored conversation in the transcript")
     assert nvim.transcript() == yesterday
     ask(nvim, "recall", 1)
-    assert nvim.transcript() == [*yesterday, "", "> recall", "earlier: note from yesterday", "-- scripted · 1 step"]
+    assert nvim.transcript() == [*yesterday, "", "> recall", "earlier: note from yesterday", "-- done — scripted · 1 step"]
     assert highlighted(nvim, "ElelemPrompt") == [yesterday[0], "> recall"]
 
     # a folder without a stored conversation starts with an empty transcript
@@ -201,7 +202,7 @@ def test_a_stored_conversation_is_drawn_in_the_servers_words(workspace: Path, st
     for entry in STORED_WITHOUT_WORDS:
         store.append(conversation, entry)
     nvim = start_nvim(workspace, "a.txt")
-    nvim.wait("vim.api.nvim_buf_get_lines(require('elelem.transcript').bufnr(), -2, -1, false)[1] == '-- scripted'",
+    nvim.wait("vim.api.nvim_buf_get_lines(require('elelem.transcript').bufnr(), -2, -1, false)[1] == '-- done — scripted'",
               what="the stored conversation in the transcript")
     assert nvim.transcript() == SERVED_LINES
     assert highlighted(nvim, "ElelemNote") == SERVED_LINES[:3]
@@ -254,7 +255,7 @@ def test_mcp_style_tool_names_render_like_built_in_ones(workspace: Path, start_n
     transcript = nvim.transcript()
     assert transcript[:2] == ["> search", '+ github: search_issues query="bug", limit=5']
     assert transcript[2].startswith('  failed: github: search_issues query="bug", limit=5: ')  # no such server here
-    assert transcript[-2:] == ["after the call.", "-- mcpish · 2 steps"]
+    assert transcript[-2:] == ["after the call.", "-- done — mcpish · 2 steps"]
     assert highlighted(nvim, "ElelemTool") == ['+ github: search_issues query="bug", limit=5']
 
 
@@ -270,7 +271,7 @@ def test_turns_left_out_to_fit_the_budget_show_as_one_dim_line(workspace: Path, 
     assert highlighted(nvim, "ElelemNote") == notes
     # each note comes first in its turn, right under the prompt
     assert transcript[transcript.index(notes[0]) - 1].startswith("> note two ")
-    assert transcript[-4:] == ["> recall", notes[1], "earlier: ", "-- scripted · 1 step"]  # the model saw neither
+    assert transcript[-4:] == ["> recall", notes[1], "earlier: ", "-- done — scripted · 1 step"]  # the model saw neither
 
 
 # -- the plan and the host's usage (issue 23) ----------------------------------------------------
@@ -316,6 +317,12 @@ def test_elelem_usage_prints_the_conversations_figures_or_says_the_server_has_no
                      {"usage": {"conversationInputTokens": 12345, "conversationOutputTokens": 2345, "contextTokens": 3000,
                                 "conversationText": "12,345 in (10,000 cached) · 2,345 out · context 3,000 · $0.12"}})
     assert words == "conversation: 12,345 in (10,000 cached) · 2,345 out · context 3,000 · $0.12"
+    # inline completion's and next edit's figures in the server's words, each when it did anything
+    words = nvim.lua("return require('elelem.usage').describe_context(...)", SUGGESTION_CONTEXT)
+    assert words.splitlines() == ["conversation: 1 in · 2 out · context 3", "inline completion: 3 of 12 accepted, said by the server"]
+    words = nvim.lua("return require('elelem.usage').describe_context(...)",
+                     {**SUGGESTION_CONTEXT, "nextEdit": {"shown": 2, "requests": 2, "text": "1 of 2, said by the server"}})
+    assert words.splitlines()[1:] == ["inline completion: 3 of 12 accepted, said by the server", "next edit: 1 of 2, said by the server"]
 
 
 def test_a_planned_turn_against_the_server_rewrites_its_checklist_counts_and_redraws_the_plan(
@@ -332,7 +339,7 @@ def test_a_planned_turn_against_the_server_rewrites_its_checklist_counts_and_red
     # the second plan rewrote the first where it stood, under the call that sent it
     assert nvim.transcript() == ["> do two things", "+ Plan", "  ok: Updated the plan — 0 of 2 steps done", *plan,
                                  "+ Plan", "  ok: Updated the plan — 1 of 2 steps done", "Both done.",
-                                 f"-- {PLANNED_USAGE}", "-- scripted · 3 steps"]
+                                 f"-- {PLANNED_USAGE}", "-- done — scripted · 3 steps"]
     assert highlighted(nvim, "ElelemNote") == [f"-- {PLANNED_USAGE}"]
 
     nvim.command("ElelemUsage")
@@ -341,11 +348,11 @@ def test_a_planned_turn_against_the_server_rewrites_its_checklist_counts_and_red
     assert said.startswith(f"elelem: conversation: {PLANNED_USAGE} · context ")
 
     nvim.lua("vim.g.pick = 'do two things'")
-    nvim.command("ElelemConversations")  # the stored conversation, drawn again
-    nvim.wait("vim.api.nvim_buf_get_lines(vim.fn.bufnr('elelem://transcript'), -2, -1, false)[1] == '-- scripted'",
-              what="the redrawn transcript")
+    drawn = nvim.lua("return vim.b[vim.fn.bufnr('elelem://transcript')].changedtick")
+    nvim.command("ElelemConversations")  # the stored conversation, drawn again (its footer as the live one's)
+    nvim.wait("vim.b[vim.fn.bufnr('elelem://transcript')].changedtick ~= ...", drawn, what="the redrawn transcript")
     # the rows in the words they had live, the plan as the turn left it, the usage row
     assert nvim.transcript() == ["> do two things", "+ Plan", "  ok: Updated the plan — 0 of 2 steps done",
                                  "+ Plan", "  ok: Updated the plan — 1 of 2 steps done", *plan, "Both done.",
-                                 f"-- {PLANNED_USAGE}", "-- scripted"]
+                                 f"-- {PLANNED_USAGE}", "-- done — scripted · 3 steps"]
     assert highlighted(nvim, "ElelemToolOk")[-1] == "  [x] step 1"

@@ -85,8 +85,9 @@ def test_the_agent_reads_ruffs_problem_with_its_change_and_finds_a_definition(py
     # the stored conversation keeps the row: drawn again from it, it follows the edit's outcome
     nvim.lua(PICKER)
     nvim.lua("vim.g.pick = 'break it'")
-    nvim.command("ElelemConversations")
-    nvim.wait("vim.api.nvim_buf_get_lines(vim.fn.bufnr('elelem://transcript'), -2, -1, false)[1] == '-- scripted'",
+    drawn = nvim.lua("return vim.b[vim.fn.bufnr('elelem://transcript')].changedtick")
+    nvim.command("ElelemConversations")  # its footer is the live one's: the buffer's change says it was redrawn
+    nvim.wait("vim.b[vim.fn.bufnr('elelem://transcript')].changedtick ~= ...", drawn,
               what="the transcript redrawn from the stored conversation")
     redrawn = nvim.transcript()
     at, live_at = redrawn.index(row), transcript.index(row)

@@ -241,8 +241,9 @@ function M.note_text(event)
 end
 
 --- The lines ending a turn, from its outcome: the reply when `with_reply` (and no error carried
---- it), the error, `[cancelled]`, a footer with the provider, model and steps.
---- @param outcome table `{reply, provider, model, steps, cancelled, error}`
+--- it), the error, then the footer in the server's words (`text`: "done — scripted · 2 steps");
+--- an older server's outcome without them gets `[cancelled]` and a footer worded here.
+--- @param outcome table `{reply, provider, model, steps, cancelled, error, text}`
 --- @param with_reply boolean
 --- @return {[1]: string, [2]: string?}[]
 local function ending_lines(outcome, with_reply)
@@ -253,6 +254,11 @@ local function ending_lines(outcome, with_reply)
   end
   if err and err ~= '' then
     out[#out + 1] = { err:match('^Error:') and err or ('Error: ' .. err), 'ElelemError' }
+  end
+  local said = text_of(outcome.text)
+  if said and said ~= '' then
+    out[#out + 1] = { '-- ' .. said:gsub('\n', ' '), 'ElelemFooter' }
+    return out
   end
   if outcome.cancelled == true then
     out[#out + 1] = { '[cancelled]', 'ElelemError' }

@@ -1,5 +1,6 @@
 --- The host's `usage` figures: the dim row ending a turn (the server's `text`), and the
---- conversation's totals that `:ElelemUsage` prints from `elelem.context`'s `usage`.
+--- conversation's totals that `:ElelemUsage` prints from `elelem.context`'s `usage` (with inline
+--- completion's and next edit's figures).
 
 local M = {}
 
@@ -39,16 +40,28 @@ function M.conversation_words(usage)
   return table.concat(parts, ' · ')
 end
 
+-- The figures of `elelem.context` besides the conversation's, each under its name when there are any.
+local SUGGESTIONS = { { 'completion', 'inline completion' }, { 'nextEdit', 'next edit' } }
+
 --- What `:ElelemUsage` says of an `elelem.context` result: the server's words
---- (`conversationText`), else (an older server) worded here.
+--- (`conversationText`), else (an older server) worded here; then inline completion's and next
+--- edit's figures in the server's words (their `text`) when they showed or asked for anything.
 --- @param result any
 --- @return string
 function M.describe_context(result)
-  if type(result) == 'table' and type(result.usage) == 'table' then
-    local words = result.usage.conversationText
-    return 'conversation: ' .. (type(words) == 'string' and words ~= '' and words or M.conversation_words(result.usage))
+  if type(result) ~= 'table' or type(result.usage) ~= 'table' then
+    return 'this server does not count usage (no usage in elelem.context)'
   end
-  return 'this server does not count usage (no usage in elelem.context)'
+  local words = result.usage.conversationText
+  local lines = { 'conversation: ' .. (type(words) == 'string' and words ~= '' and words or M.conversation_words(result.usage)) }
+  for _, suggestion in ipairs(SUGGESTIONS) do
+    local figures = result[suggestion[1]]
+    local used = type(figures) == 'table' and ((tonumber(figures.shown) or 0) > 0 or (tonumber(figures.requests) or 0) > 0)
+    if used and type(figures.text) == 'string' then
+      lines[#lines + 1] = suggestion[2] .. ': ' .. figures.text
+    end
+  end
+  return table.concat(lines, '\n')
 end
 
 return M
