@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ..nextedit.history import Edit
     from ..nextedit.service import NextEdits
     from .completion import InlineCompletions
+    from .next_edit_params import Position
     from .router import LspRouter
 
 NEXT_EDIT = "elelem/nextEdit"
@@ -113,6 +114,10 @@ class NextEditBridge:
         if asked is None or asked[0] != uri:
             asked = (uri, document.source, self.service.history.snapshot())
         _, source, kept = asked
+        codec = document.position_codec
+        lines, line, character = cursor_in(source, params.position, codec)
+        if lines == [""]:
+            return None  # an empty document: nothing to follow from
         path = document_path(uri)
         try:
             agent = self.router.agent_for(uri)
@@ -133,16 +138,6 @@ class NextEditBridge:
 
         if not (enabled if enabled is not None else is_local(name, provider)):
             return None
-        codec = document.position_codec
-        lines = lines_of(source)
-        if params.position.line >= len(lines):
-            raise JsonRpcInvalidParams(f"position.line: {params.position.line} is past the document's end ({len(lines)} lines)")
-        if lines == [""]:
-            return None  # an empty document: nothing to follow from
-        line = params.position.line
-        character = code_points(lines[line], params.position.character, codec)
-        if line < len(lines) - 1 and lines[-1] == "":
-            lines.pop()  # the empty line after the last break is the cursor's place only when it is there
         route = route_of(settings.api, model, provider)
         counts = self._counts(agent)
         tokens = Tokens()
@@ -222,6 +217,18 @@ def _provider_settings(settings: Any, completion: Any) -> Any:
     if settings.provider is None:
         return SimpleNamespace(provider=completion.provider, model=settings.model or completion.model)
     return SimpleNamespace(provider=settings.provider, model=settings.model)
+
+
+def cursor_in(source: str, position: Position, codec: PositionCodec) -> tuple[list[str], int, int]:
+    """The lines of ``source`` and the cursor's line and character (code points) in them; a line past
+    the end is InvalidParams. The empty line after the last break is kept only when the cursor is there."""
+    lines = lines_of(source)
+    if position.line >= len(lines):
+        raise JsonRpcInvalidParams(f"position.line: {position.line} is past the document's end ({len(lines)} lines)")
+    character = code_points(lines[position.line], position.character, codec)
+    if position.line < len(lines) - 1 and lines[-1] == "":
+        lines.pop()
+    return lines, position.line, character
 
 
 def lines_of(text: str) -> list[str]:
