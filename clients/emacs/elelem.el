@@ -269,20 +269,23 @@ The server's `conversationText', else (an older server) worded here:
 (defun elelem--ending-lines (outcome with-reply)
   "The lines ending a turn, as (TEXT . FACE), from OUTCOME.
 OUTCOME is a result plist or a stored turn.  The reply when WITH-REPLY (and no
-error carried it), the error, `[cancelled]', and a footer with the provider,
-model and steps."
-  (let ((reply (plist-get outcome :reply)) (error (plist-get outcome :error))
-        (footer (delq nil (list (plist-get outcome :provider) (plist-get outcome :model)
-                                (elelem--steps outcome)))))
+error carried it), the error, and the footer in the server's words (its `text':
+\"done — scripted · 2 steps\"); an older server's OUTCOME without them gets
+`[cancelled]' and a footer with the provider, model and steps worded here."
+  (let* ((reply (plist-get outcome :reply)) (error (plist-get outcome :error))
+         (said (elelem--words (plist-get outcome :text)))
+         (footer (if said (list said)
+                   (delq nil (list (plist-get outcome :provider) (plist-get outcome :model)
+                                   (elelem--steps outcome))))))
     (delq nil
           (list (and with-reply (stringp reply) (not (string-empty-p reply)) (not (stringp error))
                      (cons reply nil))
                 (and (stringp error) (not (string-empty-p error))
                      (cons (if (string-prefix-p "Error:" error) error (concat "Error: " error))
                            'elelem-error-face))
-                (and (eq (plist-get outcome :cancelled) t) (cons "[cancelled]" 'elelem-error-face))
+                (and (not said) (eq (plist-get outcome :cancelled) t) (cons "[cancelled]" 'elelem-error-face))
                 (and (cl-every #'stringp footer) footer
-                     (cons (concat "-- " (string-join footer " · ")) 'elelem-footer-face))))))
+                     (cons (concat "-- " (elelem--one-line (string-join footer " · "))) 'elelem-footer-face))))))
 
 (defun elelem--entry-lines (entry)
   "The lines of a stored ENTRY, as (TEXT . FACE).
@@ -840,12 +843,29 @@ listed, and overwritten only when you answer yes."
 
 ;;;###autoload
 (defun elelem-usage ()
-  "Show the folder's conversation's tokens in and out, context used and cost."
+  "Show the folder's conversation's tokens in and out, context used and cost.
+Then inline completion's and next edit's figures, when they did anything."
   (interactive)
-  (let ((usage (plist-get (elelem--execute 'elelem.context (list :uri (elelem--uri))) :usage)))
-    (message "elelem: %s" (if (consp usage)
-                              (concat "conversation: " (elelem-conversation-usage usage))
-                            "this server does not count usage (no usage in elelem.context)"))))
+  (message "elelem: %s" (elelem-describe-context (elelem--execute 'elelem.context (list :uri (elelem--uri))))))
+
+(defun elelem-describe-context (context)
+  "What `elelem-usage' says of CONTEXT, a plist of `elelem.context'.
+The conversation's figures, then inline completion's and next edit's in the
+server's words (their `text') when they showed or asked for anything."
+  (let ((usage (plist-get context :usage)))
+    (if (not (consp usage))
+        "this server does not count usage (no usage in elelem.context)"
+      (string-join
+       (cons (concat "conversation: " (elelem-conversation-usage usage))
+             (delq nil (mapcar (lambda (suggestion)
+                                 (let* ((figures (plist-get context (car suggestion)))
+                                        (used (and (consp figures)
+                                                   (or (and (numberp (plist-get figures :shown)) (> (plist-get figures :shown) 0))
+                                                       (and (numberp (plist-get figures :requests)) (> (plist-get figures :requests) 0)))))
+                                        (text (and used (elelem--words (plist-get figures :text)))))
+                                   (and text (concat (cdr suggestion) ": " text))))
+                               '((:completion . "inline completion") (:nextEdit . "next edit")))))
+       "\n"))))
 
 (defun elelem-transcript ()
   "Show the transcript; while it is empty, with the folder's current conversation."

@@ -70,14 +70,14 @@ def test_emacs_asks_edits_switches_creates_and_fixes(emacs: str, tmp_path: Path,
         "+ Edit a.txt",
         "  ok: Edited a.txt — edited",
         "edited.",
-        "-- scripted · 2 steps",
+        "-- done — scripted · 2 steps",  # the server's footer
     ]
     assert asked["thinking"] == ["planning"]
     assert seen["managed"]["managed"] is True
 
     switched = seen["switched"]
     assert switched["text"] == "y\n"
-    assert switched["transcript"].splitlines()[-4:] == ["", "> who is there", "second here.", "-- second · 1 step"]
+    assert switched["transcript"].splitlines()[-4:] == ["", "> who is there", "second here.", "-- done — second · 1 step"]
 
     assert seen["created"] == {"exists": True, "text": "new\n"}
     assert seen["undone"]["text"] == "x\n"
@@ -92,5 +92,5 @@ def test_emacs_asks_edits_switches_creates_and_fixes(emacs: str, tmp_path: Path,
         "  ok: Edited a.txt — edited",
         "✓ checked a.txt: no new problems",  # the buffer's Flymake checked the change
         "edited.",
-        "-- scripted · 2 steps",
+        "-- done — scripted · 2 steps",  # the server's footer
     ]

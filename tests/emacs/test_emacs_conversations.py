@@ -14,7 +14,7 @@ import pytest
 from stored_transcripts import (CONVERSATION, CONVERSATION_LINES, EVENTS, EVENTS_LINES, EVENTS_RESULT, NOTES,
                                 ODD, ODD_LINES, PLANNED_SCRIPT, PLANNED_USAGE, SERVED_LINES, SHORT, SHORT_LINES,
                                 STORED_WITHOUT_WORDS, WORDED_EVENTS,
-                                WORDED_CONVERSATION, WORDED_CONVERSATION_LINES, WORDED_LINES, WORDED_NOTES,
+                                WORDED_CONVERSATION, WORDED_CONVERSATION_LINES, SUGGESTION_CONTEXT, WORDED_LINES, WORDED_NOTES, WORDED_RESULT,
                                 check_conversation_labels)
 from test_emacs_client import CLIENT, drive, elisp_string
 
@@ -77,17 +77,17 @@ def test_odd_or_newer_entries_are_skipped_not_fatal(emacs: str) -> None:
     assert render(emacs, "(elelem-show-conversation (drive-json c))", c={"id": "c3", "entries": []})["text"] == ""
 
 
-@pytest.mark.parametrize(("events", "lines", "notes"), [(EVENTS, EVENTS_LINES, NOTES),
-                                                      (WORDED_EVENTS, WORDED_LINES, WORDED_NOTES)],
+@pytest.mark.parametrize(("events", "result", "lines", "notes"), [(EVENTS, EVENTS_RESULT, EVENTS_LINES, NOTES),
+                                                                (WORDED_EVENTS, WORDED_RESULT, WORDED_LINES, WORDED_NOTES)],
                          ids=["an older server's, worded here", "the server's words, as they are"])
-def test_a_turns_events_and_its_context_and_compacted_notes_are_drawn(emacs: str, events, lines, notes) -> None:
+def test_a_turns_events_and_its_context_and_compacted_notes_are_drawn(emacs: str, events, result, lines, notes) -> None:
     seen = render(
         emacs,
         """(elelem--start-turn "k" "long one")
            (elelem--render-events "k" (drive-json events))
            (elelem--finish-turn "k" (drive-json result))""",
         events=events,
-        result=EVENTS_RESULT,
+        result=result,
     )
     assert seen["text"].splitlines() == lines
     assert seen["noted"] == notes
@@ -108,17 +108,17 @@ def test_conversations_are_listed_resumed_continued_and_refused_mid_turn(
 ) -> None:
     _, seen = drive(emacs, tmp_path, "conversations")
     assert seen["three"]["transcript"].splitlines() == [
-        "-- new conversation --", "", "> note three", "note three", "-- scripted · 1 step",
+        "-- new conversation --", "", "> note three", "note three", "-- done — scripted · 1 step",
     ]
     check_conversation_labels(seen["offered"]["labels"], ["note three", "note two", "note one"])
-    assert seen["resumed"]["transcript"].splitlines() == ["> note one", "note one", "-- scripted"]
+    assert seen["resumed"]["transcript"].splitlines() == ["> note one", "note one", "-- done — scripted · 1 step"]  # stored with its steps
     # the next ask continues the resumed conversation: the provider is sent its earlier turn
     assert seen["continued"]["transcript"].splitlines() == [
-        "> note one", "note one", "-- scripted", "", "> recall", "earlier: note one", "-- scripted · 1 step",
+        "> note one", "note one", "-- done — scripted · 1 step", "", "> recall", "earlier: note one", "-- done — scripted · 1 step",
     ]
     # the transcript opened afresh shows the folder's current conversation: the resumed one, continued
     assert seen["reopened"]["transcript"].splitlines() == [
-        "> note one", "note one", "-- scripted", "", "> recall", "earlier: note one", "-- scripted",
+        "> note one", "note one", "-- done — scripted · 1 step", "", "> recall", "earlier: note one", "-- done — scripted · 1 step",
     ]
     refused = seen["refused"]
     assert refused["message"] == "elelem: a turn is running in work; cancel it before resuming another conversation"
@@ -162,6 +162,12 @@ def test_the_conversations_usage_is_worded_for_elelem_usage(emacs: str) -> None:
                     u={"conversationInputTokens": 12345, "conversationOutputTokens": 2345, "contextTokens": 3000,
                        "conversationText": "12,345 in (10,000 cached) · 2,345 out · context 3,000 · $0.12"})
     assert served["noted"] == ["12,345 in (10,000 cached) · 2,345 out · context 3,000 · $0.12"]
+    # inline completion's and next edit's figures in the server's words, each when it did anything
+    said = render(emacs, "(elelem--write (elelem-describe-context (drive-json c)) 'elelem-note-face)", c=SUGGESTION_CONTEXT)
+    assert said["text"].splitlines() == ["conversation: 1 in · 2 out · context 3", "inline completion: 3 of 12 accepted, said by the server"]
+    both = {**SUGGESTION_CONTEXT, "nextEdit": {"shown": 2, "requests": 2, "text": "1 of 2, said by the server"}}
+    said = render(emacs, "(elelem--write (elelem-describe-context (drive-json c)) 'elelem-note-face)", c=both)
+    assert said["text"].splitlines()[1:] == ["inline completion: 3 of 12 accepted, said by the server", "next edit: 1 of 2, said by the server"]
 
 
 def test_a_planned_turn_against_the_server_rewrites_its_checklist_counts_and_reopens_with_the_plan(
@@ -171,9 +177,11 @@ def test_a_planned_turn_against_the_server_rewrites_its_checklist_counts_and_reo
     plan = ["Plan:", "  [x] step 1", "  [~] step 2"]
     assert seen["asked"]["transcript"].splitlines() == [
         "> do two things", "+ Plan", "  ok: Updated the plan — 0 of 2 steps done", *plan,
-        "+ Plan", "  ok: Updated the plan — 1 of 2 steps done", "Both done.", f"-- {PLANNED_USAGE}", "-- scripted · 3 steps"]
+        "+ Plan", "  ok: Updated the plan — 1 of 2 steps done", "Both done.", f"-- {PLANNED_USAGE}",
+        "-- done — scripted · 3 steps"]
     assert seen["usage"]["message"].startswith(f"elelem: conversation: {PLANNED_USAGE} · context ")
     # the rows in the words they had live, the plan as the turn left it, the usage row
     assert seen["reopened"]["transcript"].splitlines() == [
         "> do two things", "+ Plan", "  ok: Updated the plan — 0 of 2 steps done",
-        "+ Plan", "  ok: Updated the plan — 1 of 2 steps done", *plan, "Both done.", f"-- {PLANNED_USAGE}", "-- scripted"]
+        "+ Plan", "  ok: Updated the plan — 1 of 2 steps done", *plan, "Both done.", f"-- {PLANNED_USAGE}",
+        "-- done — scripted · 3 steps"]

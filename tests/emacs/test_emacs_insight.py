@@ -34,4 +34,4 @@ def test_the_model_reads_the_error_flymake_reports_after_its_edit(emacs: str, tm
     at, live_at = lines.index("✓ checked a.txt: 1 new error"), live.index("✓ checked a.txt: 1 new error")
     assert lines[at - 2] == live[live_at - 2] == "+ Edit a.txt"
     assert lines[at - 2 : at + 2] == live[live_at - 2 : live_at + 2]
-    assert lines[at + 1] == "    a.txt:1:1 error: bad line" and lines[-1] == "-- scripted"
+    assert lines[at + 1] == "    a.txt:1:1 error: bad line" and lines[-1].startswith("-- done — scripted · ")
