@@ -103,7 +103,7 @@ async def test_a_cursor_past_the_end_of_the_last_line_is_at_its_end(start_editor
     assert f"y = 2{CURSOR}\n{EDITABLE_END}" in prompt_of(fim)
 
 
-@pytest.mark.parametrize("encoding", ["utf-16", "utf-8"])
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8", "utf-32"])
 async def test_astral_characters_and_combining_marks_are_counted_in_the_clients_units(start_editor, project, fim, encoding):
     source = 'def f(scale):\n    s = "😀e\u0301😀"; a = scale\n    return "👍🏽" + str(a * scale)\n'
     renamed = source.replace("scale", "factor")
