@@ -17,11 +17,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
+from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
+from pygls.uris import to_fs_path
 from pygls.workspace import PositionCodec, TextDocument
 
 from .documents import document_name, document_path
@@ -125,7 +127,7 @@ class NextEditBridge:
             return None  # outside every folder: no folder's settings say a model may read it
         completion = await self.completions.settings_of(agent)
         settings = agent.settings.next_edit
-        if path is not None and self.completions.engine.private(agent.uri, agent.root, path, completion.exclude):
+        if path is not None and self._private(agent, uri, path, completion.exclude):
             return None
         try:
             name, provider, model = self.completions.provider_of(agent, _provider_settings(settings, completion))
@@ -191,9 +193,15 @@ class NextEditBridge:
                     return False  # another folder's, perhaps for another provider
             except JsonRpcInvalidParams:
                 return False  # outside every folder
-            return path is None or not self.completions.engine.private(agent.uri, agent.root, path, exclude)
+            return path is None or not self._private(agent, uri, path, exclude)
 
         return shareable
+
+    def _private(self, agent: FolderAgent, uri: str, path: Path, exclude: list[str]) -> bool:
+        """Whether the folder's rules keep the document from any model, by the path the editor names
+        as well as by the file it resolves to (a ``.env`` linked to an ordinary name is a ``.env``)."""
+        private = self.completions.engine.private
+        return private(agent.uri, agent.root, path, exclude) or private(agent.uri, agent.root, named_path(uri, path), exclude)
 
     def _name(self, document: TextDocument) -> str:
         try:
@@ -229,6 +237,13 @@ def cursor_in(source: str, position: Position, codec: PositionCodec) -> tuple[li
     if position.line < len(lines) - 1 and lines[-1] == "":
         lines.pop()
     return lines, position.line, character
+
+
+def named_path(uri: str, resolved: Path) -> Path:
+    """A document's path as the editor names it: its folder resolved, its own name kept (a
+    symlink's, not its target's)."""
+    named = to_fs_path(uri)
+    return Path(named).parent.resolve() / Path(named).name if named else resolved
 
 
 def lines_of(text: str) -> list[str]:

@@ -301,3 +301,18 @@ async def test_the_menu_item_from_just_past_the_lines_end_starts_at_the_word(sta
     )
     [item] = result.items
     assert item.text_edit.range.start == lsp.Position(line=0, character=0)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="documents.document_path resolves symlinks, and completion's private-file check (engine.private via "
+    "PrivateFiles) sees only the target's name: a .env linked to envs/dev.txt is completed in and sent",
+)
+async def test_a_private_name_that_is_a_symlink_to_an_ordinary_one_is_still_private(start_editor, project, fim):
+    (project / "envs").mkdir()
+    (project / "envs" / "dev.txt").write_text("TOKEN = 'sk-live-4242'\n")
+    (project / ".env").symlink_to(project / "envs" / "dev.txt")
+    editor = await start(start_editor, project, fim)
+    uri = editor.open(".env", "TOKEN = 'sk-live-4242'\nX = \n", "plaintext")  # the editor shows .env
+    assert list((await inline(editor, uri, 1, 4)).items) == []
+    assert fim.requests == []

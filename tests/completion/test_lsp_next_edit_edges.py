@@ -518,3 +518,14 @@ async def test_edits_are_of_the_text_the_request_came_for_though_it_changed_whil
     assert "import os" not in prompt_of(fim)  # neither in the excerpt nor in the recent edits
     edits = [plain(edit) for edit in result.edits]
     assert applied_in(seen, edits, "utf-16") == RENAMED
+
+
+async def test_a_private_name_that_is_a_symlink_to_an_ordinary_one_is_still_private(start_editor, project, fim):
+    (project / "envs").mkdir()
+    (project / "envs" / "dev.txt").write_text("TOKEN=sk-live-4242\n")
+    (project / ".env").symlink_to(project / "envs" / "dev.txt")
+    editor = await start(start_editor, project, fim, announcing())
+    uri = editor.open(".env", "TOKEN=sk-live-4242\n", "plaintext")  # the editor shows .env
+    change(editor, uri, (0, 6), (0, 18), "sk-live-4343")
+    assert await next_edit(editor, uri, 0, 9) is None
+    assert fim.requests == []
