@@ -49,6 +49,7 @@ class NextEditBridge:
         self.router, self.completions = router, completions
         self._service: NextEdits | None = None
         self.counts: dict[str, Counts] = {}  # folder uri -> what next edit did there
+        self.told: dict[str, list[str]] = {}  # folder uri -> the problems of its nextEdit settings said
         # document uri -> its text and its lines as last changed, for the few documents last typed in
         self._split: OrderedDict[str, tuple[str, Sequence[str]]] = OrderedDict()
 
@@ -127,6 +128,9 @@ class NextEditBridge:
             return None  # outside every folder: no folder's settings say a model may read it
         completion = await self.completions.settings_of(agent)
         settings = agent.settings.next_edit
+        if settings.problems and settings.problems != self.told.get(agent.uri):  # said once, not at every pause
+            self.told[agent.uri] = settings.problems
+            agent.frontend.show_message("warning", "elelem: " + "; ".join(settings.problems))
         if path is not None and self._private(agent, uri, path, completion.exclude):
             return None
         try:

@@ -529,3 +529,19 @@ async def test_a_private_name_that_is_a_symlink_to_an_ordinary_one_is_still_priv
     change(editor, uri, (0, 6), (0, 18), "sk-live-4343")
     assert await next_edit(editor, uri, 0, 9) is None
     assert fim.requests == []
+
+
+async def test_a_bad_next_edit_setting_is_said_once_and_the_default_used(start_editor, project, fim):
+    fim.answer = zeta_answer(RENAMED.rstrip("\n"))
+    editor = await start_editor(
+        project,
+        client=announcing(),
+        settings={"provider": "llamacpp", "completion": {"api": "chat"}, "nextEdit": {"maxTokens": 5, "api": "telepathy"}},
+        env={"LLAMACPP_BASE_URL": f"{fim.url}/v1"},
+    )
+    uri = editor.open("a.py", SOURCE, "python")
+    change(editor, uri, (0, 6), (0, 11), "factor")
+    assert await next_edit(editor, uri, 0, 12) is not None
+    assert await next_edit(editor, uri, 0, 12) is not None
+    said = [message.message for message in editor.client.messages if "nextEdit" in message.message]
+    assert len(said) == 1 and "elelem.nextEdit.maxTokens" in said[0] and "elelem.nextEdit.api" in said[0]
