@@ -64,7 +64,7 @@ async def test_rewind_over_lsp_after_a_restart_refuses_an_unsaved_buffer_then_fo
 
     buffers.open("app.py", "x = 2\ny = 'typed, not saved'\n")
     refused = await again.command("elelem.rewind", {"turn": 1})
-    assert refused["rewound"] is False
+    assert refused["rewound"] is False and refused["text"] == "not rewound: 1 file(s) changed since turn 1"
     assert refused["conflicts"] == [{"path": "app.py", "reason": "has unsaved changes in the editor"}]
     assert again.edits == [] and (workspace / "renamed.txt").read_text() == "old\n"  # nothing was touched
 
@@ -76,6 +76,7 @@ async def test_rewind_over_lsp_after_a_restart_refuses_an_unsaved_buffer_then_fo
 
     forced = await again.command("elelem.rewind", {"turn": 1, "force": True})
     assert forced["rewound"] is True and forced["undo"] is None  # the editor's undo takes it back
+    assert forced["text"] == "rewound turn 1"  # what a client shows of it (the conversation stayed)
     [edit] = again.edits
     assert edit.label == "elelem: rewind to before turn 1"
     assert sent(again, edit) == [  # by path, in the order the editor applies them: old.txt made before it is written

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.textfile import for_model
+from ..agent.wording import rewind_text
 from ..agent.workspace import WorkspaceError
 from .checkpoints import Checkpoint, CheckpointStore
 from .conversations import ConversationStore, checkpoint_of, history_from, now
@@ -73,12 +74,13 @@ async def rewind(
         entry = {"kind": "rewind", "checkpoint": turn, "at": now()}
         agent.current.store_entry(entry)
         agent.continue_conversation(agent.current.id or "", history_from([*entries, entry]))
-    return {
+    answer = {
         **plan.describe(),
         "rewound": rewound,
         "conversation": rewound and entries is not None,
         "undo": undo.turn if undo else None,
     }
+    return answer | {"text": rewind_text(answer)}
 
 
 async def apply(agent: FolderAgent, store: CheckpointStore, plan: RewindPlan) -> Checkpoint | None:

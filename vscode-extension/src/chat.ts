@@ -17,7 +17,7 @@ import { ProvidersResult, toContextUsage, toTranscriptResult } from "./protocol"
 import { describeStatus } from "./render";
 import { conversationTitle, describeUsage, turnsFromTranscript } from "./transcript";
 import { TurnRewind } from "./turnRewind";
-import { describeHeaderUsage, toTurnUsage, TurnUsage, usageOf } from "./usage";
+import { describeHeaderUsage, describeSuggestions, toTurnUsage, TurnUsage, usageOf } from "./usage";
 import { TurnEdits } from "./turnEdits";
 import { folderKey, TurnRunner } from "./turns";
 import type { ChatImage } from "./webview/composer";
@@ -55,6 +55,8 @@ export class ChatController implements vscode.Disposable {
   private readonly usage = new Map<string, string>();
   /** The conversation's tokens and cost so far, per folder: from the last turn's `usage`, or `elelem.context`. */
   private readonly spent = new Map<string, TurnUsage>();
+  /** Inline completion's and next edit's figures per folder, from `elelem.context`, a line each. */
+  private readonly suggestions = new Map<string, string>();
   private readonly subscriptions: vscode.Disposable[] = [];
   private readonly rewinder: TurnRewind;
 
@@ -241,6 +243,7 @@ export class ChatController implements vscode.Disposable {
       model: this.providers.model,
       conversation: this.titles.get(this.key) ?? "",
       usage: describeHeaderUsage(this.usage.get(this.key) ?? "", this.spent.get(this.key)),
+      usageDetails: this.suggestions.get(this.key) ?? "",
       multiRoot: (vscode.workspace.workspaceFolders?.length ?? 0) > 1,
     });
   }
@@ -310,6 +313,7 @@ export class ChatController implements vscode.Disposable {
     try {
       const raw = await this.connection.execute("elelem.context", folder ? { uri: this.connection.wireUri(folder.uri) } : {});
       this.usage.set(key, describeUsage(toContextUsage(raw)));
+      this.suggestions.set(key, describeSuggestions(raw).join("\n"));
       const spent = toTurnUsage(typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>).usage : undefined);
       if (spent) {
         this.spent.set(key, spent);

@@ -19,7 +19,7 @@ export class ChatView implements vscode.WebviewViewProvider, TranscriptSink, vsc
   /** Folder key -> entry key -> HTML, in the order entries were first added. */
   private readonly entries = new Map<string, Map<string, string>>();
   private folder = "";
-  private header: ChatHeader = { folder: "", provider: null, model: null, conversation: "", usage: "", multiRoot: false };
+  private header: ChatHeader = { folder: "", provider: null, model: null, conversation: "", usage: "", usageDetails: "", multiRoot: false };
   private chips: ContextChip[] = [];
   private busy = false;
   /** Open requests, each with the folder key of the turn that asked (undefined: shown in any). */

@@ -72,6 +72,8 @@ export interface TurnResult {
   error?: string | null;
   /** The turn's checkpoint number when it changed files (`elelem.rewind` takes it); null or absent otherwise. */
   checkpoint?: number | null;
+  /** The turn's footer in the server's words ("done — scripted · 2 steps"); absent from an older server. */
+  text?: string;
 }
 
 /** One tool call of a stored turn. */
@@ -104,6 +106,8 @@ export type TranscriptEntry =
       plan?: PlanItem;
       /** The turn's usage row, as the server words it (only when a provider counted tokens). */
       usage?: UsageItem;
+      /** The turn's footer in the server's words ("done — scripted · 2 steps"); absent from an older server. */
+      text?: string;
     }
   | { kind: "compaction"; turns: number; summary: string; text?: string }
   /** Any other entry the server words (a reset, a rewind, a kind this client does not know): one dim line. */
@@ -276,6 +280,7 @@ export function toTurnResult(value: unknown): TurnResult {
     cancelled: value.cancelled === true,
     error: typeof value.error === "string" && value.error ? value.error : null,
     checkpoint: typeof value.checkpoint === "number" && Number.isInteger(value.checkpoint) ? value.checkpoint : null,
+    ...(text(value.text) ? { text: text(value.text) } : {}),
   };
 }
 
@@ -331,6 +336,7 @@ function toTranscriptEntry(value: unknown): TranscriptEntry | undefined {
     tools,
     ...(Array.isArray(value.plan) ? { plan: toPlanEvent({ entries: value.plan }).item } : {}),
     ...(usage ? { usage: usage.item } : {}),
+    ...(words ? { text: words } : {}),
   };
 }
 

@@ -209,8 +209,12 @@ function renderEdits(turn: Turn): string {
   );
 }
 
-/** The turn's status line: `done — scripted · 2 steps`. */
+/** The turn's status line: once it ended, the server's footer (`done — scripted · 2 steps`); while
+ * it runs, or from an older server, worded here alike. */
 export function describeStatus(turn: Turn): string {
+  if (turn.footer && turn.status !== "running") {
+    return turn.footer;
+  }
   const about = [turn.provider, turn.model].filter(Boolean).join(" · ");
   const steps = turn.steps !== undefined ? `${turn.steps} step${turn.steps === 1 ? "" : "s"}` : "";
   const label = {

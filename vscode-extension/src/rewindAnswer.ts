@@ -17,6 +17,8 @@ export interface RewindAnswer {
   conversation: boolean;
   files: { path: string; action: string }[];
   conflicts: RewindConflict[];
+  /** What the rewind did in the server's words ("rewound turn 3 and the conversation"); absent from an older server. */
+  text?: string;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -33,6 +35,7 @@ export function toRewindAnswer(value: unknown): RewindAnswer {
     conversation: raw.conversation === true,
     files: list(raw.files).map((file) => ({ path: String(file.path ?? "?"), action: String(file.action ?? "write") })),
     conflicts: list(raw.conflicts).map((conflict) => ({ path: String(conflict.path ?? "?"), reason: String(conflict.reason ?? "changed since the turn") })),
+    ...(typeof raw.text === "string" && raw.text ? { text: raw.text } : {}),
   };
 }
 
@@ -53,7 +56,11 @@ export function conflictQuestion(conflicts: readonly RewindConflict[]): string {
   return `${files} changed since the turn, so nothing was rewound:\n${lines.join("\n")}\nRewind anyway? Those changes would be lost.`;
 }
 
-/** What the turn shows once rewound: "Rewound" and, when it went back too, "with the conversation". */
+/** What the turn shows once rewound: the server's words; from an older server "Rewound" and, when
+ * it went back too, "with the conversation". */
 export function describeRewind(answer: RewindAnswer): string {
+  if (answer.text) {
+    return answer.text;
+  }
   return answer.conversation ? "Rewound, with the conversation" : "Rewound";
 }

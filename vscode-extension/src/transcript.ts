@@ -56,6 +56,8 @@ export interface Turn {
   provider?: string;
   model?: string | null;
   steps?: number;
+  /** The footer once the turn ended, in the server's words ("done — scripted · 2 steps"). */
+  footer?: string;
   /** The files this turn's edits changed (observed by the extension as they were applied). */
   edits?: FileChange[];
   /** Set once "Undo this turn's edits" (or "Rewind to before this turn") restored them. */
@@ -222,6 +224,7 @@ export function finishTurn(turn: Turn, result: TurnResult): void {
   turn.provider = result.provider;
   turn.model = result.model;
   turn.steps = result.steps;
+  turn.footer = result.text;
   if (typeof result.checkpoint === "number") {
     turn.checkpoint = result.checkpoint;
   }
@@ -315,6 +318,7 @@ export function turnsFromTranscript(transcript: TranscriptResult, nextId: () => 
     }
     turn.provider = entry.provider || undefined;
     turn.model = entry.model;
+    turn.footer = entry.text;
     if (entry.reply && !entry.error) {
       turn.items.push({ kind: "saying", text: entry.reply });
     }

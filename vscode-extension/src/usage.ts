@@ -120,3 +120,29 @@ export function describeHeaderUsage(size: string, spent: TurnUsage | undefined):
   const context = size || (spent ? describeContextHeld(spent) : "");
   return [context, spent ? describeConversationUsage(spent) : ""].filter(Boolean).join(" · ");
 }
+
+/** The figures of `elelem.context` besides the conversation's, each under its name. */
+const SUGGESTIONS: readonly [string, string][] = [
+  ["completion", "inline completion"],
+  ["nextEdit", "next edit"],
+];
+
+/** Inline completion's and next edit's figures in an `elelem.context` result, in the server's words
+ * ("inline completion: 3 of 12 suggestions accepted · 141 chars"), each only when it showed or asked for anything. */
+export function describeSuggestions(context: unknown): string[] {
+  if (typeof context !== "object" || context === null) {
+    return [];
+  }
+  const lines: string[] = [];
+  for (const [key, name] of SUGGESTIONS) {
+    const figures = (context as Record<string, unknown>)[key];
+    if (typeof figures !== "object" || figures === null) {
+      continue;
+    }
+    const raw = figures as Record<string, unknown>;
+    if ((count(raw.shown) > 0 || count(raw.requests) > 0) && typeof raw.text === "string" && raw.text) {
+      lines.push(`${name}: ${raw.text}`);
+    }
+  }
+  return lines;
+}

@@ -133,7 +133,10 @@ function showHeader(header: ChatHeader): void {
   setLabel("provider", header.provider ?? "no provider", `Provider ${header.provider ?? "(none)"}: choose another`);
   setLabel("model", header.model || "default model", `Model ${header.model || "(the provider's default)"}: choose another`);
   element<HTMLElement>("conversation-title").textContent = header.conversation;
-  element<HTMLElement>("usage").textContent = header.usage;
+  const usage = element<HTMLElement>("usage");
+  usage.textContent = header.usage;
+  usage.dataset.title ??= usage.title; // the page's own words on the figures, then the suggestions'
+  usage.title = [usage.dataset.title, header.usageDetails].filter(Boolean).join("\n\n");
 }
 
 function showChips(chips: ContextChip[]): void {

@@ -14,6 +14,8 @@ export interface ChatHeader {
   conversation: string;
   /** The conversation's size against the folder's budget, or "". */
   usage: string;
+  /** Inline completion's and next edit's figures in the server's words, a line each, or "": the usage's tooltip. */
+  usageDetails: string;
   multiRoot: boolean;
 }
 

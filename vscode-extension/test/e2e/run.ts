@@ -739,7 +739,8 @@ async function scenario(page: Page, folders: Folders, url: string): Promise<void
   const rewindDialog = page.locator(".monaco-dialog-box", { hasText: "Rewind to before this turn?" });
   await rewindDialog.waitFor({ timeout: 10_000 });
   await rewindDialog.getByRole("button", { name: "Rewind Files and Conversation", exact: true }).click();
-  await plannedTurn.locator(".undone").waitFor({ timeout: 15_000 });
+  // what the rewind did, in the server's words (the extension's own would be "Rewound, with the conversation")
+  await plannedTurn.locator(".undone", { hasText: /^rewound turns? [\d–]+ and the conversation$/ }).waitFor({ timeout: 15_000 });
   await waitFor("plan.txt to be gone", async () => (fs.existsSync(path.join(folders.workspace, "plan.txt")) ? undefined : true), 10_000);
   step(`Rewind to before this turn asked in VS Code's dialog and took plan.txt away: "${await plannedTurn.locator(".undone").innerText()}"`);
 

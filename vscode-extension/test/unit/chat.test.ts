@@ -162,7 +162,7 @@ test("a stored conversation becomes turns: tools, reply, cancelled, error, compa
         error: null,
         tools: [{ id: "g", name: "edit", arguments: { path: "hello.txt" }, ok: true, summary: "edited", error: null }],
       },
-      { kind: "turn", prompt: "Tell me slowly", reply: "word0 word1", provider: "scripted", model: "m", cancelled: true, error: null, tools: [] },
+      { kind: "turn", prompt: "Tell me slowly", reply: "word0 word1", provider: "scripted", model: "m", cancelled: true, error: null, tools: [], text: "cancelled — said by the server" },
       { kind: "turn", prompt: "Fix the problems reported here:\n- line 3: Expected comma\n\nChange the file with the edit tool.\n\nFile: config.json (lines 1-4)\n```\n{}\n```", reply: "Error: boom", provider: "openai", model: null, cancelled: false, error: "boom", tools: [] },
       { kind: "mystery" },
       { kind: "turn" },
@@ -179,7 +179,7 @@ test("a stored conversation becomes turns: tools, reply, cancelled, error, compa
   assert.match(done, /Edited hello.txt/);
   assert.match(done, /<strong>hello.txt<\/strong>/);
   assert.match(done, /done — scripted/);
-  assert.match(renderTurn(turns[2]), /cancelled — scripted · m/);
+  assert.match(renderTurn(turns[2]), /<footer class="status cancelled">cancelled — said by the server<\/footer>/, "the stored turn's footer, as served");
   assert.match(renderTurn(turns[3]), /<div class="error">Error: boom<\/div>/);
   assert.deepEqual([turns[1].prompt, turns[1].where], ["Rename the greeting", "hello.txt"], "the heading is the question, the file its place");
   assert.deepEqual([turns[3].prompt, turns[3].where], ["Fix the problems reported here:\n- line 3: Expected comma", "config.json (lines 1-4)"]);

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { toAgentEvent, toProgressValue, toTranscriptResult } from "../../src/protocol";
 import { renderTurn } from "../../src/render";
 import { applyProgress, newTurn, Turn, turnsFromTranscript } from "../../src/transcript";
-import { describeConversationUsage, describeHeaderUsage, toTurnUsage, usageOf } from "../../src/usage";
+import { describeConversationUsage, describeHeaderUsage, describeSuggestions, toTurnUsage, usageOf } from "../../src/usage";
 
 const USAGE = {
   type: "usage",
@@ -140,4 +140,18 @@ test("a stored turn's tool rows and usage row use the server's words, as they di
   for (const uncounted of [{ inputTokens: 0, outputTokens: 0, text: "0 in · 0 out" }, { inputTokens: 5 }, "odd"]) {
     assert.ok(!stored(uncounted).items.some((item) => item.kind === "usage"), JSON.stringify(uncounted));
   }
+});
+
+test("the header's tooltip gives inline completion's and next edit's figures in the server's words, only when they did anything", () => {
+  const context = {
+    usage: USAGE,
+    completion: { shown: 12, accepted: 3, charsAccepted: 141, requests: 9, text: "3 of 12 accepted, said by the server" },
+    nextEdit: { shown: 0, accepted: 0, charsAccepted: 0, requests: 0, text: "0 of 0 accepted" },
+  };
+  assert.deepEqual(describeSuggestions(context), ["inline completion: 3 of 12 accepted, said by the server"]);
+  assert.deepEqual(describeSuggestions({ ...context, nextEdit: { shown: 2, requests: 2, text: "1 of 2, said by the server" } }), [
+    "inline completion: 3 of 12 accepted, said by the server",
+    "next edit: 1 of 2, said by the server",
+  ]);
+  assert.deepEqual(describeSuggestions({ usage: USAGE }), [], "an older server's context: nothing to add");
 });

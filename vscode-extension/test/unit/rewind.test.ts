@@ -78,5 +78,7 @@ test("a rewound answer is read whole; a malformed one is not rewound", () => {
     { rewound: true, turns: [3], conversation: false, files: [{ path: "src/app.py", action: "write" }], conflicts: [] },
   );
   assert.deepEqual(toRewindAnswer("yes"), { rewound: false, turns: [], conversation: false, files: [], conflicts: [] });
-  assert.equal(describeRewind(toRewindAnswer({ rewound: true })), "Rewound");
+  assert.equal(describeRewind(toRewindAnswer({ rewound: true })), "Rewound");  // an older server's answer
+  assert.equal(describeRewind(toRewindAnswer({ rewound: true, turns: [3], conversation: true, text: "rewound turn 3, said by the server" })),
+    "rewound turn 3, said by the server");
 });

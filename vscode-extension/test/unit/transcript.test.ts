@@ -77,6 +77,18 @@ test("a streamed turn becomes thinking, reply text, and a tool call with its out
   assert.ok(text.indexOf("The file has one greeting.") < text.indexOf("I'll change hello.txt"));
 });
 
+test("a turn ends with the server's footer as it is; an older server's result is worded here", () => {
+  const worded = newTurn(1, "Hi");
+  finishTurn(worded, toTurnResult({ reply: "Hi.", provider: "scripted", steps: 2, text: "done — said by the server" }));
+  assert.match(renderTurn(worded), /<footer class="status done">done — said by the server<\/footer>/, "not composed from its steps");
+  const cancelled = newTurn(2, "Wait");
+  finishTurn(cancelled, toTurnResult({ reply: "", provider: "scripted", steps: 1, cancelled: true, text: "cancelled — scripted · 1 step" }));
+  assert.match(renderTurn(cancelled), /<footer class="status cancelled">cancelled — scripted · 1 step<\/footer>/);
+  const older = newTurn(3, "Hi");
+  finishTurn(older, toTurnResult({ reply: "Hi.", provider: "scripted", steps: 2 }));
+  assert.match(renderTurn(older), /<footer class="status done">done — scripted · 2 steps<\/footer>/);
+});
+
 test("a failed tool call shows its error next to the call", () => {
   const turn = newTurn(2, "Fix it");
   feed(turn, {
