@@ -837,9 +837,11 @@ listed, and overwritten only when you answer yes."
                                   (plist-get answer :conflicts) "\n")))
         (user-error "elelem: nothing rewound"))
       (setq answer (elelem--execute 'elelem.rewind (append argument (list :force t)))))
-    (message "elelem: rewound to before turn %d: %s%s" turn
-             (elelem--counted (length (plist-get answer :files)) "file")
-             (if (eq (plist-get answer :conversation) t) " and the conversation" ""))))
+    (if-let ((said (elelem--words (plist-get answer :text))))  ; the server's words on what it did
+        (message "elelem: %s" said)
+      (message "elelem: rewound to before turn %d: %s%s" turn
+               (elelem--counted (length (plist-get answer :files)) "file")
+               (if (eq (plist-get answer :conversation) t) " and the conversation" "")))))
 
 ;;;###autoload
 (defun elelem-usage ()

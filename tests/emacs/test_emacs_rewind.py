@@ -27,4 +27,5 @@ def test_emacs_refuses_then_rewinds_the_turn_in_the_buffer_after_asking_about_a_
     assert seen["refused"]["message"] == "elelem: nothing rewound"
     assert seen["kept"]["text"] == "y\ntyped since\n" and (root / "a.txt").read_text() == "x\n"
     assert seen["rewound"]["text"] == "x\n" and seen["rewound"]["modified"] is True
+    assert "elelem: rewound turn 1 and the conversation" in seen["said"]["messages"]  # the server's words on it
     assert seen["undone"]["text"] == "y\ntyped since\n"  # undo takes the rewind back, as any edit
