@@ -45,11 +45,14 @@ def test_rewind_refused_then_forced_puts_the_buffer_back_and_u_undoes_it(workspa
     # the conflict is asked about once the server refused (no edit sent); "Cancel" asks it nothing more
     assert nvim.lines() == ["y", "typed since"] and nvim.lua("return vim.bo.modified")
 
-    nvim.lua("vim.g.prompts, vim.g.answers = {}, { [2] = 'Overwrite them' }")
+    nvim.lua("vim.g.prompts, vim.g.answers, vim.g.notified = {}, { [2] = 'Overwrite them' }, {}")
+    nvim.lua("vim.notify = function(message) vim.g.notified = vim.list_extend(vim.g.notified, { message }) end")
     nvim.command("ElelemRewind")
     nvim.wait("vim.deep_equal(vim.api.nvim_buf_get_lines(0, 0, -1, false), { 'x' })", what="the buffer rewound")
     assert nvim.lua("return vim.g.prompts")[1] == conflict
     assert nvim.lua("return vim.bo.modified") and (workspace / "a.txt").read_text() == "x\n"
+    nvim.wait("#vim.g.notified > 0", what="what the rewind did")
+    assert nvim.lua("return vim.g.notified") == ["elelem: rewound turn 1 and the conversation"]  # the server's words
 
     nvim.command("normal! u")  # the rewind was an edit of the buffer: undo takes it back
     assert nvim.lines() == ["y", "typed since"]

@@ -372,7 +372,9 @@ function M.rewind()
           if rewind_err then
             return notify(rewind_err.message, vim.log.levels.ERROR)
           end
-          if answer.rewound then
+          if answer.rewound and type(answer.text) == 'string' and answer.text ~= '' then
+            return notify(answer.text) -- the server's words on what it did
+          elseif answer.rewound then -- an older server's answer, worded here
             local what = transcript.counted(#answer.files, 'file') .. (answer.conversation and ' and the conversation' or '')
             return notify(('rewound to before turn %d: %s'):format(choice.turn, what))
           end
