@@ -33,6 +33,7 @@ CHAT_INSTRUCTION = (
 EDITABLE_BEFORE, EDITABLE_AFTER = 12, 30  # lines of the editable region above and below the cursor's line
 CONTEXT_AROUND = 12  # lines shown, not editable, beyond the region on each side
 WORD = re.compile(r"\w+|\s+|[^\w\s]", re.DOTALL)  # a line read as words, spaces and single marks
+WORDS_COMPARED = 400  # words of a changed line compared one by one; past them, its changed middle is one edit
 SIMILAR_ENOUGH = 0.5  # an answer without markers is taken as the region only when this much alike
 
 
@@ -167,12 +168,26 @@ def _joined(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
 
 
 def _word_changes(old: str, new: str) -> list[tuple[int, int, str]]:
-    """The spans of ``old`` that change, as whole words (a renamed name is one edit, not letters)."""
+    """The spans of ``old`` that change, as whole words (a renamed name is one edit, not letters).
+
+    The words both lines start and end with are set aside first; between them, more than
+    ``WORDS_COMPARED`` words (a minified line rewritten here and there) are one span, as comparing
+    them word by word takes time that grows with their square."""
     old_words, new_words = WORD.findall(old), WORD.findall(new)
     old_starts, new_starts = _offsets(old_words), _offsets(new_words)
-    matcher = difflib.SequenceMatcher(a=old_words, b=new_words, autojunk=False)
+    shortest = min(len(old_words), len(new_words))
+    head = 0
+    while head < shortest and old_words[head] == new_words[head]:
+        head += 1
+    tail = 0
+    while tail < shortest - head and old_words[-1 - tail] == new_words[-1 - tail]:
+        tail += 1
+    old_end, new_end = len(old_words) - tail, len(new_words) - tail
+    if (old_end - head) + (new_end - head) > WORDS_COMPARED:
+        return [(old_starts[head], old_starts[old_end], new[new_starts[head] : new_starts[new_end]])]
+    matcher = difflib.SequenceMatcher(a=old_words[head:old_end], b=new_words[head:new_end], autojunk=False)
     return [
-        (old_starts[i1], old_starts[i2], new[new_starts[j1] : new_starts[j2]])
+        (old_starts[head + i1], old_starts[head + i2], new[new_starts[head + j1] : new_starts[head + j2]])
         for op, i1, i2, j1, j2 in matcher.get_opcodes()
         if op != "equal"
     ]

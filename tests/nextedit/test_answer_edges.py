@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from elelem_lsp.nextedit.predictor import predict
-from elelem_lsp.nextedit.zeta import EDITABLE_END, EDITABLE_START, apply, excerpt
+from elelem_lsp.nextedit.zeta import EDITABLE_END, EDITABLE_START, apply, excerpt, region_edits
 
 LINES = ["def f(factor):", "    a = scale", "    return a * scale"]
 RENAMED = [line.replace("scale", "factor") for line in LINES]
@@ -57,3 +57,20 @@ async def test_an_answer_that_writes_the_lines_around_the_region_again_does_not_
     expected = list(DOCUMENT)
     expected[40] = "total = factor * 2"
     assert await edits_in_document(answered) == expected
+
+
+def test_a_long_line_rewritten_in_many_places_gives_edits_that_make_the_rewrite():
+    """A minified line of 20,000 words with every hundredth changed (the word diff of the whole line
+    was quadratic: seconds of a blocked server); the edits still make the rewrite exactly."""
+    old = " ".join(f"w{n}" for n in range(20_000))
+    new = " ".join(f"w{n}" if n % 100 else f"q{n}" for n in range(20_000))
+    edits = region_edits(f"a = 1\n{old}\nb = 2", f"a = 1\n{new}\nb = 2", 10)
+    assert apply(["x"] * 10 + ["a = 1", old, "b = 2"], edits) == ["x"] * 10 + ["a = 1", new, "b = 2"]
+    assert all(edit.start_line == edit.end_line == 11 for edit in edits)
+    assert sum(len(edit.text) for edit in edits) < len(new)  # not the whole line: from its first change to its last
+
+
+def test_a_renamed_word_in_a_long_line_is_one_small_edit():
+    old = " ".join(f"w{n}" for n in range(20_000))
+    edits = region_edits(old, old.replace(" w5000 ", " renamed ", 1), 0)
+    assert [(edit.text, edit.end_char - edit.start_char) for edit in edits] == [("renamed", len("w5000"))]
