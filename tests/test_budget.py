@@ -16,8 +16,9 @@ from elelem_lsp.agent.budget import (
     split_turns,
     total_tokens,
 )
+from elelem_lsp.agent.history import exchange
 from elelem_lsp.agent.messages import assistant, system, tool_result, user
-from elelem_lsp.agent.session import Session, exchange
+from elelem_lsp.agent.session import Session
 from elelem_lsp.agent.workspace import Workspace
 from elelem_lsp.providers.windows import model_window
 

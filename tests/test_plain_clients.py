@@ -13,8 +13,8 @@ from pytest_lsp import client_capabilities
 from scaffold import add_plugin, wait_until, write_script
 
 from elelem_lsp.agent.session import TurnResult
-from elelem_lsp.host.folder_agent import turn_result
 from elelem_lsp.host.transcript import TurnRecord, preview
+from elelem_lsp.host.turn import turn_result
 from elelem_lsp.server.editor import announced_client
 
 

@@ -1,7 +1,7 @@
 """What the agent knows of images: which providers take them, which files are images, how large one may be.
 
 A provider takes images when its ``images`` attribute is true (docs/contract.md); the others are
-sent no image (``session.without_images``) or refuse one. An image is PNG, JPEG, GIF or WebP, told
+sent no image (``history.without_images``) or refuse one. An image is PNG, JPEG, GIF or WebP, told
 by its first bytes, and at most ``MAX_FILE``: the smallest limit the APIs document (Anthropic's),
 5 MiB of base64, a file of 3.75 MiB. ``providers/images.py`` puts images on the wire with these.
 """

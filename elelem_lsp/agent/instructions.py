@@ -1,9 +1,10 @@
-"""The system prompt's own words: who the agent is, where it works, and how it is to work.
+"""The system prompt: its own words (who the agent is, where it works, how to work), then AGENTS.md.
 
-Written for this agent and its tools (their names and limits are the tools' descriptions);
-the project's AGENTS.md follows it (``session.project_instructions``). It stays the same from
-turn to turn in a folder but for the date, so a provider that caches the start of a
-conversation keeps the cache: what changes each turn (the editor, git's status) comes with the
+Bridges a workspace to the first message of every request (``system_prompt``). The words are
+written for this agent and its tools (their names and limits are the tools' descriptions);
+the project's AGENTS.md follows them (``project_instructions``), cut to the room the budget
+leaves it. It stays the same from turn to turn in a folder but for the date, so a provider
+that caches the start of a conversation keeps the cache: what changes each turn (the editor, git's status) comes with the
 turn instead (``editor_context``). Its size is measured by ``bench/context.py``.
 
 A small window gets ``compact_instructions``: the same rules in a few lines, so that the fixed part
@@ -16,6 +17,11 @@ import datetime
 import os
 import platform
 from pathlib import Path
+
+from .budget import Counter, cut_text, estimate_tokens
+from .workspace import Workspace, WorkspaceError
+
+AGENTS_MD = "AGENTS.md"
 
 WORKING = """\
 How to work:
@@ -69,3 +75,29 @@ def compact_instructions(client: str, root: Path) -> str:
         f"You are a coding agent in the person's {client}. Workspace: {root} (tool paths are relative to it). "
         f"{platform.system()}, {shell_name()}, {date}.\n{COMPACT_WORKING}"
     )
+
+
+async def system_prompt(
+    workspace: Workspace, compact: bool = False, room: int | None = None, count: Counter = estimate_tokens
+) -> str:
+    """The system prompt, the project's AGENTS.md after it; ``compact``: a small window's. AGENTS.md
+    takes at most ``room`` tokens (counted by ``count``), cut with a marker past it."""
+    written = compact_instructions if compact else instructions
+    project = await project_instructions(workspace)
+    return written(workspace.client, workspace.root) + (cut_text(project, room, count) if room else project)
+
+
+async def project_instructions(workspace: Workspace) -> str:
+    """AGENTS.md, read as the tools read a file: confined to the workspace, an unsaved buffer first.
+
+    When it cannot be read (it leads outside, it is a folder, it is not text) the prompt
+    says so and why, so neither the model nor the person takes its absence for silence.
+    """
+    try:
+        text = await workspace.read_text(workspace.resolve(AGENTS_MD))
+    except (WorkspaceError, OSError) as error:
+        if not os.path.lexists(workspace.root / AGENTS_MD):
+            return ""  # no AGENTS.md: nothing to say
+        reason = workspace.describe(error) if isinstance(error, OSError) else str(error)
+        return f"\n\n({AGENTS_MD} was skipped: {reason})"
+    return f"\n\n# {AGENTS_MD}\n\n{text}"

@@ -1,31 +1,30 @@
 """Session: one conversation with a provider, and the turn loop of the provider contract (docs/contract.md).
 
-A turn calls ``fetch``, runs the tool calls it emitted in order, and calls it
-again until a fetch asks for none. Afterwards the history keeps only the prompt
-and the final reply (``exchange``: a cancelled turn marked so). Before each fetch
-the messages are fitted to the context budget (``budget``), and observers get a
-``context`` event when turns were left out or results shortened. Observers see every event as it happens
-(a ``doing`` with its ``title`` added), plus a ``result`` event after each tool call (``summary`` or
-``error``); the turn's result says why it stopped (``TurnResult.stop_reason``). A call whose arguments are malformed is answered
-with an ``ok: false`` result saying what was wrong, and the model tries again. No exception of a tool or
-of the steps around one (telling the face it starts, the check after a change, its result's message)
-ends the turn: it is logged and becomes what the model reads (``Toolbox.call``, ``StepCheck``).
-The emit a fetch is given stops working when that fetch ends: nothing a
-provider left running can reach the observers after its turn.
+Bridges a face's prompt to the provider's fetches and the tools they ask for. A turn calls
+``fetch`` (``fetching``), runs the tool calls it emitted in order, and calls it again until a
+fetch asks for none. Afterwards the history keeps only the prompt and the final reply
+(``history.exchange``: a cancelled turn marked so). Each turn starts from the system prompt
+(``instructions.system_prompt``), in the mode and with the tools the budget allows
+(``prompt_size``); before each fetch the messages are fitted to the context budget (``budget``),
+and observers get a ``context`` event when turns were left out or results shortened. Observers
+see every event as it happens (a ``doing`` with its ``title`` added), plus a ``result`` event
+after each tool call (``summary`` or ``error``); the turn's result says why it stopped
+(``TurnResult.stop_reason``). A call whose arguments are malformed is answered with an
+``ok: false`` result saying what was wrong, and the model tries again. No exception of a tool or
+of the steps around one (telling the face it starts, the check after a change, its result's
+message) ends the turn: it is logged and becomes what the model reads (``Toolbox.call``,
+``StepCheck``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import inspect
 import logging
-import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from .bridge import TurnAbandoned, run_in_thread
 from .budget import (
     DEFAULT_CONTEXT_TOKENS,
     LARGEST_SHARE,
@@ -33,7 +32,6 @@ from .budget import (
     Fitted,
     counter_of,
     cut_text,
-    estimate_tokens,
     fit,
     oldest_turns,
     result_room,
@@ -44,8 +42,10 @@ from .budget import (
 )
 from .check import CheckSettings, StepCheck
 from .events import StopReason, context_event
+from .fetching import Fetched, Observer, fetch
+from .history import SUMMARY_INSTRUCTIONS, SUMMARY_REQUEST, exchange, summary_message, without_images
 from .images import takes_images, turn_takes_images
-from .instructions import compact_instructions, instructions
+from .instructions import system_prompt
 from .messages import (
     Image,
     Message,
@@ -54,23 +54,19 @@ from .messages import (
     ToolCall,
     ToolDefinition,
     assistant,
-    check_event,
     system,
-    tool_arguments,
     tool_result,
     user,
 )
 from .prompt_size import PromptParts, SizedTools, chosen_mode, sized_tools
 from .redaction import redact_error
 from .toolbox import Toolbox, encode, failure
-from .workspace import Workspace, WorkspaceError, current_workspace
+from .workspace import Workspace, current_workspace
 
 log = logging.getLogger(__name__)
 
-Observer = Callable[[dict[str, Any]], None]
 DEFAULT_MAX_STEPS = 50
 COUNTED_TEXTS = 4096  # message texts whose token count a session remembers
-AGENTS_MD = "AGENTS.md"
 
 
 class StepLimit(ProviderError):
@@ -93,93 +89,6 @@ class TurnResult:
         if self.error is not None:
             return "max_steps" if self.step_limit else "error"
         return "end"
-
-
-@dataclass
-class Fetched:
-    """What one fetch produced: its text, its tool calls and what was wrong with each call's arguments."""
-
-    parts: list[str] = field(default_factory=list)
-    calls: list[ToolCall] = field(default_factory=list)
-    problems: list[str | None] = field(default_factory=list)
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
-
-
-async def system_prompt(
-    workspace: Workspace, compact: bool = False, room: int | None = None, count: Counter = estimate_tokens
-) -> str:
-    """The system prompt, the project's AGENTS.md after it; ``compact``: a small window's. AGENTS.md
-    takes at most ``room`` tokens (counted by ``count``), cut with a marker past it."""
-    written = compact_instructions if compact else instructions
-    project = await project_instructions(workspace)
-    return written(workspace.client, workspace.root) + (cut_text(project, room, count) if room else project)
-
-
-async def project_instructions(workspace: Workspace) -> str:
-    """AGENTS.md, read as the tools read a file: confined to the workspace, an unsaved buffer first.
-
-    When it cannot be read (it leads outside, it is a folder, it is not text) the prompt
-    says so and why, so neither the model nor the person takes its absence for silence.
-    """
-    try:
-        text = await workspace.read_text(workspace.resolve(AGENTS_MD))
-    except (WorkspaceError, OSError) as error:
-        if not os.path.lexists(workspace.root / AGENTS_MD):
-            return ""  # no AGENTS.md: nothing to say
-        reason = workspace.describe(error) if isinstance(error, OSError) else str(error)
-        return f"\n\n({AGENTS_MD} was skipped: {reason})"
-    return f"\n\n# {AGENTS_MD}\n\n{text}"
-
-
-CANCELLED_MARK = "[cancelled by the user before the reply was finished]"
-CANCELLED_EMPTY_MARK = "[cancelled by the user before any reply]"
-
-
-def exchange(prompt: str, reply: str, cancelled: bool = False, images: Sequence[Image] = ()) -> list[Message]:
-    """What one turn leaves in the history: the prompt (with its images) and the final reply.
-
-    A cancelled turn is marked so the model knows; one cancelled before any reply adds no
-    empty assistant message, only the prompt with the mark."""
-    if cancelled and not reply:
-        return [user(f"{prompt}\n\n{CANCELLED_EMPTY_MARK}", images)]
-    if cancelled:
-        return [user(prompt, images), assistant(f"{reply}\n\n{CANCELLED_MARK}")]
-    return [user(prompt, images), assistant(reply)]
-
-
-IMAGES_LEFT_OUT = "[{count} image(s) left out: this provider cannot take images]"
-
-
-def without_images(message: Message) -> Message:
-    """An earlier message as a provider that cannot take images is sent it: its images named, not sent,
-    so that a conversation which held images goes on with such a provider."""
-    if not message.get("images"):
-        return message
-    rest: Message = {key: value for key, value in message.items() if key != "images"}  # type: ignore[assignment]
-    rest["content"] = f"{message['content']}\n\n{IMAGES_LEFT_OUT.format(count=len(message.get('images') or ()))}"
-    return rest
-
-
-SUMMARY_MARK = "[A summary of the earlier turns of this conversation, which were compacted]"
-SUMMARY_INSTRUCTIONS = (
-    "You summarise a conversation between a person and a coding agent so that the agent can go on "
-    "from the summary alone. Keep every file name, the decisions made and why, and the open tasks; "
-    "leave out pleasantries and anything already undone. A summary of earlier turns at the start "
-    "is part of the conversation: fold it into yours. Answer with the summary only."
-)
-SUMMARY_REQUEST = "Summarise the conversation above as instructed."
-
-
-def summary_message(summary: str) -> Message:
-    """The one message that stands for the compacted turns."""
-    return user(f"{SUMMARY_MARK}\n\n{summary}")
-
-
-def is_summary(turn: list[Message]) -> bool:
-    return len(turn) == 1 and turn[0]["content"].startswith(SUMMARY_MARK)
 
 
 class Session:
@@ -301,7 +210,7 @@ class Session:
         fetched = Fetched()
         token = current_workspace.set(self.workspace)
         try:
-            await self._fetch(request, [], fetched, lambda event: None)
+            await fetch(self.provider, request, [], fetched, lambda event: None, self.toolbox.title)
         finally:
             current_workspace.reset(token)
         if not fetched.text.strip():
@@ -335,7 +244,7 @@ class Session:
                 if fitted.left_out > told[0] or fitted.shortened > told[1]:
                     told = (fitted.left_out, fitted.shortened)
                     observer(dict(context_event(fitted.tokens, self.context_tokens, fitted.left_out, fitted.shortened)))
-                await self._fetch(fitted.messages, tools, fetched, observer)
+                await fetch(self.provider, fitted.messages, tools, fetched, observer, self.toolbox.title)
                 if not fetched.calls:
                     break
                 messages.append(assistant(fetched.text, fetched.calls))
@@ -375,29 +284,6 @@ class Session:
         except Exception:
             log.exception("could not tell the face that %s starts", call["name"])
 
-    async def _fetch(self, messages: list[Message], tools: list[ToolDefinition], fetched: Fetched, observer: Observer) -> None:
-        def record(event: dict[str, Any]) -> None:
-            if event["type"] == "saying":
-                fetched.parts.append(event["text"])
-            elif event["type"] == "doing":
-                event["id"] = event["id"] or f"call_{len(fetched.calls) + 1}"
-                # observers see what the call will run with: a malformed text is not echoed
-                event["arguments"], problem = tool_arguments(event["arguments"])
-                event["title"] = self.toolbox.title(event["name"], event["arguments"])
-                fetched.calls.append({"id": event["id"], "name": event["name"], "arguments": event["arguments"]})
-                fetched.problems.append(problem)
-            observer(event)
-
-        if inspect.iscoroutinefunction(self.provider.fetch):
-            emit = CheckedEmit(record)
-            try:
-                await self.provider.fetch(list(messages), tools, emit)
-            finally:
-                emit.closed = True
-        else:
-            conversation = list(messages)
-            await run_in_thread(lambda send, _cancelled: self.provider.fetch(conversation, tools, checked(send)), record)
-
 
 def tool_message(call_id: str, result: dict[str, Any]) -> Message:
     """A tool result as its message: the result as JSON, and the images it gave (a read image file) beside it."""
@@ -411,29 +297,3 @@ def tool_message(call_id: str, result: dict[str, Any]) -> Message:
     if images:
         message["images"] = images
     return message
-
-
-def checked(send: Callable[[dict[str, Any]], None]) -> Callable[[Any], None]:
-    """The emit of a plain ``fetch``: each event checked on the provider's thread, then sent."""
-
-    def emit(event: Any) -> None:
-        event = check_event(event)
-        if event is not None:
-            send(dict(event))
-
-    return emit
-
-
-class CheckedEmit:
-    """The emit of an ``async`` fetch: each event checked, and none taken once the fetch has ended."""
-
-    def __init__(self, record: Callable[[dict[str, Any]], None]) -> None:
-        self.record = record
-        self.closed = False
-
-    def __call__(self, event: Any) -> None:
-        if self.closed:  # a task the provider left running; its turn is over
-            raise TurnAbandoned("the fetch this emit belongs to has ended")
-        event = check_event(event)
-        if event is not None:
-            self.record(dict(event))

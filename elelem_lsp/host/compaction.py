@@ -16,8 +16,9 @@ from typing import Any
 from ..agent.budget import split_turns
 from ..agent.events import Compaction as CompactionReport
 from ..agent.events import compacted_event, compaction
+from ..agent.history import is_summary, summary_message
 from ..agent.redaction import redact_error
-from ..agent.session import Session, is_summary, summary_message
+from ..agent.session import Session
 from .conversations import now
 from .frontend import Face
 from .settings import Settings

@@ -24,9 +24,9 @@ from typing import Any
 
 from filelock import FileLock
 
+from ..agent.history import exchange, summary_message
 from ..agent.messages import Image, Message
 from ..agent.private_files import NO_FOLLOW, open_private, private_folder, state_dir, write_private
-from ..agent.session import exchange, summary_message
 from .frontend import BadRequest
 from .images import remove_unnamed_images
 from .transcript import preview

@@ -4,10 +4,10 @@ session, running turn, current conversation and MCP servers, each kept by a part
 It resolves the folder's settings from what the face supplies (reporting bad values once,
 limiting an untrusted folder), builds the session with the provider its ``provider_choice``
 picks (saying once where the pick came from when the environment made it), continues its
-conversation (``current_conversation``) and stores each turn as it ends with its tokens and
-cost (``usage``) and the model's plan (the ``plan`` tool's, sent on as a ``plan`` event), runs one
-turn at a time (compacting first when the folder asks to: ``compaction``; each checkpointed, its
-files kept to rewind it: ``turn_checkpoints``) and shows a plain client the turn it cannot see.
+conversation (``current_conversation``) and runs one turn at a time (compacting first when the
+folder asks to: ``compaction``; each checkpointed, its files kept to rewind it:
+``turn_checkpoints``), each played by ``turn``: its events to the face, its answer, its entry
+stored with its tokens, cost and plan, and a plain client shown the turn it cannot see.
 ``ready()`` readies all of it for a turn. The operations on stored conversations are
 ``stored``, those on checkpoints ``rewinding``; the host keeps one agent per folder.
 """
@@ -27,24 +27,23 @@ from ..agent.budget import DEFAULT_CONTEXT_TOKENS
 from ..agent.check import CheckSettings
 from ..agent.editor_tools import TOOLBOX as EDITOR_TOOLBOX
 from ..agent.editor_tools import EditorTools
-from ..agent.events import plan_event
 from ..agent.messages import Image, Message, Provider, ProviderError
 from ..agent.prompt_size import fitted_window
 from ..agent.redaction import redact_error
 from ..agent.session import Session, TurnResult
 from ..agent.toolbox import Toolbox
-from ..agent.wording import turn_footer
 from ..providers.windows import model_window
 from .compaction import Compaction
-from .conversations import Asked, ToolLog, now, turn_entry
+from .conversations import Asked
 from .current_conversation import CurrentConversation
 from .frontend import Frontend, Refused
 from .mcp import McpServers
 from .provider_choice import Choice, ProviderChoice, model_of
 from .settings import Settings, parse_settings, settings_secrets, within_trust
-from .transcript import TurnRecord, preview, write_transcript
+from .transcript import TurnRecord
+from .turn import PlayedTurn, kept_checkpoint, outcome, show_turn, turn_result
 from .turn_checkpoints import TurnCheckpoints
-from .usage import TurnUsage, usage_event
+from .usage import usage_event
 from .workspace import FrontendWorkspace
 
 log = logging.getLogger(__name__)
@@ -215,7 +214,7 @@ class FolderAgent:
         asked = Asked(prompt, context, tuple(images))
         result = await self._play(asked, token, on_start, record.add if record else lambda event: None)
         if record is not None:
-            self._show_turn(record, result)
+            show_turn(self.frontend, self.root, record, result, self.settings.history)
         return result
 
     async def _play(
@@ -230,91 +229,33 @@ class FolderAgent:
         choice = self.provider_choice.choice()
         self.provider_choice.tell(choice, self.frontend)
         progress = await self.frontend.open_progress(token, "elelem", asked.prompt)
-        started, tools, usage, planned, current = now(), ToolLog(), TurnUsage(), False, self.current
-
-        def add(event: dict[str, Any]) -> None:
-            nonlocal planned
-            if event["type"] == "usage":  # each fetch's: the turn's sum is said as it ends
-                usage.add(event)
-                return
-            progress.add(event)
-            observe(event)
-            tools.add(event)
-            if event["type"] == "result" and "plan" in event:
-                current.plan, planned = event["plan"], True
-                add(dict(plan_event(event["plan"])))
+        played = PlayedTurn(progress, observe, self.current)
 
         async def compacted_turn() -> TurnResult:
             self._set_budget(session)
-            await self.compaction.before_turn(session, self.settings, current.id, asked.text, add)
-            return await session.turn(asked.text, add, asked.images)
+            await self.compaction.before_turn(session, self.settings, self.current.id, asked.text, played.add)
+            return await session.turn(asked.text, played.add, asked.images)
 
         try:
             task = self.start(compacted_turn())
         except Busy as error:
             progress.end(f"Error: {error}")
             raise Refused(str(error)) from None
-        checkpoint = self.turn_checkpoints.begin(asked.prompt, current.id)  # the files before the turn
+        checkpoint = self.turn_checkpoints.begin(asked.prompt, self.current.id)  # the files before the turn
         session.cancelled_turn = None  # set by the session's turn once it began and was cancelled
         if on_start is not None:
             on_start(progress.token)
-        await asyncio.wait({task})
-        began = not task.cancelled() or session.cancelled_turn is not None
-        if task.cancelled():
-            result = session.cancelled_turn or TurnResult("", 0)
-            result.cancelled = True
-        else:
-            result = task.result()
-        ending = asyncio.ensure_future(self.turn_checkpoints.end(checkpoint))  # what the turn changed
-        try:
-            kept = await asyncio.shield(ending)
-        except asyncio.CancelledError:  # the server stops: a cancelled turn answers now, its snapshot goes on
-            if not result.cancelled:
-                raise
-            kept = None
-        except Exception:  # the checkpoint's own bug: the turn's answer, usage and record are kept all the same
-            log.exception("no checkpoint of the turn in %s", self.root)
-            kept = None
+        result, began = await outcome(task, session)
+        kept = await kept_checkpoint(self.turn_checkpoints, checkpoint, result, self.root)  # what the turn changed
         answer = turn_result(choice.name, model_of(session.provider, choice.model), result, kept)
-        current.last_turn = usage.spent(answer["model"], self.settings.prices)
-        current.spent.add(current.last_turn)
-        if began:  # a turn cancelled before it began left nothing in the history: nothing to store
-            entry = turn_entry(asked, answer, started, tools.calls)
-            entry["usage"] = current.last_turn.stored()
-            current.store_entry(entry | ({"plan": current.plan} if planned else {}) | ({"checkpoint": kept} if kept else {}))
-            # A cancelled turn answers at once: no count between the cancel and its answer (a server
-            # stopping by a signal cancels the turn and the command waiting for it alike).
-            context = usage.context or (0 if result.cancelled else await self._estimate(session))
-            progress.add(dict(usage_event(current.last_turn, current.spent, context, session.context_tokens)))
-        progress.end("cancelled" if result.cancelled else result.reply if result.error else "done")
+        await played.end(asked, answer, began, session, self.settings.prices, kept)
         return answer
-
-    async def _estimate(self, session: Session) -> int:
-        """What the next request would hold, by the provider's count (when no fetch reported it)."""
-        try:
-            return (await session.estimate()).tokens
-        except Exception as error:  # a plugin's counter: the turn is over all the same
-            log.info("could not count the context: %s", error)
-            return 0
 
     def _set_budget(self, session: Session) -> None:
         """What the session's budget comes from: the folder's setting and the model's known window."""
         session.context_setting = self.settings.context_tokens
         session.prompt_setting = self.settings.prompt
         session.model_window = model_window(model_of(session.provider, self.provider_choice.choice().model))
-
-    def _show_turn(self, record: TurnRecord, result: dict[str, Any]) -> None:
-        """For a plain client: the start of the reply as a message, the whole turn as a document."""
-        reply = result["reply"] or ("cancelled" if result["cancelled"] else "(no reply)")
-        self.frontend.show_message("error" if result["error"] else "info", f"elelem: {preview(reply)}")
-        if not self.frontend.can_show_files or not self.settings.history:  # history off: nothing on disk
-            return
-        try:
-            path = write_transcript(self.root.name, record.markdown(self.root.name, result))
-        except OSError as error:
-            log.warning("could not write the transcript: %s", error)
-            return
-        self.frontend.show_file(path)
 
     async def compact(self) -> dict[str, Any]:
         """Ask the provider to summarise the older turns into one message that replaces them."""
@@ -407,20 +348,3 @@ class FolderAgent:
     def attach_mcp_servers(self, servers: dict[str, Any]) -> None:
         """Servers a face got from its protocol, in the ``mcpServers`` settings' shape."""
         self.mcp.attach(servers)
-
-
-def turn_result(provider: str, model: str | None, result: TurnResult, checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A turn's answer; ``checkpoint`` the number of the turn's checkpoint when it changed files,
-    ``text`` the footer a client ends the turn with."""
-    failed = result.error is not None
-    return {
-        "reply": result.reply,
-        "provider": provider,
-        "model": model,
-        "steps": result.steps,
-        "cancelled": result.cancelled,
-        "error": result.error,
-        "stopReason": result.stop_reason,
-        "checkpoint": checkpoint["turn"] if checkpoint else None,
-        "text": turn_footer(provider, model, result.steps, cancelled=result.cancelled, failed=failed),
-    }

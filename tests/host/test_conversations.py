@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from elelem_lsp.agent.session import CANCELLED_EMPTY_MARK, CANCELLED_MARK, SUMMARY_MARK
+from elelem_lsp.agent.history import CANCELLED_EMPTY_MARK, CANCELLED_MARK, SUMMARY_MARK
 from elelem_lsp.host.conversations import (
     ConversationStore,
     StoreError,

@@ -13,8 +13,8 @@ import pytest
 from scaffold import add_plugin, wait_until, write_script
 
 from elelem_lsp.agent.budget import estimate_tokens, total_tokens
+from elelem_lsp.agent.history import CANCELLED_EMPTY_MARK, CANCELLED_MARK, SUMMARY_MARK
 from elelem_lsp.agent.messages import system
-from elelem_lsp.agent.session import CANCELLED_EMPTY_MARK, CANCELLED_MARK, SUMMARY_MARK
 from elelem_lsp.host.conversations import ConversationStore, conversations_dir
 from elelem_lsp.host import stored
 from elelem_lsp.host.frontend import BadRequest, Refused

@@ -13,7 +13,7 @@ import os
 import pytest
 from lsprotocol import types as lsp
 
-from elelem_lsp.agent.session import system_prompt
+from elelem_lsp.agent.instructions import system_prompt
 from elelem_lsp.agent.workspace import Workspace
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- secret"
