@@ -5,8 +5,9 @@ asked the same prompt directly over HTTP and read to the region's end (the floor
 the kept edit history takes, in process over 10,000 changes (tracemalloc) and as the server's RSS
 before and after as many ``didChange``; and on a document of ``--lines`` lines (50,000), what one
 incremental keystroke costs the server for a plain client and for one with next edit on (the
-recent edits kept), and a request there. The fake server (tests/completion/fim_server.py) runs in
-a process of its own and answers at once, so the figures are the server's own cost.
+recent edits kept), and a request there; and what reading long answers back costs. The fake
+server (tests/completion/fim_server.py) runs in a process of its own and answers at once, so the
+figures are the server's own cost.
 
     python bench/next_edit.py [--runs 100] [--changes 10000] [--lines 50000]
 """
@@ -30,7 +31,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from elelem_lsp.nextedit.history import EditHistory
-from elelem_lsp.nextedit.zeta import EDITABLE_END, EDITABLE_START, excerpt, prompt
+from elelem_lsp.nextedit.zeta import EDITABLE_END, EDITABLE_START, excerpt, prompt, region_edits, rewritten_region
 
 SOURCE = "def total(values, factor):\n    result = 0\n    for value in values:\n        result += value * scale\n    return result * scale\n"
 ANSWER = [f"```bench.py\n{EDITABLE_START}\n", SOURCE.replace("scale", "factor").rstrip("\n"), f"\n{EDITABLE_END}\n```"]
@@ -173,6 +174,27 @@ async def big_document(url: str, lines: int, keystrokes: int = 200) -> None:
                 await session.stop()
 
 
+def reading_answers(lines: int = 120) -> None:
+    """What reading an answer back costs the server, for a region of ``lines`` long lines of code:
+    the region rewritten without markers, prose instead, and a 20,000-word line rewritten here and there."""
+    region = "\n".join(f"    value_{n} = compute(self.items[{n}], factor=factor, name='v{n}')  # step {n}" for n in range(lines))
+    prose = "I would suggest renaming the values and computing them in a loop instead. " * (len(region) // 75)
+    minified = " ".join(f"w{n}" for n in range(20_000))
+    cases = {
+        f"{len(region) // 1024} KB region rewritten, no markers": lambda: rewritten_region(
+            region.replace("factor", "scale"), region
+        ),
+        f"{len(prose) // 1024} KB of prose instead": lambda: rewritten_region(prose, region),
+        "20,000-word line, every 100th word changed": lambda: region_edits(
+            minified, " ".join(f"w{n}" if n % 100 else f"q{n}" for n in range(20_000)), 0
+        ),
+    }
+    for name, read in cases.items():
+        started = time.perf_counter()
+        read()
+        print(f"reading an answer, {name}: {(time.perf_counter() - started) * 1000:.1f} ms")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=100)
@@ -202,6 +224,7 @@ async def main() -> None:
         await big_document(url, options.lines)
     finally:
         process.kill()
+    reading_answers()
     kept_kib, edits = history_memory(options.changes)
     print(f"edit history after {options.changes:,} changes in 100 documents: {kept_kib:.0f} KiB, {edits} edits kept")
 

@@ -33,6 +33,7 @@ CHAT_INSTRUCTION = (
 EDITABLE_BEFORE, EDITABLE_AFTER = 12, 30  # lines of the editable region above and below the cursor's line
 CONTEXT_AROUND = 12  # lines shown, not editable, beyond the region on each side
 WORD = re.compile(r"\w+|\s+|[^\w\s]", re.DOTALL)  # a line read as words, spaces and single marks
+TOKEN = re.compile(r"\w+|[^\w\s]")  # words and marks, without the spaces between (every other token of code)
 WORDS_COMPARED = 400  # words of a changed line compared one by one; past them, its changed middle is one edit
 SIMILAR_ENOUGH = 0.5  # an answer without markers is taken as the region only when this much alike
 
@@ -90,9 +91,17 @@ def rewritten_region(answer: str, region: str) -> str | None:
         marked = False
     text = text.replace(CURSOR, "").replace(START_OF_FILE, "")
     text = text.removeprefix("\n").removesuffix("\n")
-    if not marked and difflib.SequenceMatcher(a=region, b=text, autojunk=False).ratio() < SIMILAR_ENOUGH:
+    if not marked and not _alike(region, text):
         return None
     return text
+
+
+def _alike(region: str, text: str) -> bool:
+    """Whether ``text`` is ``region`` rewritten: at least ``SIMILAR_ENOUGH`` of their words and marks
+    the same. Counted, not compared in order: that takes time growing with the product of their
+    lengths (seconds for a few KB of code), and prose shares too few words with code either way."""
+    matcher = difflib.SequenceMatcher(a=TOKEN.findall(region), b=TOKEN.findall(text), autojunk=False)
+    return matcher.real_quick_ratio() >= SIMILAR_ENOUGH and matcher.quick_ratio() >= SIMILAR_ENOUGH
 
 
 def without_context(region: str, shown: Excerpt) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from elelem_lsp.nextedit.predictor import predict
-from elelem_lsp.nextedit.zeta import EDITABLE_END, EDITABLE_START, apply, excerpt, region_edits
+from elelem_lsp.nextedit.zeta import EDITABLE_END, EDITABLE_START, apply, excerpt, region_edits, rewritten_region
 
 LINES = ["def f(factor):", "    a = scale", "    return a * scale"]
 RENAMED = [line.replace("scale", "factor") for line in LINES]
@@ -74,3 +74,13 @@ def test_a_renamed_word_in_a_long_line_is_one_small_edit():
     old = " ".join(f"w{n}" for n in range(20_000))
     edits = region_edits(old, old.replace(" w5000 ", " renamed ", 1), 0)
     assert [(edit.text, edit.end_char - edit.start_char) for edit in edits] == [("renamed", len("w5000"))]
+
+
+def test_a_long_answer_in_words_against_a_long_region_is_refused_at_once():
+    """A chat model that answers a 5 KB region with 5 KB of prose, no markers (comparing them
+    character by character took 27 s of a blocked server)."""
+    region = "\n".join(f"value_{n} = compute(value_{n - 1}, factor={n})" for n in range(120))
+    prose = "I would suggest renaming the values and computing them in a loop instead. " * 70
+    assert rewritten_region(prose, region) is None
+    rewrite = region.replace("factor", "scale")
+    assert rewritten_region(rewrite, region) == rewrite  # a rewrite without markers is still taken
