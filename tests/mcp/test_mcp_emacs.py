@@ -54,5 +54,5 @@ def test_emacs_names_an_mcp_server_in_its_settings_and_shows_its_calls(project: 
         '+ t: echo text="from emacs"',
         '  ok: t: echo text="from emacs" — 1 line',
         "called.",
-        "-- scripted · 2 steps",
+        "-- done — scripted · 2 steps",
     ]

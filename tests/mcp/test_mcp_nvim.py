@@ -29,5 +29,5 @@ def test_neovim_shows_an_mcp_call_like_a_built_in_one(project: Path, start_nvim)
         '+ t: fail message="x"',
         '  failed: t: fail message="x": Error executing tool fail',
         "both called.",
-        "-- scripted · 3 steps",
+        "-- done — scripted · 3 steps",
     ]
