@@ -22,7 +22,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.workspace import TextDocument
 
-from .documents import document_name, document_path
+from .documents import document_name, document_path, named_path
 
 if TYPE_CHECKING:
     from ..completion.engine import CompletionEngine, FolderSource
@@ -139,6 +139,10 @@ class InlineCompletions:
         agent = self._agent(uri)
         if agent is None:
             return None
+        if path is not None and self.engine.private(
+            agent.uri, agent.root, named_path(uri, path), agent.settings.completion.exclude
+        ):
+            return None  # a private file under the name the editor shows (a symlink to an ordinary one)
         lines = document.lines
         if position.line > len(lines):
             raise JsonRpcInvalidParams(f"position: line {position.line} is past the document's end")

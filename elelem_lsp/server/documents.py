@@ -50,6 +50,13 @@ def resolved(path: str) -> Path:
     return Path(path).resolve()
 
 
+def named_path(uri: str, resolved: Path) -> Path:
+    """A document's path as the editor names it: its folder resolved, its own name kept (a
+    symlink's, not its target's: a ``.env`` linked to an ordinary name is still a ``.env``)."""
+    named = to_fs_path(uri)
+    return Path(named).parent.resolve() / Path(named).name if named else resolved
+
+
 def folder_path(uri: str) -> Path:
     """A workspace folder's root; a folder the editor names by another scheme is taken by its path."""
     path = to_fs_path(uri) or unquote(urlparse(uri).path)

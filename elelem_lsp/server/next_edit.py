@@ -23,10 +23,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
-from pygls.uris import to_fs_path
 from pygls.workspace import PositionCodec, TextDocument
 
-from .documents import document_name, document_path
+from .documents import document_name, document_path, named_path
 
 if TYPE_CHECKING:
     from ..completion.counts import Counts
@@ -241,13 +240,6 @@ def cursor_in(source: str, position: Position, codec: PositionCodec) -> tuple[li
     if position.line < len(lines) - 1 and lines[-1] == "":
         lines.pop()
     return lines, position.line, character
-
-
-def named_path(uri: str, resolved: Path) -> Path:
-    """A document's path as the editor names it: its folder resolved, its own name kept (a
-    symlink's, not its target's)."""
-    named = to_fs_path(uri)
-    return Path(named).parent.resolve() / Path(named).name if named else resolved
 
 
 def lines_of(text: str) -> list[str]:

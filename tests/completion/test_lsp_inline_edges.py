@@ -303,11 +303,6 @@ async def test_the_menu_item_from_just_past_the_lines_end_starts_at_the_word(sta
     assert item.text_edit.range.start == lsp.Position(line=0, character=0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="documents.document_path resolves symlinks, and completion's private-file check (engine.private via "
-    "PrivateFiles) sees only the target's name: a .env linked to envs/dev.txt is completed in and sent",
-)
 async def test_a_private_name_that_is_a_symlink_to_an_ordinary_one_is_still_private(start_editor, project, fim):
     (project / "envs").mkdir()
     (project / "envs" / "dev.txt").write_text("TOKEN = 'sk-live-4242'\n")
