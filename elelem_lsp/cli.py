@@ -182,9 +182,19 @@ def leave_out_unused_libraries() -> None:
         sys.modules.setdefault(name, None)  # type: ignore[arg-type]
 
 
+def freeze_protocol_library() -> None:
+    """pygls and lsprotocol imported, their objects (tens of thousands, kept for the process's
+    life) frozen: the full collection that importing our own modules sets off then leaves them
+    out (about 20 ms of CPU less before ``initialize`` is answered, and no more memory)."""
+    import pygls.lsp.server  # noqa: F401
+
+    gc.freeze()
+
+
 def run_serve(args: argparse.Namespace) -> int:
     log_to_stderr(args.log_level)
     leave_out_unused_libraries()
+    freeze_protocol_library()
     from .server.server import create_server
 
     server = create_server()

@@ -42,6 +42,8 @@ result_room: ContextVar[int] = ContextVar("elelem_result_room", default=DEFAULT_
 
 
 def estimate_tokens(text: str) -> int:
+    if text.isascii():  # known without reading the text: no copy of it made each fetch
+        return math.ceil(len(text) / CHARS_PER_TOKEN)
     ascii_characters = len(text.encode("ascii", "ignore"))
     return math.ceil(ascii_characters / CHARS_PER_TOKEN) + NON_ASCII_TOKENS * (len(text) - ascii_characters)
 
@@ -99,9 +101,25 @@ def definitions_text(tools: list[Any]) -> str:
     return json.dumps(tools, ensure_ascii=False, separators=(",", ":"))
 
 
+# Lists of definitions already counted, by identity and counter: the built-in tools are one list
+# kept for the process (``Toolbox.definitions``, never changed), asked for twice a fetch.
+_counted_tools: dict[tuple[int, Counter], tuple[list[Any], int]] = {}
+COUNTED_TOOL_LISTS = 8
+
+
 def tools_tokens(tools: list[Any], count: Counter) -> int:
     """The tokens the tool definitions take of each fetch's budget."""
-    return MESSAGE_OVERHEAD + count(definitions_text(tools)) if tools else 0
+    if not tools:
+        return 0
+    key = (id(tools), count)
+    counted = _counted_tools.get(key)
+    if counted is not None and counted[0] is tools:
+        return counted[1]
+    tokens = MESSAGE_OVERHEAD + count(definitions_text(tools))
+    if len(_counted_tools) >= COUNTED_TOOL_LISTS:  # lists made for one fetch (an MCP server's tools added)
+        _counted_tools.clear()
+    _counted_tools[key] = (tools, tokens)
+    return tokens
 
 
 def result_share(budget: int, left: int) -> int:

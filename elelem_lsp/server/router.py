@@ -11,6 +11,7 @@ that asked for it and by its progress token, so ``$/cancelRequest`` and
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import logging
 from collections.abc import Sequence
@@ -86,6 +87,9 @@ class LspRouter:
             await self.host.prepare()
         except Exception:  # whatever failed here fails again, and is reported, in the turn
             log.info("preparing the first turn failed", exc_info=True)
+        # The agent's modules (pydantic, httpx and the models: some 200,000 objects kept for the
+        # process's life) left out of the collections a turn sets off, as the server's own are.
+        gc.freeze()
 
     # -- turns and their cancellation ------------------------------------------
     async def turn(

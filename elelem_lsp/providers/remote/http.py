@@ -69,7 +69,8 @@ def _unused_context() -> ssl.SSLContext:
 
 def tls_context(url: httpx.URL | str) -> ssl.SSLContext:
     """The context for requests to ``url``: the CA bundle only when the URL is https."""
-    return _verified_context() if httpx.URL(url).scheme == "https" else _unused_context()
+    scheme = (parsed_url(url) if isinstance(url, str) else url).scheme  # asked at every request: parsed once
+    return _verified_context() if scheme == "https" else _unused_context()
 
 
 def http_client(url: httpx.URL | str, transport: Transport | None = None, timeout: float | None = None) -> httpx.AsyncClient:
