@@ -90,11 +90,14 @@ class InlineCompletions:
             return empty
         # The edit starts at the word being typed, so that a client filtering by it keeps the item.
         document = self.router.server.workspace.get_text_document(params.text_document.uri)
-        cursor = document.position_codec.position_from_client_units(document.lines, params.position)
-        word = WORD_END.search(document.lines[cursor.line][: cursor.character] if cursor.line < len(document.lines) else "")
+        lines = document.lines
+        cursor = document.position_codec.position_from_client_units(lines, params.position)
+        content = lines[cursor.line].rstrip("\r\n") if cursor.line < len(lines) else ""
+        character = min(cursor.character, len(content))  # past the line's end is at its end, not after its break
+        word = WORD_END.search(content[:character])
         typed = word.group() if word else ""
         start = document.position_codec.position_to_client_units(
-            document.lines, lsp.Position(line=cursor.line, character=cursor.character - len(typed))
+            lines, lsp.Position(line=cursor.line, character=character - len(typed))
         )
         text = typed + suggestion.text
         command = lsp.Command(title="elelem: suggestion accepted", command=ACCEPTED, arguments=[{"id": suggestion.id}])

@@ -286,12 +286,6 @@ async def test_a_model_that_never_answers_is_given_up_after_the_read_timeout(sta
     await wait_for(lambda: editor.client.log_messages, "the failure logged")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server/completion.py menu() converts the position with pygls' position_from_client_units, which "
-    "counts the line break as part of the line: one character past a line's end lands after the break, and the "
-    "item's range starts one character into the word being typed",
-)
 async def test_the_menu_item_from_just_past_the_lines_end_starts_at_the_word(start_editor, project, fim):
     fim.answer = ["_count = 0"]
     editor = await start(start_editor, project, fim, menu=True)
