@@ -84,6 +84,9 @@ class ElelemProtocol(LanguageServerProtocol):
         ):
             # cattrs would make a string into a list of its characters
             return self._refuse(msg_id, JsonRpcInvalidParams("Invalid params: params.arguments: must be an array"))
+        problem = position_problem(method, params)
+        if problem is not None:  # cattrs would make "3" the line 3
+            return self._refuse(msg_id, JsonRpcInvalidParams(f"Invalid params: params.position.{problem}"))
         try:
             message = self.structure_message(data)
         except JsonRpcInvalidParams as error:
@@ -223,6 +226,16 @@ def object_with(value: Any, **fields: tuple[type, ...]) -> str | None:
 
 
 EXPECTED = {bool: "a boolean", int: "an integer", str: "a string", type(None): "null"}
+POSITIONED = {lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.TEXT_DOCUMENT_COMPLETION}  # requests at a cursor we answer
+
+
+def position_problem(method: Any, params: Any) -> str | None:
+    """What is wrong with the cursor of a request that has one (checked on the JSON as it came)."""
+    if method not in POSITIONED or not isinstance(params, dict) or "position" not in params:
+        return None
+    return object_with(params["position"], line=(int,), character=(int,))
+
+
 OPTIONAL_STRING, OPTIONAL_INTEGER = (str, type(None)), (int, type(None))
 # The answers the server's requests take, checked on the JSON as it came.
 ANSWER_CHECKS: dict[str | None, Callable[[Any], str | None]] = {
