@@ -14,8 +14,8 @@ HTTP response.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,27 +89,10 @@ class OpenAICompletions(Route):
         self.provider, self.url = provider, base_url.rstrip("/") + "/completions"
 
     async def stream(self, fill: Fill) -> AsyncGenerator[str, None]:
-        context = fill.context
-        body: dict[str, Any] = {
-            "model": await self.provider.served_model(),
-            "prompt": commented_snippets(context) + context.prefix,
-            "suffix": context.suffix,
-            "max_tokens": fill.max_tokens,
-            "temperature": 0,
-            "stream": True,
-        }
-        if fill.line_stops():
-            body["stop"] = fill.line_stops()
-        async with post(self.url, body, self.provider.headers(), self.provider.transport, "text/event-stream") as response:
-            async for _, data in sse_events(response):
-                if data == "[DONE]":
-                    return
-                chunk = chunk_of(data)
-                usage = chunk.get("usage") or {}
-                fill.count(usage.get("prompt_tokens"), usage.get("completion_tokens"))
-                for choice in chunk.get("choices") or ():
-                    if isinstance(choice, dict) and isinstance(choice.get("text"), str) and choice["text"]:
-                        yield choice["text"]
+        body = fim_body(await self.provider.served_model(), fill)
+        async with aclosing(choices_text(self.url, body, self.provider, fill.count, lambda choice: choice.get("text"))) as pieces:
+            async for piece in pieces:
+                yield piece
 
 
 class LlamaCppInfill(Route):
@@ -186,29 +169,49 @@ class MistralFim(Route):
         self.provider, self.url = provider, base_url.rstrip("/") + "/fim/completions"
 
     async def stream(self, fill: Fill) -> AsyncGenerator[str, None]:
-        context = fill.context
         model = self.provider.model if "codestral" in (self.provider.model or "") else "codestral-latest"
-        body: dict[str, Any] = {
-            "model": model,
-            "prompt": commented_snippets(context) + context.prefix,
-            "suffix": context.suffix,
-            "max_tokens": fill.max_tokens,
-            "temperature": 0,
-            "stream": True,
-        }
-        if fill.line_stops():
-            body["stop"] = fill.line_stops()
-        async with post(self.url, body, self.provider.headers(), self.provider.transport, "text/event-stream") as response:
-            async for _, data in sse_events(response):
-                if data == "[DONE]":
-                    return
-                chunk = chunk_of(data)
-                usage = chunk.get("usage") or {}
-                fill.count(usage.get("prompt_tokens"), usage.get("completion_tokens"))
-                for choice in chunk.get("choices") or ():
-                    content = ((choice or {}).get("delta") or {}).get("content")
-                    if isinstance(content, str) and content:
-                        yield content
+        body = fim_body(model, fill)
+        async with aclosing(choices_text(self.url, body, self.provider, fill.count, delta_content)) as pieces:
+            async for piece in pieces:
+                yield piece
+
+
+def fim_body(model: str | None, fill: Fill) -> dict[str, Any]:
+    """An OpenAI-style FIM request: the prompt (the other files as comments, then the prefix) and the suffix."""
+    context = fill.context
+    body: dict[str, Any] = {
+        "model": model,
+        "prompt": commented_snippets(context) + context.prefix,
+        "suffix": context.suffix,
+        "max_tokens": fill.max_tokens,
+        "temperature": 0,
+        "stream": True,
+    }
+    if fill.line_stops():
+        body["stop"] = fill.line_stops()
+    return body
+
+
+async def choices_text(
+    url: str, body: dict[str, Any], provider: Any, count: Callable[[Any, Any], None], text_of: Callable[[dict[str, Any]], Any]
+) -> AsyncGenerator[str, None]:
+    """The text of each choice of an OpenAI-shaped SSE stream (``text_of`` finds it in a choice), its usage counted."""
+    async with post(url, body, provider.headers(), provider.transport, "text/event-stream") as response:
+        async for _, data in sse_events(response):
+            if data == "[DONE]":
+                return
+            chunk = chunk_of(data)
+            usage = chunk.get("usage") or {}
+            count(usage.get("prompt_tokens"), usage.get("completion_tokens"))
+            for choice in chunk.get("choices") or ():
+                text = text_of(choice) if isinstance(choice, dict) else None
+                if isinstance(text, str) and text:
+                    yield text
+
+
+def delta_content(choice: dict[str, Any]) -> Any:
+    """A chat-shaped chunk's text."""
+    return (choice.get("delta") or {}).get("content")
 
 
 def chunk_of(data: str) -> dict[str, Any]:

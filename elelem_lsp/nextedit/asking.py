@@ -9,6 +9,7 @@ read only up to the region's end marker, and the stream is closed there.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -16,9 +17,9 @@ from typing import Any
 
 from ..agent.messages import Message
 from ..completion.chat_routes import events_of, fetch_once
-from ..completion.routes import chunk_of, post
+from ..completion.routes import choices_text, post
 from ..completion.routing import base_url_of, is_ollama, is_openai
-from ..providers.remote.http import ndjson_lines, sse_events, stream_failure
+from ..providers.remote.http import ndjson_lines, stream_failure
 from .zeta import CHAT_INSTRUCTION, EDITABLE_END
 
 CHARS_PER_TOKEN = 8  # twice what a token of code holds: room enough for any answer within maxTokens
@@ -81,16 +82,10 @@ async def _raw(provider: Any, prompt: str, max_tokens: int, tokens: Tokens) -> A
         return
     url = (base_url_of(provider) or "").rstrip("/") + "/completions"
     body = {"model": await provider.served_model(), "prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "stream": True}
-    async with post(url, body, provider.headers(), provider.transport, "text/event-stream") as response:
-        async for _, data in sse_events(response):
-            if data == "[DONE]":
-                return
-            chunk = chunk_of(data)
-            usage = chunk.get("usage") or {}
-            _count(tokens, usage.get("prompt_tokens"), usage.get("completion_tokens"))
-            for choice in chunk.get("choices") or ():
-                if isinstance(choice, dict) and isinstance(choice.get("text"), str):
-                    yield choice["text"]
+    counted = functools.partial(_count, tokens)
+    async with aclosing(choices_text(url, body, provider, counted, lambda choice: choice.get("text"))) as pieces:
+        async for piece in pieces:
+            yield piece
 
 
 def _count(tokens: Tokens, read: Any, written: Any) -> None:
