@@ -116,7 +116,8 @@ async def run_in_thread(work: Work, deliver: Callable[[Event], None], *, name: s
         except BaseException as raised:  # reported on the loop, whatever it is
             error = raised
         bridge.close()
-        loop.call_soon_threadsafe(_settle, done, None, error)
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits for the answer any more
+            loop.call_soon_threadsafe(_settle, done, None, error)
 
     # The thread sees the turn's context (e.g. current_workspace), as an async fetch would.
     context = contextvars.copy_context()

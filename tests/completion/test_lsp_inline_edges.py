@@ -18,6 +18,10 @@ from test_engine import wait_for
 from test_lsp_inline import inline_params
 from test_lsp_next_edit_edges import broken, folderless, silent  # noqa: F401 (fixtures)
 
+# Many real server sessions each (about a minute and a half on one core): with the slow suites, which
+# .ci/run runs too; the features' own end-to-end cases stay in test_lsp_inline.py and test_lsp_next_edit.py.
+pytestmark = pytest.mark.slow
+
 COMPLETIONS = "/v1/completions"
 
 

@@ -21,6 +21,10 @@ from test_lsp_next_edit import announcing, next_edit, plain, start
 
 from elelem_lsp.nextedit.zeta import CURSOR, EDITABLE_END, EDITABLE_START
 
+# Many real server sessions each (about a minute and a half on one core): with the slow suites, which
+# .ci/run runs too; the features' own end-to-end cases stay in test_lsp_inline.py and test_lsp_next_edit.py.
+pytestmark = pytest.mark.slow
+
 CHAT = "/v1/chat/completions"
 
 
