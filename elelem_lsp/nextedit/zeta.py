@@ -227,18 +227,3 @@ def _region_edit(start: int, end: int, text: str, starts: list[int], first_line:
         return first_line + line, offset - starts[line]
 
     return RegionEdit(*place(start), *place(end), text)
-
-
-def apply(lines: list[str], edits: list[RegionEdit]) -> list[str]:
-    """``lines`` with ``edits`` applied (none overlapping), as an editor applies a TextEdit list."""
-    text = "\n".join(lines)
-    starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
-
-    def offset(line: int, char: int) -> int:
-        return starts[line] + char
-
-    for edit in sorted(edits, key=lambda e: (e.start_line, e.start_char), reverse=True):
-        text = text[: offset(edit.start_line, edit.start_char)] + edit.text + text[offset(edit.end_line, edit.end_char) :]
-    return text.split("\n")

@@ -70,6 +70,7 @@ class FimServer:
 
         class Quiet(ThreadingHTTPServer):
             daemon_threads = True
+            request_queue_size = 128  # many documents asked at once: the default backlog of 5 drops connections under load
 
             def handle_error(self, request: Any, client_address: Any) -> None:
                 if not isinstance(sys.exc_info()[1], ConnectionError):

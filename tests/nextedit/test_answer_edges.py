@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from editor_edits import apply
+
 from elelem_lsp.nextedit.predictor import predict
-from elelem_lsp.nextedit.zeta import EDITABLE_END, EDITABLE_START, apply, excerpt, region_edits, rewritten_region
+from elelem_lsp.nextedit.zeta import EDITABLE_END, EDITABLE_START, excerpt, region_edits, rewritten_region
 
 LINES = ["def f(factor):", "    a = scale", "    return a * scale"]
 RENAMED = [line.replace("scale", "factor") for line in LINES]

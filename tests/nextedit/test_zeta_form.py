@@ -6,13 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from editor_edits import apply
+
 from elelem_lsp.nextedit.history import EditHistory
 from elelem_lsp.nextedit.predictor import predict
 from elelem_lsp.nextedit.zeta import (
     CURSOR,
     EDITABLE_END,
     EDITABLE_START,
-    apply,
     excerpt,
     prompt,
     region_edits,

@@ -109,26 +109,32 @@ def test_the_package_holds_the_bundles_the_font_the_pictures_and_the_notices(pac
     assert not any("node_modules" in name or name.endswith(".map") for name in names), sorted(names)
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(480)
-def test_ask_fix_cancel_undo_in_code_server(compiled, packaged):
+def run_e2e(scenarios: str, timeout: int) -> list[str]:
+    """``npm run e2e:run`` (after the ``packaged`` fixture's package and compile-tests) with the
+    scenarios of vscode-extension/test/e2e named; the steps it printed, the last one a PASS."""
     require(CODE_SERVER.exists(), f"code-server ({CODE_SERVER})")
     require(CHROMIUM.exists(), f"chromium ({CHROMIUM})")
-    (OUTPUT / "chat-dark.png").unlink(missing_ok=True)
-    # `npm run e2e` is package (the `packaged` fixture), compile-tests, e2e:run
     output = npm_run(
         "e2e:run",
-        timeout=420,
+        timeout=timeout,
         env={
             "ELELEM_CODE_SERVER": str(CODE_SERVER),
             "ELELEM_CHROMIUM": str(CHROMIUM),
             "ELELEM_LSP_COMMAND": json.dumps([sys.executable, "-m", "elelem_lsp", "serve"]),
-            "ELELEM_E2E_SCENARIOS": "chat,untrusted",
+            "ELELEM_E2E_SCENARIOS": scenarios,
         },
     )
     steps = [line for line in output.splitlines() if line.startswith("[e2e")]
     print("\n".join(steps))  # what was seen, step by step (pytest -rP shows it)
     assert steps and steps[-1].endswith("PASS"), output[-8000:]
+    return steps
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(480)
+def test_ask_fix_cancel_undo_in_code_server(compiled, packaged):
+    (OUTPUT / "chat-dark.png").unlink(missing_ok=True)
+    run_e2e("chat,untrusted", timeout=420)
     assert (OUTPUT / "chat-dark.png").stat().st_size > 10_000
     assert (OUTPUT / "chat-light.png").stat().st_size > 10_000
 
@@ -138,22 +144,8 @@ def test_ask_fix_cancel_undo_in_code_server(compiled, packaged):
 def test_ghost_text_and_next_edit_in_code_server(compiled, packaged):
     """vscode-extension/test/e2e/editing.ts: the ghost text shown and accepted with Tab, the status
     bar's toggle, a next edit shown, jumped to and accepted, the file as expected."""
-    require(CODE_SERVER.exists(), f"code-server ({CODE_SERVER})")
-    require(CHROMIUM.exists(), f"chromium ({CHROMIUM})")
     (OUTPUT / "next-edit.png").unlink(missing_ok=True)
-    output = npm_run(
-        "e2e:run",
-        timeout=240,
-        env={
-            "ELELEM_CODE_SERVER": str(CODE_SERVER),
-            "ELELEM_CHROMIUM": str(CHROMIUM),
-            "ELELEM_LSP_COMMAND": json.dumps([sys.executable, "-m", "elelem_lsp", "serve"]),
-            "ELELEM_E2E_SCENARIOS": "editing",
-        },
-    )
-    steps = [line for line in output.splitlines() if line.startswith("[e2e")]
-    print("\n".join(steps))
-    assert steps and steps[-1].endswith("PASS"), output[-8000:]
+    steps = run_e2e("editing", timeout=240)
     assert any("Tab accepted it" in line for line in steps) and any("Alt+Y accepted them" in line for line in steps), steps
     assert (OUTPUT / "next-edit.png").stat().st_size > 10_000
 
